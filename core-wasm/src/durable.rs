@@ -1,0 +1,134 @@
+//! The durable state of a session: exactly what its log says, nothing process-local.
+//!
+//! The live agent changes this state only by folding the events it emits, and `restore` folds a
+//! recorded log through the same [`Durable::fold`], so a restored session equals the live one.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::event::{Event, EventData, Header, RequestContext};
+use crate::inbox::Inbox;
+use crate::wire::{ContentBlock, Message};
+
+/// Everything the log determines.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Durable {
+    /// The seq the next event gets.
+    pub next_seq: u64,
+    /// The time of the last event.
+    pub last_time: u64,
+    /// The last turn number started.
+    pub turns: u32,
+    /// The model-visible messages, in log order.
+    pub history: Vec<Message>,
+    /// Pending input.
+    pub inbox: Inbox,
+    /// The last `request/header` logged.
+    pub header: Option<Header>,
+    /// The last `request/context` logged.
+    pub context: Option<RequestContext>,
+    /// A turn without its `turn/end`.
+    pub open_turn: Option<OpenTurn>,
+}
+
+/// A turn the log has not closed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpenTurn {
+    /// Its number.
+    pub turn: u32,
+    /// Its open step, if any.
+    pub step: Option<OpenStep>,
+}
+
+/// A step the log has not closed, and the state of its tool calls.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpenStep {
+    /// Its number.
+    pub step: u32,
+    /// Tool calls of the step's assistant message, in model order: `(call id, name)`.
+    pub calls: Vec<(String, String)>,
+    /// Calls with a `tool/call` event.
+    pub dispatched: BTreeSet<String>,
+    /// Calls with a `tool/result` event.
+    pub answered: BTreeSet<String>,
+}
+
+impl Durable {
+    /// Folds one event, the only way durable state changes.
+    pub fn fold(&mut self, event: &Event) {
+        self.next_seq = event.seq + 1;
+        self.last_time = event.time;
+        match &event.data {
+            EventData::InboxSpliced(splice) => {
+                self.inbox.apply(splice);
+            }
+            EventData::TurnStart(start) => {
+                self.turns = start.turn;
+                self.open_turn = Some(OpenTurn { turn: start.turn, step: None });
+            }
+            EventData::StepStart(mark) => {
+                if let Some(open) = &mut self.open_turn {
+                    open.step = Some(OpenStep {
+                        step: mark.step,
+                        calls: Vec::new(),
+                        dispatched: BTreeSet::new(),
+                        answered: BTreeSet::new(),
+                    });
+                }
+            }
+            EventData::UserMessage(message) => self.history.push(message.clone()),
+            EventData::RequestHeader(header) => self.header = Some(header.header.clone()),
+            EventData::RequestContext(context) => self.context = Some(context.clone()),
+            EventData::AssistantMessage(assistant) => {
+                if let Some(step) = self.open_step() {
+                    step.calls = tool_calls(&assistant.message);
+                }
+                self.history.push(assistant.message.clone());
+            }
+            EventData::ToolCall(call) => {
+                if let Some(step) = self.open_step() {
+                    step.dispatched.insert(call.call_id.clone());
+                }
+            }
+            EventData::ToolResult(result) => {
+                if let Some(step) = self.open_step() {
+                    for block in &result.message.content {
+                        if let ContentBlock::ToolResult { tool_call_id, .. } = block {
+                            step.answered.insert(tool_call_id.clone());
+                        }
+                    }
+                }
+                self.history.push(result.message.clone());
+            }
+            EventData::StepEnd(_) => {
+                if let Some(open) = &mut self.open_turn {
+                    open.step = None;
+                }
+            }
+            EventData::TurnEnd(_) => self.open_turn = None,
+            EventData::AssistantChunk(_)
+            | EventData::LlmRetry(_)
+            | EventData::GoalChange(_)
+            | EventData::SubagentDescriptor(_)
+            | EventData::EndSeed(_) => {}
+        }
+    }
+
+    fn open_step(&mut self) -> Option<&mut OpenStep> {
+        self.open_turn.as_mut().and_then(|open| open.step.as_mut())
+    }
+}
+
+/// `(call id, name)` of each tool-call block, in model order.
+pub fn tool_calls(message: &Message) -> Vec<(String, String)> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
+}

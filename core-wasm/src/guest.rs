@@ -1,0 +1,189 @@
+//! The WIT export: the `agent` resource of `airlock:core/session`, converting between the WIT
+//! types and the crate's own.
+
+use std::cell::RefCell;
+
+use airlock::core::types as wit;
+use exports::airlock::core::session::{Guest, GuestAgent};
+
+use crate::io::{Config, Input, Output, RetryPolicy, Status, StepDecision, ToolOutcome, ToolSpec};
+use crate::wire::{CancelCause, Target};
+
+wit_bindgen::generate!({ world: "agent-core", path: "../wit/core" });
+
+struct Component;
+
+impl Guest for Component {
+    type Agent = AgentResource;
+}
+
+/// The resource wraps one [`crate::Agent`]; the component model gives it `&self`.
+struct AgentResource(RefCell<crate::Agent>);
+
+impl GuestAgent for AgentResource {
+    fn new(config: wit::Config, now: u64) -> Self {
+        AgentResource(RefCell::new(crate::Agent::new(config_from(config), now)))
+    }
+
+    fn restore(
+        config: wit::Config,
+        events: Vec<String>,
+    ) -> Result<exports::airlock::core::session::Agent, String> {
+        let agent = crate::Agent::restore(config_from(config), &events)?;
+        Ok(exports::airlock::core::session::Agent::new(AgentResource(RefCell::new(agent))))
+    }
+
+    fn handle(&self, input: wit::Input, now: u64) -> Vec<wit::Output> {
+        match input_from(input) {
+            Ok(input) => {
+                self.0.borrow_mut().handle(input, now).into_iter().map(output_to).collect()
+            }
+            Err(message) => {
+                vec![wit::Output::Refused(wit::Refusal { code: "bad-input".into(), message })]
+            }
+        }
+    }
+
+    fn snapshot(&self) -> String {
+        self.0.borrow().snapshot()
+    }
+}
+
+fn config_from(c: wit::Config) -> Config {
+    Config {
+        session_id: c.session_id,
+        provider: c.provider,
+        model: c.model,
+        system: c.system,
+        tools: c.tools.into_iter().map(spec_from).collect(),
+        max_tokens: c.max_tokens,
+        retry: RetryPolicy {
+            max_retries: c.retry.max_retries,
+            base_delay_ms: c.retry.base_delay_ms,
+            max_delay_ms: c.retry.max_delay_ms,
+        },
+    }
+}
+
+fn spec_from(s: wit::ToolSpec) -> ToolSpec {
+    ToolSpec {
+        name: s.name,
+        description: s.description,
+        parameters: s.parameters,
+        parallel_safe: s.parallel_safe,
+    }
+}
+
+fn spec_to(s: ToolSpec) -> wit::ToolSpec {
+    wit::ToolSpec {
+        name: s.name,
+        description: s.description,
+        parameters: s.parameters,
+        parallel_safe: s.parallel_safe,
+    }
+}
+
+fn json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("{what} is not valid: {e}: {text}"))
+}
+
+fn target_from(t: wit::Target) -> Target {
+    match t {
+        wit::Target::NextTurn => Target::NextTurn,
+        wit::Target::NextStep => Target::NextStep,
+    }
+}
+
+fn input_from(input: wit::Input) -> Result<Input, String> {
+    Ok(match input {
+        wit::Input::Send(s) => Input::Send {
+            message: json("message", &s.message)?,
+            target: target_from(s.target),
+            wakeup: s.wakeup,
+        },
+        wit::Input::Cancel(c) => Input::Cancel {
+            cause: match c.cause {
+                wit::CancelCause::User => CancelCause::User,
+                wit::CancelCause::Parent => CancelCause::Parent,
+                wit::CancelCause::Hook => CancelCause::Hook,
+                wit::CancelCause::Disposed => CancelCause::Disposed,
+            },
+            keep_inbox: c.keep_inbox,
+        },
+        wit::Input::Remove(id) => Input::Remove(id),
+        wit::Input::Replace(message) => Input::Replace(json("message", &message)?),
+        wit::Input::Promote(id) => Input::Promote(id),
+        wit::Input::Decided(d) => Input::Decided {
+            decision_id: d.decision_id,
+            decision: match d.decision {
+                wit::StepDecision::Enter(ids) => StepDecision::Enter(ids),
+                wit::StepDecision::Reject => StepDecision::Reject,
+            },
+        },
+        wit::Input::ModelChunk(c) => {
+            Input::ModelChunk { request_id: c.request_id, chunk: json("stream chunk", &c.chunk)? }
+        }
+        wit::Input::ModelDone(id) => Input::ModelDone(id),
+        wit::Input::ModelFailed(f) => Input::ModelFailed {
+            request_id: f.request_id,
+            error: crate::wire::ModelError {
+                code: f.error.code,
+                message: f.error.message,
+                status: f.error.status,
+                retry_after_ms: f.error.retry_after_ms,
+            },
+        },
+        wit::Input::ToolFinished(t) => Input::ToolFinished(ToolOutcome {
+            call_id: t.call_id,
+            content: json("tool result content", &t.content)?,
+            error_code: t.error_code,
+            context: t
+                .context
+                .iter()
+                .map(|m| json("context message", m))
+                .collect::<Result<_, _>>()?,
+        }),
+        wit::Input::RetryTimer(id) => Input::RetryTimer(id),
+        wit::Input::Recover => Input::Recover,
+    })
+}
+
+fn output_to(output: Output) -> wit::Output {
+    match output {
+        Output::AppendEvent(event) => wit::Output::AppendEvent(event),
+        Output::Status(Status::Idle) => wit::Output::Status(wit::Status::Idle),
+        Output::Status(Status::Running) => wit::Output::Status(wit::Status::Running),
+        Output::DecideStep { decision_id, turn, step, claimed } => {
+            wit::Output::DecideStep(wit::DecideStep {
+                decision_id,
+                turn,
+                step,
+                claimed: messages_json(&claimed),
+            })
+        }
+        Output::CallModel(r) => wit::Output::CallModel(wit::ModelRequest {
+            request_id: r.request_id,
+            model: r.model,
+            system: r.system,
+            messages: messages_json(&r.messages),
+            tools: r.tools.into_iter().map(spec_to).collect(),
+            max_tokens: r.max_tokens,
+        }),
+        Output::CallTool(c) => wit::Output::CallTool(wit::ToolCall {
+            call_id: c.call_id,
+            name: c.name,
+            arguments: c.arguments,
+        }),
+        Output::AbortModel(id) => wit::Output::AbortModel(id),
+        Output::RetryAfter { timer_id, delay_ms } => {
+            wit::Output::RetryAfter(wit::RetryAfter { timer_id, delay_ms })
+        }
+        Output::Refused { code, message } => wit::Output::Refused(wit::Refusal { code, message }),
+    }
+}
+
+fn messages_json(messages: &[crate::wire::Message]) -> String {
+    serde_json::to_string(messages).expect("messages serialize")
+}
+
+export!(Component);

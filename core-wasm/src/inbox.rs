@@ -1,0 +1,182 @@
+//! The two-list inbox. Every change is computed as a [`Splice`] first and then applied by
+//! [`Inbox::apply`], the one mutation, so a log folds back into exactly the live lists.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::{Splice, SpliceOutcome};
+use crate::wire::{Message, Target};
+
+/// How a pending item was delivered, stamped into its `source.delivery` when it is queued, so the
+/// log alone says whether a `next-step` item wakes the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// `next-turn`, wakes.
+    Followup,
+    /// `next-step`, wakes.
+    Steer,
+    /// `next-step`, never wakes.
+    Inject,
+}
+
+impl Delivery {
+    /// The intent of a `send(target, wakeup)`.
+    pub fn of(target: Target, wakeup: bool) -> Self {
+        match (target, wakeup) {
+            (Target::NextTurn, _) => Delivery::Followup,
+            (Target::NextStep, true) => Delivery::Steer,
+            (Target::NextStep, false) => Delivery::Inject,
+        }
+    }
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Delivery::Followup => "followup",
+            Delivery::Steer => "steer",
+            Delivery::Inject => "inject",
+        }
+    }
+
+    /// Stamps this delivery into the message's source.
+    pub fn stamp(self, message: &mut Message) {
+        message.source.details.insert("delivery".into(), Value::from(self.name()));
+    }
+
+    /// The delivery stamped into a queued message (`inject` when unknown: it never wakes).
+    pub fn stamped(message: &Message) -> Self {
+        match message.source.details.get("delivery").and_then(Value::as_str) {
+            Some("followup") => Delivery::Followup,
+            Some("steer") => Delivery::Steer,
+            _ => Delivery::Inject,
+        }
+    }
+}
+
+/// Pending input: `next-turn` and `next-step`, ids unique across both.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Inbox {
+    next_turn: Vec<Message>,
+    next_step: Vec<Message>,
+}
+
+impl Inbox {
+    fn list(&self, target: Target) -> &Vec<Message> {
+        match target {
+            Target::NextTurn => &self.next_turn,
+            Target::NextStep => &self.next_step,
+        }
+    }
+
+    fn list_mut(&mut self, target: Target) -> &mut Vec<Message> {
+        match target {
+            Target::NextTurn => &mut self.next_turn,
+            Target::NextStep => &mut self.next_step,
+        }
+    }
+
+    /// Where a pending message is.
+    pub fn find(&self, id: &str) -> Option<(Target, usize)> {
+        [Target::NextStep, Target::NextTurn].into_iter().find_map(|target| {
+            self.list(target).iter().position(|m| m.id == id).map(|index| (target, index))
+        })
+    }
+
+    /// The pending message with this id.
+    pub fn get(&self, id: &str) -> Option<&Message> {
+        self.find(id).map(|(target, index)| &self.list(target)[index])
+    }
+
+    /// Whether anything pending would start a turn: a followup or a steer.
+    pub fn has_waking_work(&self) -> bool {
+        !self.next_turn.is_empty()
+            || self.next_step.iter().any(|m| Delivery::stamped(m) == Delivery::Steer)
+    }
+
+    /// Whether steering or context waits for the next step boundary.
+    pub fn has_next_step(&self) -> bool {
+        !self.next_step.is_empty()
+    }
+
+    /// Both lists, `next-step` first.
+    pub fn pending(&self) -> impl Iterator<Item = (Target, &Message)> {
+        let step = self.next_step.iter().map(|m| (Target::NextStep, m));
+        step.chain(self.next_turn.iter().map(|m| (Target::NextTurn, m)))
+    }
+
+    /// Appends a message to a list.
+    pub fn insert(&self, target: Target, message: Message) -> Splice {
+        Splice {
+            target,
+            start: self.list(target).len() as u32,
+            removed_count: None,
+            inserted: vec![message],
+            outcome: None,
+        }
+    }
+
+    /// The loop's claim: all of `next-step`, plus the first `next-turn` item when `first_of_turn`.
+    /// One pure-deletion splice per non-empty list, `next-step` first.
+    pub fn claim(&self, first_of_turn: bool) -> Vec<Splice> {
+        let mut splices = Vec::new();
+        if !self.next_step.is_empty() {
+            splices.push(removal(Target::NextStep, 0, self.next_step.len(), None));
+        }
+        if first_of_turn && !self.next_turn.is_empty() {
+            splices.push(removal(Target::NextTurn, 0, 1, None));
+        }
+        splices
+    }
+
+    /// A caller's clear: one canceled splice per non-empty list, `next-step` first.
+    pub fn clear(&self) -> Vec<Splice> {
+        [Target::NextStep, Target::NextTurn]
+            .into_iter()
+            .filter(|&t| !self.list(t).is_empty())
+            .map(|t| removal(t, 0, self.list(t).len(), Some(SpliceOutcome::Canceled)))
+            .collect()
+    }
+
+    /// A caller's removal of one item.
+    pub fn remove(&self, id: &str) -> Option<Splice> {
+        let (target, index) = self.find(id)?;
+        Some(removal(target, index, 1, Some(SpliceOutcome::Canceled)))
+    }
+
+    /// An edit: the item with the message's id is replaced in place.
+    pub fn replace(&self, message: Message) -> Option<Splice> {
+        let (target, index) = self.find(&message.id)?;
+        Some(Splice {
+            inserted: vec![message],
+            ..removal(target, index, 1, Some(SpliceOutcome::Canceled))
+        })
+    }
+
+    /// The messages a splice would remove.
+    pub fn removed_by(&self, splice: &Splice) -> Vec<Message> {
+        let list = self.list(splice.target);
+        let start = (splice.start as usize).min(list.len());
+        let end = (start + splice.removed_count.unwrap_or(0) as usize).min(list.len());
+        list[start..end].to_vec()
+    }
+
+    /// Applies a splice and returns the removed messages. A splice that does not fit the lists
+    /// (a corrupt log) removes what it can.
+    pub fn apply(&mut self, splice: &Splice) -> Vec<Message> {
+        let list = self.list_mut(splice.target);
+        let start = (splice.start as usize).min(list.len());
+        let end = (start + splice.removed_count.unwrap_or(0) as usize).min(list.len());
+        list.splice(start..end, splice.inserted.iter().cloned()).collect()
+    }
+}
+
+fn removal(target: Target, start: usize, count: usize, outcome: Option<SpliceOutcome>) -> Splice {
+    Splice {
+        target,
+        start: start as u32,
+        removed_count: Some(count as u32),
+        inserted: Vec::new(),
+        outcome,
+    }
+}

@@ -1,0 +1,238 @@
+//! What goes into the core and what comes out: plain data, performed by the host.
+
+use serde::{Deserialize, Serialize};
+
+use crate::wire::{CancelCause, ContentBlock, Message, MessageId, ModelError, StreamChunk, Target};
+
+/// A tool the model may call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments, as JSON text.
+    pub parameters: String,
+    /// Parallel-safe calls may run together; the others run alone.
+    pub parallel_safe: bool,
+}
+
+/// Backoff for transient model failures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryPolicy {
+    /// Retries before the failure ends the turn.
+    pub max_retries: u32,
+    /// The first delay; each retry doubles it.
+    pub base_delay_ms: u64,
+    /// The longest delay.
+    pub max_delay_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_retries: 4, base_delay_ms: 500, max_delay_ms: 8_000 }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `attempt` (1-based); a provider's `Retry-After` wins.
+    pub fn delay_ms(&self, attempt: u32, retry_after_ms: Option<u64>) -> u64 {
+        retry_after_ms.unwrap_or_else(|| {
+            let doubled = self.base_delay_ms.saturating_mul(1u64 << (attempt - 1).min(32));
+            doubled.min(self.max_delay_ms)
+        })
+    }
+}
+
+/// A session's fixed settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Config {
+    /// Also the agent id; core-made message ids derive from it.
+    pub session_id: String,
+    /// e.g. `demo`, `openai`.
+    pub provider: String,
+    /// The model name sent upstream.
+    pub model: String,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// Tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    /// The output token limit.
+    pub max_tokens: Option<u32>,
+    /// Backoff for transient failures.
+    pub retry: RetryPolicy,
+}
+
+impl Config {
+    /// A config with no tools, no system prompt and the default retry policy.
+    pub fn new(session_id: &str, provider: &str, model: &str) -> Self {
+        Config {
+            session_id: session_id.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            system: None,
+            tools: Vec::new(),
+            max_tokens: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// The pre-step policy's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepDecision {
+    /// Enter these claimed message ids, in this order (a subset of the claim).
+    Enter(Vec<MessageId>),
+    /// End the turn `blocked`; the claimed work is dropped.
+    Reject,
+}
+
+/// What a tool call returned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutcome {
+    /// The call this answers.
+    pub call_id: String,
+    /// The result's content.
+    pub content: Vec<ContentBlock>,
+    /// Set when the tool failed: why (`TIMEOUT`, `DENIED`, ...).
+    pub error_code: Option<String>,
+    /// Context messages to splice into `next-step` after the batch's results.
+    pub context: Vec<Message>,
+}
+
+/// One input to [`crate::Agent::handle`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// `send(message, target, wakeup)`.
+    Send {
+        /// The message; its id must not be pending.
+        message: Message,
+        /// The inbox list.
+        target: Target,
+        /// Whether it wakes an idle agent.
+        wakeup: bool,
+    },
+    /// `cancel(cause, keepInbox)`.
+    Cancel {
+        /// Who asked.
+        cause: CancelCause,
+        /// Keep pending work parked instead of clearing it.
+        keep_inbox: bool,
+    },
+    /// Remove a pending item.
+    Remove(MessageId),
+    /// Replace a pending item with a message of the same id.
+    Replace(Message),
+    /// Move a queued followup to steering.
+    Promote(MessageId),
+    /// The pre-step policy decided.
+    Decided {
+        /// From [`Output::DecideStep`].
+        decision_id: u64,
+        /// The answer.
+        decision: StepDecision,
+    },
+    /// One delta of a model stream.
+    ModelChunk {
+        /// From [`Output::CallModel`].
+        request_id: u64,
+        /// The delta.
+        chunk: StreamChunk,
+    },
+    /// The stream ended normally.
+    ModelDone(u64),
+    /// The request failed.
+    ModelFailed {
+        /// From [`Output::CallModel`].
+        request_id: u64,
+        /// What failed.
+        error: ModelError,
+    },
+    /// A tool call finished.
+    ToolFinished(ToolOutcome),
+    /// The retry timer with this id expired.
+    RetryTimer(u64),
+    /// After a restart: close an open turn and run accepted followups.
+    Recover,
+}
+
+/// Whole-agent status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Nothing to run.
+    Idle,
+    /// A turn is running or about to.
+    Running,
+}
+
+/// A model request: everything the provider needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// Answers come back keyed by this id.
+    pub request_id: u64,
+    /// The model name.
+    pub model: String,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The model-visible history.
+    pub messages: Vec<Message>,
+    /// Tools offered.
+    pub tools: Vec<ToolSpec>,
+    /// The output token limit.
+    pub max_tokens: Option<u32>,
+}
+
+/// A tool call to perform.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The model's call id; the outcome comes back keyed by it.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// The raw JSON text the model produced.
+    pub arguments: String,
+}
+
+/// One thing the host must do, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// Append this event (JSON envelope) to the log; its `seq` is the one the log must expect.
+    AppendEvent(String),
+    /// Whole-agent status changed.
+    Status(Status),
+    /// Ask the pre-step policy about this claim; answer with [`Input::Decided`].
+    DecideStep {
+        /// Echo it back.
+        decision_id: u64,
+        /// The turn.
+        turn: u32,
+        /// The step the decision is for.
+        step: u32,
+        /// The claimed messages, in entered order.
+        claimed: Vec<Message>,
+    },
+    /// Start a model request; answer with chunks, then done or failed.
+    CallModel(ModelRequest),
+    /// Run a tool; answer with [`Input::ToolFinished`].
+    CallTool(ToolCall),
+    /// Stop this model request; later answers to it are ignored.
+    AbortModel(u64),
+    /// Answer with [`Input::RetryTimer`] after the delay.
+    RetryAfter {
+        /// Echo it back.
+        timer_id: u64,
+        /// How long to wait.
+        delay_ms: u64,
+    },
+    /// The input was refused and changed nothing.
+    Refused {
+        /// `unknown-message`, `duplicate-message-id`, `not-queued` or `bad-input`.
+        code: String,
+        /// What was wrong.
+        message: String,
+    },
+}

@@ -1,0 +1,39 @@
+//! The Airlock agent core: a deterministic, sans-IO state machine that decides what happens to
+//! every input of a session, per `spec/semantics.md`.
+//!
+//! Data flow: the host feeds [`Input`]s to [`Agent::handle`] with the current time; the agent folds
+//! the events it writes into its [`Durable`] state and returns [`Output`]s (append this event,
+//! status changed, call the model, call a tool, ...) for the host to perform. Answers come back as
+//! inputs keyed by the ids the outputs carried. A session is rebuilt from its log with
+//! [`Agent::restore`]; [`repair`] closes a turn a crash left open.
+//!
+//! The crate builds natively (the fast tests) and for `wasm32-wasip2` as a component of the WIT
+//! world `airlock:core/agent-core` (the `guest` module). It uses no clock, no randomness, no
+//! `HashMap` and no I/O, so the same inputs give the same log on both.
+
+mod agent;
+mod durable;
+mod event;
+mod inbox;
+mod io;
+mod restore;
+mod stream;
+mod tools;
+mod turn;
+mod wire;
+
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)] // the bindings wit-bindgen generates
+mod guest;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use agent::Agent;
+pub use durable::{Durable, OpenStep, OpenTurn};
+pub use event::*;
+pub use inbox::{Delivery, Inbox};
+pub use io::*;
+pub use restore::{fold_log, repair};
+pub use tools::MAX_PARALLEL;
+pub use wire::*;

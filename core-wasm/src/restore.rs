@@ -1,0 +1,116 @@
+//! Rebuilding a session from its log, and crash repair: both pure functions of the log.
+
+use crate::agent::Agent;
+use crate::durable::{Durable, OpenTurn};
+use crate::event::{Event, EventData, StepMark, ToolError, ToolResultEvent, TurnEnd};
+use crate::io::Config;
+use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};
+
+/// Folds a recorded log (event envelopes in seq order) into durable state. The log must start at
+/// seq 0 and have no gaps; unknown event types marked `ignorable` are skipped.
+pub fn fold_log<S: AsRef<str>>(events: &[S]) -> Result<Durable, String> {
+    let mut durable = Durable::default();
+    for json in events {
+        let Some(event) = Event::parse(json.as_ref()).map_err(|e| e.to_string())? else {
+            durable.next_seq += 1;
+            continue;
+        };
+        if event.seq != durable.next_seq {
+            return Err(format!(
+                "the log is not contiguous: expected seq {} but found {}; the log is damaged",
+                durable.next_seq, event.seq
+            ));
+        }
+        durable.fold(&event);
+    }
+    Ok(durable)
+}
+
+/// The events that close a turn a crash left open: one error `tool/result` per call without a
+/// result (`TOOL_OUTCOME_UNKNOWN` when its `tool/call` was logged, else `TOOL_NOT_STARTED`), then
+/// `step/end` if a step is open, then `turn/end {interrupted}`. Seqs continue from `next_seq`;
+/// every closer takes `time`, the last event's time. Core-made message ids derive from
+/// `session_id` and the seq, as live ones do.
+pub fn repair(open: &OpenTurn, session_id: &str, next_seq: u64, time: u64) -> Vec<Event> {
+    let mut closers: Vec<Event> = Vec::new();
+    let push = |closers: &mut Vec<Event>, data: EventData| {
+        let seq = next_seq + closers.len() as u64;
+        closers.push(Event { seq, time, data, source_event_seqs: None });
+    };
+    if let Some(step) = &open.step {
+        for (call_id, name) in &step.calls {
+            if step.answered.contains(call_id) {
+                continue;
+            }
+            let (code, text) = if step.dispatched.contains(call_id) {
+                (
+                    "TOOL_OUTCOME_UNKNOWN",
+                    "the gateway stopped while this call ran; its outcome is unknown",
+                )
+            } else {
+                ("TOOL_NOT_STARTED", "the gateway stopped before this call started")
+            };
+            let seq = next_seq + closers.len() as u64;
+            let block = ContentBlock::ToolResult {
+                tool_call_id: call_id.clone(),
+                content: vec![ContentBlock::Text { text: text.into() }],
+                is_error: true,
+            };
+            let message = Message {
+                id: format!("{session_id}:{seq}"),
+                role: Role::Tool,
+                content: vec![block],
+                source: Source::of("tool"),
+            };
+            let error = Some(ToolError { name: name.clone(), code: code.into() });
+            push(
+                &mut closers,
+                EventData::ToolResult(ToolResultEvent {
+                    turn: open.turn,
+                    step: step.step,
+                    message,
+                    error,
+                }),
+            );
+        }
+        push(&mut closers, EventData::StepEnd(StepMark { turn: open.turn, step: step.step }));
+    }
+    push(
+        &mut closers,
+        EventData::TurnEnd(TurnEnd { turn: open.turn, reason: TurnEndReason::Interrupted }),
+    );
+    closers
+}
+
+impl Agent {
+    /// Rebuilds a session from its log. The agent is idle; give it [`crate::Input::Recover`] next.
+    pub fn restore<S: AsRef<str>>(config: Config, events: &[S]) -> Result<Agent, String> {
+        let durable = fold_log(events)?;
+        let mut agent = Agent::new(config, durable.last_time);
+        agent.durable = durable;
+        agent.resumed = true;
+        Ok(agent)
+    }
+
+    /// Closes a turn the log left open, with the crash-repair closers.
+    pub(crate) fn close_open_turn(&mut self) {
+        let Some(open) = self.durable.open_turn.clone() else { return };
+        let (next_seq, time) = (self.durable.next_seq, self.durable.last_time);
+        for event in repair(&open, &self.config.session_id, next_seq, time) {
+            self.durable.fold(&event);
+            self.out.push(crate::io::Output::AppendEvent(event.to_json()));
+        }
+    }
+
+    /// After a restart: close an open turn, then run the accepted followups that never ran.
+    pub(crate) fn recover(&mut self) {
+        if !matches!(self.phase, crate::agent::Phase::Idle) {
+            return; // a live turn is not a crash
+        }
+        self.close_open_turn();
+        if self.durable.inbox.has_waking_work() {
+            self.out.push(crate::io::Output::Status(crate::io::Status::Running));
+            self.start_turn();
+        }
+    }
+}

@@ -1,0 +1,472 @@
+//! A scripted-model harness for transcript tests, shared by the native tests and the gateway's
+//! wasm parity test.
+//!
+//! A [`Harness`] drives any [`Core`] (the native [`crate::Agent`], or the wasm component through
+//! the gateway's host) with scripted inputs. It answers the core's outputs itself: the pre-step
+//! policy enters everything (unless told to hold), the scripted model plays its next [`Reply`], tools
+//! finish at once (unless held), retry timers fire at once. Time starts at [`START`] and moves one
+//! millisecond per input, so every log is reproducible to the byte.
+
+mod scenarios;
+
+pub use scenarios::ALL as SCENARIOS;
+pub use scenarios::*;
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+use crate::io::{Config, Input, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
+use crate::wire::{
+    CancelCause, ContentBlock, FinishReason, Message, ModelError, Role, Source, StreamChunk, Target,
+};
+
+/// The time of a harness session's first input.
+pub const START: u64 = 1_764_460_800_000;
+
+/// One session's core, however it runs.
+pub trait Core {
+    /// [`crate::Agent::handle`].
+    fn handle(&mut self, input: Input, now: u64) -> Vec<Output>;
+    /// [`crate::Agent::snapshot`].
+    fn snapshot(&self) -> String;
+}
+
+/// Makes cores: natively, or as wasm component instances.
+pub trait Backend {
+    /// A fresh session.
+    fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
+    /// A session rebuilt from its log.
+    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String>;
+}
+
+impl Core for crate::Agent {
+    fn handle(&mut self, input: Input, now: u64) -> Vec<Output> {
+        crate::Agent::handle(self, input, now)
+    }
+    fn snapshot(&self) -> String {
+        crate::Agent::snapshot(self)
+    }
+}
+
+/// The core linked natively.
+pub struct Native;
+
+impl Backend for Native {
+    fn create(&self, config: Config, now: u64) -> Box<dyn Core> {
+        Box::new(crate::Agent::new(config, now))
+    }
+    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String> {
+        Ok(Box::new(crate::Agent::restore(config, events)?))
+    }
+}
+
+/// What the scripted model answers to one request.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// Streams this text one word per chunk, then finishes `stop`.
+    Text(&'static str),
+    /// Streams this text, then finishes `max-tokens`.
+    MaxTokens(&'static str),
+    /// Streams text, then a half-finished tool call, then finishes `max-tokens`.
+    TruncatedCall(&'static str),
+    /// Streams these tool calls `(id, name, arguments)`, then finishes `tool-calls`.
+    Calls(Vec<(&'static str, &'static str, &'static str)>),
+    /// Streams this text and then never finishes.
+    Hang(&'static str),
+    /// Fails with this error code (and `Retry-After` in ms).
+    Fail(&'static str, Option<u64>),
+}
+
+/// The session config the harness uses: tools `echo` (parallel-safe), `slow` and `wait`
+/// (exclusive; the harness holds their results until told).
+pub fn config() -> Config {
+    let spec = |name: &str, parallel_safe| ToolSpec {
+        name: name.into(),
+        description: format!("the {name} tool"),
+        parameters: r#"{"type":"object"}"#.into(),
+        parallel_safe,
+    };
+    let mut config = Config::new("s1", "scripted", "scripted-1");
+    config.tools = vec![spec("echo", true), spec("slow", false), spec("wait", true)];
+    config
+}
+
+/// A user message with this id and text.
+pub fn user(id: &str, text: &str) -> Message {
+    Message {
+        id: id.into(),
+        role: Role::User,
+        content: vec![ContentBlock::Text { text: text.into() }],
+        source: Source::of("user"),
+    }
+}
+
+/// Drives one core and records its log and a compact transcript.
+pub struct Harness<'b> {
+    backend: &'b dyn Backend,
+    config: Config,
+    core: Box<dyn Core>,
+    now: u64,
+    replies: VecDeque<Reply>,
+    queue: VecDeque<Input>,
+    /// Hold pre-step decisions instead of entering everything.
+    pub hold_decisions: bool,
+    /// Decisions held: `(decision id, claimed ids)`.
+    pub decisions: Vec<(u64, Vec<String>)>,
+    /// Tool calls held (`slow` and `wait` calls): `(call id, name, arguments)`.
+    pub held_tools: Vec<(String, String, String)>,
+    /// Every model request, in order.
+    pub requests: Vec<ModelRequest>,
+    /// The request id of a hanging stream.
+    pub hanging: Option<u64>,
+    /// Every retry delay asked for.
+    pub retry_delays: Vec<u64>,
+    /// Refusals, as `code`.
+    pub refusals: Vec<String>,
+    /// The log, as event JSON.
+    pub log: Vec<String>,
+    /// Events and status changes, one compact line each.
+    pub transcript: Vec<String>,
+}
+
+impl<'b> Harness<'b> {
+    /// A fresh session with [`config`].
+    pub fn new(backend: &'b dyn Backend) -> Self {
+        Self::with_config(backend, config())
+    }
+
+    /// A fresh session with this config.
+    pub fn with_config(backend: &'b dyn Backend, config: Config) -> Self {
+        Harness {
+            core: backend.create(config.clone(), START),
+            backend,
+            config,
+            now: START,
+            replies: VecDeque::new(),
+            queue: VecDeque::new(),
+            hold_decisions: false,
+            decisions: Vec::new(),
+            held_tools: Vec::new(),
+            requests: Vec::new(),
+            hanging: None,
+            retry_delays: Vec::new(),
+            refusals: Vec::new(),
+            log: Vec::new(),
+            transcript: Vec::new(),
+        }
+    }
+
+    /// Queues scripted model replies, answered in order.
+    pub fn script(&mut self, replies: impl IntoIterator<Item = Reply>) -> &mut Self {
+        self.replies.extend(replies);
+        self
+    }
+
+    /// Feeds one input, then answers whatever the core asked for until it waits on the test.
+    pub fn input(&mut self, input: Input) -> &mut Self {
+        self.queue.push_back(input);
+        while let Some(input) = self.queue.pop_front() {
+            self.now += 1;
+            let outputs = self.core.handle(input, self.now);
+            for output in outputs {
+                self.perform(output);
+            }
+        }
+        self
+    }
+
+    /// `followup`.
+    pub fn followup(&mut self, id: &str, text: &str) -> &mut Self {
+        self.input(Input::Send { message: user(id, text), target: Target::NextTurn, wakeup: true })
+    }
+
+    /// `steer`.
+    pub fn steer(&mut self, id: &str, text: &str) -> &mut Self {
+        self.input(Input::Send { message: user(id, text), target: Target::NextStep, wakeup: true })
+    }
+
+    /// `inject`.
+    pub fn inject(&mut self, id: &str, text: &str) -> &mut Self {
+        self.input(Input::Send { message: user(id, text), target: Target::NextStep, wakeup: false })
+    }
+
+    /// `cancel(user, keep_inbox)`.
+    pub fn cancel(&mut self, keep_inbox: bool) -> &mut Self {
+        self.input(Input::Cancel { cause: CancelCause::User, keep_inbox })
+    }
+
+    /// Answers the oldest held decision.
+    pub fn decide(&mut self, decision: StepDecision) -> &mut Self {
+        let (decision_id, _) = self.decisions.remove(0);
+        self.input(Input::Decided { decision_id, decision })
+    }
+
+    /// Finishes the oldest held tool call with `text`.
+    pub fn finish_tool(&mut self, text: &str) -> &mut Self {
+        let (call_id, _, _) = self.held_tools.remove(0);
+        let content = vec![ContentBlock::Text { text: text.into() }];
+        self.input(Input::ToolFinished(ToolOutcome {
+            call_id,
+            content,
+            error_code: None,
+            context: Vec::new(),
+        }))
+    }
+
+    /// Rebuilds the core from the log so far (as after a crash) and gives it `recover`.
+    pub fn restart(&mut self) -> &mut Self {
+        self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
+        self.transcript.push("-- restart".into());
+        self.input(Input::Recover)
+    }
+
+    /// A core restored from the log so far, without recovery.
+    pub fn restored_snapshot(&self) -> String {
+        self.backend.restore(self.config.clone(), &self.log).expect("log restores").snapshot()
+    }
+
+    /// The live core's durable state.
+    pub fn snapshot(&self) -> String {
+        self.core.snapshot()
+    }
+
+    /// Transcript lines from `from` on.
+    pub fn since(&self, from: usize) -> Vec<&str> {
+        self.transcript[from..].iter().map(String::as_str).collect()
+    }
+
+    /// The whole transcript.
+    pub fn lines(&self) -> Vec<&str> {
+        self.since(0)
+    }
+
+    fn perform(&mut self, output: Output) {
+        match output {
+            Output::AppendEvent(json) => {
+                let event: Value = serde_json::from_str(&json).expect("events are JSON");
+                assert_eq!(event["seq"], self.log.len() as u64, "seqs are contiguous: {json}");
+                self.transcript.push(summarize(&event));
+                self.log.push(json);
+            }
+            Output::Status(status) => self.transcript.push(format!(
+                "status {}",
+                serde_json::to_value(status).unwrap().as_str().unwrap()
+            )),
+            Output::DecideStep { decision_id, claimed, .. } => {
+                let ids: Vec<String> = claimed.iter().map(|m| m.id.clone()).collect();
+                if self.hold_decisions {
+                    self.decisions.push((decision_id, ids));
+                } else {
+                    self.queue.push_back(Input::Decided {
+                        decision_id,
+                        decision: StepDecision::Enter(ids),
+                    });
+                }
+            }
+            Output::CallModel(request) => {
+                let request_id = request.request_id;
+                self.requests.push(request);
+                let reply = self.replies.pop_front().unwrap_or(Reply::Text("(no script)"));
+                self.play(request_id, reply);
+            }
+            Output::CallTool(call) => {
+                if call.name == "echo" {
+                    let text = format!("echo: {}", call.arguments);
+                    let content = vec![ContentBlock::Text { text }];
+                    self.queue.push_back(Input::ToolFinished(ToolOutcome {
+                        call_id: call.call_id,
+                        content,
+                        error_code: None,
+                        context: Vec::new(),
+                    }));
+                } else {
+                    self.held_tools.push((call.call_id, call.name, call.arguments));
+                }
+            }
+            Output::AbortModel(request_id) => {
+                self.transcript.push(format!("abort request {request_id}"))
+            }
+            Output::RetryAfter { timer_id, delay_ms } => {
+                self.retry_delays.push(delay_ms);
+                self.queue.push_back(Input::RetryTimer(timer_id));
+            }
+            Output::Refused { code, .. } => self.refusals.push(code),
+        }
+    }
+
+    fn play(&mut self, request_id: u64, reply: Reply) {
+        let chunk = |chunk| Input::ModelChunk { request_id, chunk };
+        let words = |text: &'static str| {
+            text.split_inclusive(' ')
+                .map(move |w| chunk(StreamChunk::TextDelta { index: 0, text: w.into() }))
+                .collect::<Vec<_>>()
+        };
+        let finish = |reason| chunk(StreamChunk::Finish { reason });
+        let inputs: Vec<Input> = match reply {
+            Reply::Text(text) => {
+                [words(text), vec![finish(FinishReason::Stop), Input::ModelDone(request_id)]]
+                    .concat()
+            }
+            Reply::MaxTokens(text) => {
+                [words(text), vec![finish(FinishReason::MaxTokens), Input::ModelDone(request_id)]]
+                    .concat()
+            }
+            Reply::TruncatedCall(text) => {
+                let call = StreamChunk::ToolCallDelta {
+                    index: 0,
+                    id: "cut".into(),
+                    name: Some("echo".into()),
+                    arguments_delta: "{\"te".into(),
+                };
+                [
+                    words(text),
+                    vec![
+                        chunk(call),
+                        finish(FinishReason::MaxTokens),
+                        Input::ModelDone(request_id),
+                    ],
+                ]
+                .concat()
+            }
+            Reply::Calls(calls) => {
+                let mut inputs: Vec<Input> = calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, (id, name, args))| {
+                        chunk(StreamChunk::ToolCallDelta {
+                            index: index as u32,
+                            id: id.into(),
+                            name: Some(name.into()),
+                            arguments_delta: args.into(),
+                        })
+                    })
+                    .collect();
+                inputs.extend([finish(FinishReason::ToolCalls), Input::ModelDone(request_id)]);
+                inputs
+            }
+            Reply::Hang(text) => {
+                self.hanging = Some(request_id);
+                words(text)
+            }
+            Reply::Fail(code, retry_after_ms) => {
+                let error = ModelError {
+                    code: code.into(),
+                    message: format!("scripted {code}"),
+                    status: None,
+                    retry_after_ms,
+                };
+                vec![Input::ModelFailed { request_id, error }]
+            }
+        };
+        self.queue.extend(inputs);
+    }
+}
+
+/// One compact line per event: enough to assert exact sequences readably.
+fn summarize(event: &Value) -> String {
+    let data = &event["data"];
+    let ty = event["type"].as_str().unwrap_or("?");
+    let text = |content: &Value| {
+        content
+            .as_array()
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .map(|b| match b["type"].as_str() {
+                        Some("text") | Some("reasoning") => {
+                            format!("{:?}", b["text"].as_str().unwrap_or(""))
+                        }
+                        Some("tool-call") => format!(
+                            "call {} {}",
+                            b["id"].as_str().unwrap_or(""),
+                            b["name"].as_str().unwrap_or("")
+                        ),
+                        Some("tool-result") => {
+                            format!("result {}", b["toolCallId"].as_str().unwrap_or(""))
+                        }
+                        other => format!("{other:?}"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+    };
+    match ty {
+        "agent/inbox/spliced" => {
+            let mut line =
+                format!("splice {} @{}", data["target"].as_str().unwrap_or("?"), data["start"]);
+            if let Some(n) = data["removedCount"].as_u64() {
+                line += &format!(" -{n}");
+            }
+            for m in data["inserted"].as_array().into_iter().flatten() {
+                line += &format!(" +{}", m["id"].as_str().unwrap_or("?"));
+            }
+            if let Some(outcome) = data["outcome"].as_str() {
+                line += &format!(" {outcome}");
+            }
+            line
+        }
+        "turn/start" => format!("turn/start {}", data["turn"]),
+        "turn/end" => {
+            let reason = &data["reason"];
+            let mut line =
+                format!("turn/end {} {}", data["turn"], reason["kind"].as_str().unwrap_or("?"));
+            if let Some(kind) = reason["reason"]["kind"].as_str() {
+                line += &format!(" {kind}");
+            }
+            if let Some(code) = reason["error"]["code"].as_str() {
+                line += &format!(" {code}");
+            }
+            line
+        }
+        "step/start" | "step/end" => format!("{ty} {}.{}", data["turn"], data["step"]),
+        "user/message" => format!("user/message {}", data["id"].as_str().unwrap_or("?")),
+        "request/header" => format!("request/header {}", data["reason"].as_str().unwrap_or("?")),
+        "request/context" => "request/context".into(),
+        "assistant/chunk" => {
+            let chunk = &data["chunk"];
+            match chunk["type"].as_str() {
+                Some("text-delta") => format!("chunk {:?}", chunk["text"].as_str().unwrap_or("")),
+                Some("finish") => {
+                    format!("chunk finish {}", chunk["reason"].as_str().unwrap_or(""))
+                }
+                Some("tool-call-delta") => {
+                    format!("chunk call {}", chunk["id"].as_str().unwrap_or(""))
+                }
+                other => format!("chunk {other:?}"),
+            }
+        }
+        "assistant/message" => {
+            let mut line = format!("assistant/message [{}]", text(&data["message"]["content"]));
+            if data["interrupted"] == true {
+                line += " interrupted";
+            }
+            line
+        }
+        "tool/call" => format!(
+            "tool/call {} {}",
+            data["callId"].as_str().unwrap_or("?"),
+            data["name"].as_str().unwrap_or("?")
+        ),
+        "tool/result" => {
+            let block = &data["message"]["content"][0];
+            let mut line = format!(
+                "tool/result {} [{}]",
+                block["toolCallId"].as_str().unwrap_or("?"),
+                text(&block["content"])
+            );
+            if let Some(code) = data["error"]["code"].as_str() {
+                line += &format!(" {code}");
+            }
+            line
+        }
+        "llm/retry" => format!(
+            "llm/retry {} {}ms {}",
+            data["attempt"],
+            data["delayMs"],
+            data["error"]["code"].as_str().unwrap_or("?")
+        ),
+        other => other.to_owned(),
+    }
+}

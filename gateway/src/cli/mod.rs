@@ -1,0 +1,37 @@
+//! The `airlock` command line.
+
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use run::RunArgs;
+
+/// Airlock: an LLM agent loop in a WebAssembly sandbox.
+#[derive(Debug, Parser)]
+#[command(name = "airlock", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Where compiled core machine code is cached (default: the user's cache dir).
+    #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one task in a fresh session and print the final response.
+    Run(RunArgs),
+}
+
+impl Cli {
+    /// Runs the chosen subcommand.
+    pub async fn execute(self) -> ExitCode {
+        let cache_dir = self.cache_dir.or_else(crate::core_host::default_cache_dir);
+        match self.command {
+            Command::Run(args) => run::run(args, cache_dir).await,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Conversions between the crate's Rust types (`airlock_core::{Config, Input, Output, ...}`) and
+//! the types `bindgen!` generates for the WIT world.
+//!
+//! Messages, stream chunks and tool content travel as JSON text in WIT: inputs are serialized
+//! with `serde_json`, and outputs carrying JSON are parsed back. A parse failure is a
+//! [`CoreError::Json`], never a panic. This mirrors `core-wasm/src/guest.rs`, the guest's side.
+
+use airlock_core::{
+    CancelCause, Config, Input, Message, ModelError, ModelRequest, Output, RetryPolicy, Status,
+    StepDecision, Target, ToolCall, ToolSpec,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::CoreError;
+use super::bindings::airlock::core::types as wit;
+
+fn to_json(what: &'static str, value: &impl Serialize) -> Result<String, CoreError> {
+    serde_json::to_string(value).map_err(|source| CoreError::Json { what, source })
+}
+
+fn from_json<T: DeserializeOwned>(what: &'static str, text: &str) -> Result<T, CoreError> {
+    serde_json::from_str(text).map_err(|source| CoreError::Json { what, source })
+}
+
+/// The session config as the core's constructor takes it.
+pub(super) fn config_to(c: &Config) -> wit::Config {
+    wit::Config {
+        session_id: c.session_id.clone(),
+        provider: c.provider.clone(),
+        model: c.model.clone(),
+        system: c.system.clone(),
+        tools: c.tools.iter().cloned().map(spec_to).collect(),
+        max_tokens: c.max_tokens,
+        retry: retry_to(&c.retry),
+    }
+}
+
+fn retry_to(r: &RetryPolicy) -> wit::RetryPolicy {
+    wit::RetryPolicy {
+        max_retries: r.max_retries,
+        base_delay_ms: r.base_delay_ms,
+        max_delay_ms: r.max_delay_ms,
+    }
+}
+
+fn spec_to(s: ToolSpec) -> wit::ToolSpec {
+    wit::ToolSpec {
+        name: s.name,
+        description: s.description,
+        parameters: s.parameters,
+        parallel_safe: s.parallel_safe,
+    }
+}
+
+fn spec_from(s: wit::ToolSpec) -> ToolSpec {
+    ToolSpec {
+        name: s.name,
+        description: s.description,
+        parameters: s.parameters,
+        parallel_safe: s.parallel_safe,
+    }
+}
+
+fn target_to(t: Target) -> wit::Target {
+    match t {
+        Target::NextTurn => wit::Target::NextTurn,
+        Target::NextStep => wit::Target::NextStep,
+    }
+}
+
+fn cause_to(c: CancelCause) -> wit::CancelCause {
+    match c {
+        CancelCause::User => wit::CancelCause::User,
+        CancelCause::Parent => wit::CancelCause::Parent,
+        CancelCause::Hook => wit::CancelCause::Hook,
+        CancelCause::Disposed => wit::CancelCause::Disposed,
+    }
+}
+
+fn model_error_to(e: ModelError) -> wit::ModelError {
+    wit::ModelError {
+        code: e.code,
+        message: e.message,
+        status: e.status,
+        retry_after_ms: e.retry_after_ms,
+    }
+}
+
+/// One input as the core's `handle` takes it.
+pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
+    Ok(match input {
+        Input::Send { message, target, wakeup } => wit::Input::Send(wit::Send {
+            message: to_json("message", &message)?,
+            target: target_to(target),
+            wakeup,
+        }),
+        Input::Cancel { cause, keep_inbox } => {
+            wit::Input::Cancel(wit::Cancel { cause: cause_to(cause), keep_inbox })
+        }
+        Input::Remove(id) => wit::Input::Remove(id),
+        Input::Replace(message) => wit::Input::Replace(to_json("message", &message)?),
+        Input::Promote(id) => wit::Input::Promote(id),
+        Input::Decided { decision_id, decision } => wit::Input::Decided(wit::Decided {
+            decision_id,
+            decision: match decision {
+                StepDecision::Enter(ids) => wit::StepDecision::Enter(ids),
+                StepDecision::Reject => wit::StepDecision::Reject,
+            },
+        }),
+        Input::ModelChunk { request_id, chunk } => wit::Input::ModelChunk(wit::ModelChunk {
+            request_id,
+            chunk: to_json("stream chunk", &chunk)?,
+        }),
+        Input::ModelDone(id) => wit::Input::ModelDone(id),
+        Input::ModelFailed { request_id, error } => {
+            wit::Input::ModelFailed(wit::ModelFailed { request_id, error: model_error_to(error) })
+        }
+        Input::ToolFinished(t) => wit::Input::ToolFinished(wit::ToolFinished {
+            call_id: t.call_id,
+            content: to_json("tool result content", &t.content)?,
+            error_code: t.error_code,
+            context: t
+                .context
+                .iter()
+                .map(|m| to_json("context message", m))
+                .collect::<Result<_, _>>()?,
+        }),
+        Input::RetryTimer(id) => wit::Input::RetryTimer(id),
+        Input::Recover => wit::Input::Recover,
+    })
+}
+
+/// One output of the core's `handle`, back in the crate's types.
+pub(super) fn output_from(output: wit::Output) -> Result<Output, CoreError> {
+    Ok(match output {
+        wit::Output::AppendEvent(event) => Output::AppendEvent(event),
+        wit::Output::Status(wit::Status::Idle) => Output::Status(Status::Idle),
+        wit::Output::Status(wit::Status::Running) => Output::Status(Status::Running),
+        wit::Output::DecideStep(d) => Output::DecideStep {
+            decision_id: d.decision_id,
+            turn: d.turn,
+            step: d.step,
+            claimed: from_json::<Vec<Message>>("claimed messages", &d.claimed)?,
+        },
+        wit::Output::CallModel(r) => Output::CallModel(ModelRequest {
+            request_id: r.request_id,
+            model: r.model,
+            system: r.system,
+            messages: from_json::<Vec<Message>>("model request messages", &r.messages)?,
+            tools: r.tools.into_iter().map(spec_from).collect(),
+            max_tokens: r.max_tokens,
+        }),
+        wit::Output::CallTool(c) => {
+            Output::CallTool(ToolCall { call_id: c.call_id, name: c.name, arguments: c.arguments })
+        }
+        wit::Output::AbortModel(id) => Output::AbortModel(id),
+        wit::Output::RetryAfter(r) => {
+            Output::RetryAfter { timer_id: r.timer_id, delay_ms: r.delay_ms }
+        }
+        wit::Output::Refused(r) => Output::Refused { code: r.code, message: r.message },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_json_from_the_core_is_an_error_not_a_panic() {
+        let output = wit::Output::DecideStep(wit::DecideStep {
+            decision_id: 1,
+            turn: 1,
+            step: 1,
+            claimed: "[{".into(),
+        });
+        let err = output_from(output).unwrap_err();
+        assert!(matches!(err, CoreError::Json { what: "claimed messages", .. }), "{err}");
+    }
+}

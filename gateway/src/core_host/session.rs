@@ -1,0 +1,213 @@
+//! One session's sandboxed instance: its `Store`, the capabilities it is handed, and the calls
+//! into its `agent` resource, each on a fresh fuel budget.
+
+use airlock_core::{Config, Input, Output};
+use wasmtime::component::{HasData, Linker, ResourceAny, ResourceTable};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+use wasmtime_wasi::p2::bindings::{cli, sync::io};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::{AgentCore, AgentCorePre};
+use super::{CoreError, convert};
+
+/// How much of the core's stderr (a panic message) is kept to explain a trap.
+const STDERR_CAPACITY: usize = 64 * 1024;
+
+/// The most linear memory one instance may grow to.
+const MEMORY_LIMIT: usize = 1 << 30;
+
+/// What a session's `Store` holds: a WASI context that grants nothing, and the resource table
+/// its streams live in.
+pub(crate) struct SessionState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    stderr: MemoryOutputPipe,
+}
+
+impl SessionState {
+    /// A store for one instance: no env, no args, no preopens, no network; stdin closed, stdout
+    /// discarded, stderr captured.
+    pub(crate) fn store(engine: &Engine) -> Store<SessionState> {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).build();
+        let mut store =
+            Store::new(engine, SessionState { wasi, table: ResourceTable::new(), limits, stderr });
+        store.limiter(|state| &mut state.limits);
+        store
+    }
+}
+
+impl WasiView for SessionState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// Hands the `wasi:io` host functions the resource table alone.
+struct HasIo;
+
+impl HasData for HasIo {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// Links the `wasi:cli` and `wasi:io` interfaces Rust's standard library imports, and nothing
+/// else: clocks, randomness, files and sockets stay unlinked, so a core importing them cannot
+/// be instantiated at all.
+pub(crate) fn link_wasi(linker: &mut Linker<SessionState>) -> wasmtime::Result<()> {
+    let l = linker;
+    io::error::add_to_linker::<SessionState, HasIo>(l, |s| &mut s.table)?;
+    io::poll::add_to_linker::<SessionState, HasIo>(l, |s| &mut s.table)?;
+    io::streams::add_to_linker::<SessionState, HasIo>(l, |s| &mut s.table)?;
+    cli::exit::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::environment::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::stdin::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::stdout::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::stderr::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::terminal_input::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::terminal_output::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::terminal_stdin::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::terminal_stdout::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    cli::terminal_stderr::add_to_linker::<SessionState, WasiCli>(l, SessionState::cli)?;
+    Ok(())
+}
+
+/// A live instance and its session's `agent` resource.
+struct Live {
+    store: Store<SessionState>,
+    bindings: AgentCore,
+    agent: ResourceAny,
+}
+
+/// One session's core, running in its own sandboxed instance.
+///
+/// After a trap the instance is dropped, never entered again: every later call returns
+/// [`CoreError::Poisoned`], and the session is rebuilt with [`super::CoreHost::restore`].
+pub struct WasmCore {
+    live: Option<Live>,
+    fuel: u64,
+}
+
+impl WasmCore {
+    pub(super) fn create(
+        mut store: Store<SessionState>,
+        pre: &AgentCorePre<SessionState>,
+        fuel: u64,
+        config: &Config,
+        now: u64,
+    ) -> Result<WasmCore, CoreError> {
+        let config = convert::config_to(config);
+        let (bindings, agent) = enter(&mut store, "new", fuel, |store| {
+            let bindings = pre.instantiate(&mut *store)?;
+            let agent = bindings.airlock_core_session().agent().call_constructor(
+                &mut *store,
+                &config,
+                now,
+            )?;
+            Ok((bindings, agent))
+        })?;
+        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+    }
+
+    pub(super) fn restore(
+        mut store: Store<SessionState>,
+        pre: &AgentCorePre<SessionState>,
+        fuel: u64,
+        restore_fuel: u64,
+        config: &Config,
+        events: &[String],
+    ) -> Result<WasmCore, CoreError> {
+        let config = convert::config_to(config);
+        let (bindings, restored) = enter(&mut store, "restore", restore_fuel, |store| {
+            let bindings = pre.instantiate(&mut *store)?;
+            let restored = bindings.airlock_core_session().agent().call_restore(
+                &mut *store,
+                &config,
+                events,
+            )?;
+            Ok((bindings, restored))
+        })?;
+        let agent = restored.map_err(CoreError::Restore)?;
+        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+    }
+
+    /// Feeds one input at time `now` (ms since the epoch); returns what the host must do, in
+    /// order.
+    ///
+    /// Any error but a bad input drops the instance: the core may have moved past outputs the
+    /// host never saw, so only its log can say where the session is.
+    pub fn handle(&mut self, input: Input, now: u64) -> Result<Vec<Output>, CoreError> {
+        let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
+        let input = convert::input_to(input)?;
+        let (bindings, agent) = (&live.bindings, live.agent);
+        let called = enter(&mut live.store, "handle", self.fuel, |store| {
+            bindings.airlock_core_session().agent().call_handle(store, agent, &input, now)
+        });
+        let converted =
+            called.and_then(|outputs| outputs.into_iter().map(convert::output_from).collect());
+        if converted.is_err() {
+            self.live = None;
+        }
+        converted
+    }
+
+    /// The durable state as JSON, for comparing a restored session with a live one.
+    pub fn snapshot(&mut self) -> Result<String, CoreError> {
+        let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
+        let (bindings, agent) = (&live.bindings, live.agent);
+        let snapshot = enter(&mut live.store, "snapshot", self.fuel, |store| {
+            bindings.airlock_core_session().agent().call_snapshot(store, agent)
+        });
+        if snapshot.is_err() {
+            self.live = None;
+        }
+        snapshot
+    }
+
+    /// Sets the fuel budget of each later call (tests use a tiny one to force a trap).
+    pub fn set_fuel(&mut self, fuel: u64) {
+        self.fuel = fuel;
+    }
+
+    /// Whether an earlier call trapped and the instance is gone.
+    pub fn is_poisoned(&self) -> bool {
+        self.live.is_none()
+    }
+}
+
+/// Runs `call` on a fresh budget of `fuel`; a trap becomes [`CoreError::Trapped`].
+fn enter<R>(
+    store: &mut Store<SessionState>,
+    call: &'static str,
+    fuel: u64,
+    f: impl FnOnce(&mut Store<SessionState>) -> wasmtime::Result<R>,
+) -> Result<R, CoreError> {
+    store.set_fuel(fuel).map_err(|e| trapped(store, call, fuel, &e))?;
+    f(store).map_err(|e| trapped(store, call, fuel, &e))
+}
+
+fn trapped(
+    store: &Store<SessionState>,
+    call: &'static str,
+    fuel: u64,
+    error: &wasmtime::Error,
+) -> CoreError {
+    // The trap itself says what happened; the wasm backtrace around it names no functions (the
+    // core is built stripped), so it is left out.
+    let trap = error.downcast_ref::<Trap>();
+    let out_of_fuel = matches!(trap, Some(Trap::OutOfFuel));
+    let mut reason = match trap {
+        Some(Trap::OutOfFuel) => format!("it used up its budget of {fuel} fuel units"),
+        Some(trap) => trap.to_string(),
+        None => format!("{error:#}"),
+    };
+    let stderr = store.data().stderr.contents();
+    if !stderr.is_empty() {
+        reason.push_str("; the core wrote to stderr: ");
+        reason.push_str(String::from_utf8_lossy(&stderr).trim_end());
+    }
+    CoreError::Trapped { call, out_of_fuel, reason }
+}

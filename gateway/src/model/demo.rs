@@ -1,0 +1,206 @@
+//! The `demo` model: offline and deterministic, so a newcomer sees streaming and tools with no
+//! account, and tests can drive every path of the loop.
+//!
+//! - An ordinary message gets a short answer about what it received, in several chunks.
+//! - `/tool <name> <json>` makes it call that tool; when the result comes back it summarizes it.
+//! - `/fail <CODE> [message]` makes it fail with that error code (to see errors end to end).
+
+use airlock_core::{
+    ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, Usage,
+};
+use futures::stream;
+
+use super::{ChunkStream, ModelProvider};
+
+/// The offline demo model.
+#[derive(Debug, Default)]
+pub struct Demo;
+
+impl ModelProvider for Demo {
+    fn provider(&self) -> &str {
+        "demo"
+    }
+
+    fn model(&self) -> &str {
+        "demo"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ChunkStream {
+        Box::pin(stream::iter(respond(&request.messages)))
+    }
+}
+
+/// The whole deterministic response to a conversation.
+fn respond(messages: &[Message]) -> Vec<Result<StreamChunk, ModelError>> {
+    let Some(last) = messages.last() else {
+        return answer("There is nothing to answer yet.", messages);
+    };
+    if last.role == Role::Tool {
+        return answer(&summarize_results(messages), messages);
+    }
+    let text = plain_text(last);
+    let text = text.trim();
+    if let Some(rest) = text.strip_prefix("/fail") {
+        let rest = rest.trim();
+        let (code, message) =
+            rest.split_once(' ').unwrap_or((rest, "the demo model failed as asked"));
+        let code = if code.is_empty() { "UNKNOWN" } else { code };
+        let error = ModelError {
+            code: code.to_owned(),
+            message: message.to_owned(),
+            status: None,
+            retry_after_ms: None,
+        };
+        return vec![Err(error)];
+    }
+    if let Some(rest) = text.strip_prefix("/tool ") {
+        let (name, arguments) = rest.trim().split_once(' ').unwrap_or((rest.trim(), "{}"));
+        let id = format!("call_{}", messages.len());
+        return vec![
+            Ok(StreamChunk::TextDelta { index: 0, text: format!("Calling {name}.") }),
+            Ok(StreamChunk::ToolCallDelta {
+                index: 0,
+                id,
+                name: Some(name.to_owned()),
+                arguments_delta: arguments.trim().to_owned(),
+            }),
+            Ok(usage(messages, 3)),
+            Ok(StreamChunk::Finish { reason: FinishReason::ToolCalls }),
+        ];
+    }
+    let reply = format!(
+        "You said: \"{text}\". I am the demo model, answering offline in a few chunks. \
+         Try `/tool echo {{\"text\":\"hi\"}}` to see a tool call."
+    );
+    answer(&reply, messages)
+}
+
+/// Streams `text` a few words per chunk, then usage and `stop`.
+fn answer(text: &str, messages: &[Message]) -> Vec<Result<StreamChunk, ModelError>> {
+    let words: Vec<&str> = text.split_inclusive(' ').collect();
+    let mut chunks: Vec<_> = words
+        .chunks(3)
+        .map(|w| Ok(StreamChunk::TextDelta { index: 0, text: w.concat() }))
+        .collect();
+    chunks.push(Ok(usage(messages, words.len() as u64)));
+    chunks.push(Ok(StreamChunk::Finish { reason: FinishReason::Stop }));
+    chunks
+}
+
+/// Counts words as tokens: deterministic, and enough to show usage flowing through.
+fn usage(messages: &[Message], output_tokens: u64) -> StreamChunk {
+    let input_tokens =
+        messages.iter().map(|m| plain_text(m).split_whitespace().count() as u64).sum();
+    StreamChunk::Usage { usage: Usage { input_tokens, output_tokens, ..Usage::default() } }
+}
+
+/// "The <tool> tool returned: <text>." for each trailing tool result.
+fn summarize_results(messages: &[Message]) -> String {
+    let results = messages.iter().rev().take_while(|m| m.role == Role::Tool);
+    let mut lines: Vec<String> = results
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult { tool_call_id, content, is_error } => {
+                let name = tool_name(messages, tool_call_id).unwrap_or("unknown");
+                let text: String = content.iter().map(block_text).collect();
+                let verb = if *is_error { "failed with" } else { "returned" };
+                Some(format!("The {name} tool {verb}: {text}"))
+            }
+            _ => None,
+        })
+        .collect();
+    lines.reverse();
+    lines.join("\n")
+}
+
+fn tool_name<'m>(messages: &'m [Message], call_id: &str) -> Option<&'m str> {
+    messages.iter().flat_map(|m| &m.content).find_map(|block| match block {
+        ContentBlock::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
+        _ => None,
+    })
+}
+
+fn plain_text(message: &Message) -> String {
+    message.content.iter().map(block_text).collect()
+}
+
+fn block_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text { text } => text.clone(),
+        ContentBlock::ToolResult { content, .. } => content.iter().map(block_text).collect(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_core::Source;
+
+    fn user(text: &str) -> Message {
+        Message {
+            id: "m".into(),
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+            source: Source::of("user"),
+        }
+    }
+
+    fn texts(chunks: &[Result<StreamChunk, ModelError>]) -> String {
+        chunks
+            .iter()
+            .filter_map(|c| match c {
+                Ok(StreamChunk::TextDelta { text, .. }) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn demo_answer_streams_in_several_chunks_and_is_deterministic() {
+        let first = respond(&[user("hello")]);
+        assert!(
+            first.iter().filter(|c| matches!(c, Ok(StreamChunk::TextDelta { .. }))).count() > 2
+        );
+        assert!(texts(&first).starts_with("You said: \"hello\"."));
+        assert_eq!(format!("{first:?}"), format!("{:?}", respond(&[user("hello")])));
+    }
+
+    #[test]
+    fn demo_tool_command_calls_the_tool_then_summarizes_its_result() {
+        let call = respond(&[user("/tool echo {\"text\":\"hi\"}")]);
+        assert!(call.iter().any(|c| matches!(c, Ok(StreamChunk::ToolCallDelta { name: Some(n), arguments_delta, .. }) if n == "echo" && arguments_delta == "{\"text\":\"hi\"}")));
+        let assistant = Message {
+            id: "a".into(),
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall {
+                id: "call_1".into(),
+                name: "echo".into(),
+                arguments: "{}".into(),
+            }],
+            source: Source::of("model"),
+        };
+        let result = Message {
+            id: "r".into(),
+            role: Role::Tool,
+            content: vec![ContentBlock::ToolResult {
+                tool_call_id: "call_1".into(),
+                content: vec![ContentBlock::Text { text: "echo: hi".into() }],
+                is_error: false,
+            }],
+            source: Source::of("tool"),
+        };
+        assert_eq!(
+            texts(&respond(&[user("x"), assistant, result])),
+            "The echo tool returned: echo: hi"
+        );
+    }
+
+    #[test]
+    fn demo_fail_command_fails_with_the_code() {
+        let failed = respond(&[user("/fail AUTH bad key")]);
+        assert!(
+            matches!(&failed[..], [Err(ModelError { code, message, .. })] if code == "AUTH" && message == "bad key")
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! `echo {text}` → `echo: <text>`: the built-in parallel-safe tool.
+
+use airlock_core::ToolSpec;
+use serde::Deserialize;
+
+use super::{Tool, ToolFuture, ToolOutput};
+
+/// Echoes its `text` argument.
+pub struct Echo;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    text: String,
+}
+
+impl Tool for Echo {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "echo".into(),
+            description: "Repeats the given text back, prefixed with `echo: `.".into(),
+            parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#.into(),
+            parallel_safe: true,
+        }
+    }
+
+    fn call(&self, arguments: &str) -> ToolFuture {
+        let output = match serde_json::from_str::<Arguments>(arguments) {
+            Ok(args) => ToolOutput::text(format!("echo: {}", args.text)),
+            Err(e) => ToolOutput::error(
+                "BAD_ARGUMENTS",
+                format!(
+                    "echo takes {{\"text\": string}}; the arguments {arguments:?} do not fit: {e}"
+                ),
+            ),
+        };
+        Box::pin(std::future::ready(output))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn echo_repeats_its_text_and_rejects_bad_arguments() {
+        assert_eq!(Echo.call(r#"{"text":"hi"}"#).await, ToolOutput::text("echo: hi"));
+        let bad = Echo.call("{}").await;
+        assert_eq!(bad.error_code.as_deref(), Some("BAD_ARGUMENTS"));
+    }
+}

@@ -1,0 +1,86 @@
+//! The tool registry: what a session's model may call. Built-in tools live here; plugin tools
+//! (sandboxed components) join later.
+
+mod echo;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use airlock_core::{ContentBlock, ToolSpec};
+
+pub use echo::Echo;
+
+/// What a tool call produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The result content.
+    pub content: Vec<ContentBlock>,
+    /// Set on failure: why (`BAD_ARGUMENTS`, `TIMEOUT`, ...).
+    pub error_code: Option<String>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput { content: vec![ContentBlock::Text { text: text.into() }], error_code: None }
+    }
+
+    /// A failure with a code and a message for the model.
+    pub fn error(code: &str, message: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentBlock::Text { text: message.into() }],
+            error_code: Some(code.to_owned()),
+        }
+    }
+}
+
+/// A boxed tool future.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send>>;
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Name, description, schema, parallel safety.
+    fn spec(&self) -> ToolSpec;
+    /// Runs one call with the model's raw argument text.
+    fn call(&self, arguments: &str) -> ToolFuture;
+}
+
+/// Tools by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// The built-in tools every session has.
+    pub fn builtin() -> Self {
+        let mut registry = ToolRegistry::default();
+        registry.add(Arc::new(Echo));
+        registry
+    }
+
+    /// Adds a tool, replacing one of the same name.
+    pub fn add(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name, tool);
+    }
+
+    /// Specs of every tool, by name.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.values().map(|t| t.spec()).collect()
+    }
+
+    /// Runs a call; an unknown name is an `UNKNOWN_TOOL` error result.
+    pub fn call(&self, name: &str, arguments: &str) -> ToolFuture {
+        match self.tools.get(name) {
+            Some(tool) => tool.call(arguments),
+            None => {
+                let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+                let message =
+                    format!("unknown tool {name:?}; available tools: {}", known.join(", "));
+                Box::pin(std::future::ready(ToolOutput::error("UNKNOWN_TOOL", message)))
+            }
+        }
+    }
+}

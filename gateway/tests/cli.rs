@@ -1,0 +1,58 @@
+//! `airlock run` end to end: the real binary, the embedded wasm core, the demo model.
+
+use std::process::Command;
+
+fn airlock_run(task: &str) -> (i32, String, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", task])
+        .env("AIRLOCK_CACHE_DIR", cache.path())
+        .env_remove("AIRLOCK_MODEL")
+        .output()
+        .expect("airlock runs");
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn run_hello_prints_the_demo_answer_and_exits_0() {
+    let (code, stdout, stderr) = airlock_run("hello");
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert!(stdout.starts_with("You said: \"hello\". I am the demo model"), "{stdout}");
+    assert!(
+        stdout.ends_with(".\n") && stdout.lines().count() == 1,
+        "one line with a trailing newline: {stdout:?}"
+    );
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn run_with_a_tool_call_prints_the_summary_of_the_result() {
+    let (code, stdout, _) = airlock_run(r#"/tool echo {"text":"hi"}"#);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "The echo tool returned: echo: hi\n");
+}
+
+#[test]
+fn run_with_a_failing_provider_prints_code_and_message_and_exits_1() {
+    let (code, stdout, stderr) = airlock_run("/fail AUTH the key was rejected");
+    assert_eq!(code, 1);
+    assert_eq!(stdout, "");
+    assert_eq!(stderr, "airlock: AUTH: the key was rejected\n");
+}
+
+#[test]
+fn run_with_an_unknown_model_says_which_models_exist() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--model", "nope", "hi"])
+        .env("AIRLOCK_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("airlock: unknown model \"nope\": this build offers `demo`"),
+        "{stderr}"
+    );
+}

@@ -77,34 +77,25 @@ impl Agent {
     pub(crate) fn start_turn(&mut self) {
         let number = self.durable.turns + 1;
         self.emit(EventData::TurnStart(TurnStart { turn: number }), None);
-        let turn = Turn {
-            number,
-            step: 0,
-            max_tokens: false,
-            wants_end: false,
-            cancel: None,
-            stage: Stage::Backoff { timer_id: 0, attempt: 0 },
-        };
-        self.claim(turn, true);
+        let stage = self.claim(number, 1);
+        let turn =
+            Turn { number, step: 0, max_tokens: false, wants_end: false, cancel: None, stage };
+        self.phase = Phase::Running(turn);
     }
 
-    /// Claims pending input and asks the pre-step policy about it.
-    fn claim(&mut self, mut turn: Turn, first_of_turn: bool) {
+    /// Claims pending input (a `next-turn` item only for the first step) and asks the pre-step
+    /// policy about it.
+    fn claim(&mut self, turn: u32, step: u32) -> Stage {
         let mut claimed = Vec::new();
-        for splice in self.durable.inbox.claim(first_of_turn) {
+        for splice in self.durable.inbox.claim(step == 1) {
             let removed = self.durable.inbox.removed_by(&splice);
             self.splice(splice);
             claimed.extend(removed);
         }
         let decision_id = self.fresh_id();
-        self.out.push(Output::DecideStep {
-            decision_id,
-            turn: turn.number,
-            step: turn.step + 1,
-            claimed: claimed.clone(),
-        });
-        turn.stage = Stage::Deciding { decision_id, claimed };
-        self.phase = Phase::Running(turn);
+        let ask = Output::DecideStep { decision_id, turn, step, claimed: claimed.clone() };
+        self.out.push(ask);
+        Stage::Deciding { decision_id, claimed }
     }
 
     pub(crate) fn on_decided(&mut self, id: u64, decision: StepDecision) {
@@ -201,11 +192,8 @@ impl Agent {
         let streaming =
             |s: &Stage| matches!(s, Stage::Streaming { request_id, .. } if *request_id == id);
         let Some(mut turn) = self.turn_in(streaming) else { return };
-        let Stage::Streaming { chunks, .. } =
-            std::mem::replace(&mut turn.stage, Stage::Tools(ToolBatch::new(Vec::new())))
-        else {
-            unreachable!()
-        };
+        let Stage::Streaming { chunks, .. } = &mut turn.stage else { unreachable!() };
+        let chunks = std::mem::take(chunks);
         let seqs = chunks.iter().map(|(seq, _)| *seq).collect();
         let assembled = assemble(chunks.iter().map(|(_, c)| c));
         let max_tokens = assembled.finish == Some(FinishReason::MaxTokens);
@@ -220,20 +208,7 @@ impl Agent {
                 _ => None,
             })
             .collect();
-        let message = Message {
-            id: self.derived_id(),
-            role: Role::Assistant,
-            content,
-            source: Source::of("model"),
-        };
-        let event = AssistantMessage {
-            turn: turn.number,
-            step: turn.step,
-            message,
-            usage: assembled.usage,
-            interrupted: false,
-        };
-        self.emit(EventData::AssistantMessage(event), Some(seqs));
+        self.commit_assistant(&turn, content, assembled.usage, seqs, false);
         if max_tokens {
             self.end_step(turn, StepEnd::MaxTokens);
         } else if calls.is_empty() {
@@ -242,6 +217,26 @@ impl Agent {
             turn.stage = Stage::Tools(ToolBatch::new(calls));
             self.run_tools(turn);
         }
+    }
+
+    /// Logs the step's `assistant/message`, citing the chunks it was built from.
+    fn commit_assistant(
+        &mut self,
+        turn: &Turn,
+        content: Vec<ContentBlock>,
+        usage: Option<crate::wire::Usage>,
+        seqs: Vec<u64>,
+        interrupted: bool,
+    ) {
+        let message = Message {
+            id: self.derived_id(),
+            role: Role::Assistant,
+            content,
+            source: Source::of("model"),
+        };
+        let event =
+            AssistantMessage { turn: turn.number, step: turn.step, message, usage, interrupted };
+        self.emit(EventData::AssistantMessage(event), Some(seqs));
     }
 
     pub(crate) fn on_failed(&mut self, id: u64, mut error: ModelError) {
@@ -385,43 +380,28 @@ impl Agent {
         if turn.wants_end && !self.durable.inbox.has_next_step() {
             return self.end_turn(turn.number, turn.reason());
         }
-        self.claim(turn, false);
+        turn.stage = self.claim(turn.number, turn.step + 1);
+        self.phase = Phase::Running(turn);
     }
 
     /// Aborts the running turn after a cancel: ends it now unless tool calls must drain.
     pub(crate) fn abort_turn(&mut self) {
         let Some(mut turn) = self.take_turn() else { return };
-        let stage = std::mem::replace(&mut turn.stage, Stage::Backoff { timer_id: 0, attempt: 0 });
-        match stage {
+        match &mut turn.stage {
             Stage::Deciding { .. } => self.end_turn(turn.number, turn.reason()),
             Stage::Backoff { .. } => self.end_step(turn, StepEnd::Aborted),
             Stage::Streaming { request_id, chunks, .. } => {
-                self.out.push(Output::AbortModel(request_id));
+                self.out.push(Output::AbortModel(*request_id));
+                let chunks = std::mem::take(chunks);
                 let assembled = assemble(chunks.iter().map(|(_, c)| c));
                 let content = without_tool_calls(assembled.content);
                 if !content.is_empty() {
                     let seqs = chunks.iter().map(|(seq, _)| *seq).collect();
-                    let message = Message {
-                        id: self.derived_id(),
-                        role: Role::Assistant,
-                        content,
-                        source: Source::of("model"),
-                    };
-                    let event = AssistantMessage {
-                        turn: turn.number,
-                        step: turn.step,
-                        message,
-                        usage: assembled.usage,
-                        interrupted: true,
-                    };
-                    self.emit(EventData::AssistantMessage(event), Some(seqs));
+                    self.commit_assistant(&turn, content, assembled.usage, seqs, true);
                 }
                 self.end_step(turn, StepEnd::Aborted)
             }
-            Stage::Tools(batch) => {
-                turn.stage = Stage::Tools(batch);
-                self.run_tools(turn)
-            }
+            Stage::Tools(_) => self.run_tools(turn),
         }
     }
 }

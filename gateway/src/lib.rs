@@ -9,5 +9,6 @@ pub mod cli;
 pub mod core_host;
 pub mod model;
 pub mod session;
+pub mod store;
 pub mod summary;
 pub mod tools;

@@ -53,7 +53,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     let host = Arc::new(CoreHost::new(cache_dir.as_deref()).map_err(SessionError::Core)?);
     let session_id = uuid::Uuid::now_v7().to_string();
     let config = Config::new(&session_id, model.provider(), model.model());
-    let log = Box::new(MemoryLog::default());
+    let log = Arc::new(MemoryLog::default());
     let mut session = Session::create(host, config, model, ToolRegistry::builtin(), log)?;
 
     let task = Message {
@@ -62,10 +62,10 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         content: vec![ContentBlock::Text { text: args.task }],
         source: Source::of("user"),
     };
-    let refusals =
+    let fed =
         session.feed(Input::Send { message: task, target: Target::NextTurn, wakeup: true }).await?;
-    if let Some(refusal) = refusals.first() {
-        return Err(RunError::Refused(refusal.message.clone()));
+    if let Some(refusal) = fed.refusal {
+        return Err(RunError::Refused(refusal.message));
     }
 
     // Ctrl-C cancels the run (clearing the inbox); the turn then ends aborted and we exit 1.
@@ -80,7 +80,8 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
             }
         }
     }
-    Ok(report(&summarize(session.events())))
+    let events = session.events().await.map_err(SessionError::Store)?;
+    Ok(report(&summarize(&events)))
 }
 
 /// Prints the owned interval's result and picks the exit code.

@@ -1,79 +1,103 @@
-//! Where a session's events go. Every append states the seq it expects, so a second writer fails
-//! loudly instead of forking the log. SQLite joins with the gateway; this is the in-memory log.
+//! Where a session's events go: the SQLite [`Store`] in the gateway, a [`MemoryLog`] for a
+//! one-shot run. Every append states the seqs it continues with, so a second writer or a gap
+//! fails loudly instead of forking the log.
 
-use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
-/// Why an append was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    /// The event's seq is not the next one.
-    #[error(
-        "log append out of order: the log expects seq {expected} but the event has seq {got}; another writer may share this session"
-    )]
-    SeqMismatch {
-        /// The next seq of the log.
-        expected: u64,
-        /// The event's seq.
-        got: u64,
-    },
-    /// The core produced something that is not an event envelope.
-    #[error(
-        "the core emitted an event that is not a JSON envelope with a seq ({0}); the core is faulty"
-    )]
-    NotAnEvent(String),
+use futures::future::BoxFuture;
+
+use crate::store::{IdempotencyRecord, Store, StoreError};
+
+/// An append-only, gap-free log of many sessions.
+pub trait SessionLog: Send + Sync {
+    /// Appends events (JSON envelopes with contiguous seqs continuing the log), plus an
+    /// idempotency record in the same commit; resolves once durable.
+    fn append<'a>(
+        &'a self,
+        session_id: &'a str,
+        events: Vec<String>,
+        idempotency: Option<IdempotencyRecord>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Every event of a session, in seq order.
+    fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
 }
 
-/// An append-only, gap-free session log.
-pub trait SessionLog: Send {
-    /// Appends one event (JSON envelope); its seq must be the log's length.
-    fn append(&mut self, event: String) -> Result<u64, LogError>;
-    /// Every event, in seq order.
-    fn events(&self) -> &[String];
+impl SessionLog for Store {
+    fn append<'a>(
+        &'a self,
+        session_id: &'a str,
+        events: Vec<String>,
+        idempotency: Option<IdempotencyRecord>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(Store::append(self, session_id, events, idempotency))
+    }
+
+    fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(self.events(session_id, None, usize::MAX >> 1))
+    }
+}
+
+/// Logs held in memory, gone with the process (`airlock run`).
+#[derive(Debug, Default)]
+pub struct MemoryLog {
+    sessions: Mutex<BTreeMap<String, Vec<String>>>,
+}
+
+impl SessionLog for MemoryLog {
+    fn append<'a>(
+        &'a self,
+        session_id: &'a str,
+        events: Vec<String>,
+        _idempotency: Option<IdempotencyRecord>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let mut sessions = self.sessions.lock().expect("memory log lock");
+        let log = sessions.entry(session_id.to_owned()).or_default();
+        for (expected, event) in (log.len() as u64..).zip(&events) {
+            let got = match seq_of(event) {
+                Ok(seq) => seq,
+                Err(e) => return Box::pin(std::future::ready(Err(e))),
+            };
+            if got != expected {
+                let error =
+                    StoreError::SeqMismatch { session: session_id.to_owned(), expected, got };
+                return Box::pin(std::future::ready(Err(error)));
+            }
+        }
+        log.extend(events);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        let events = self.sessions.lock().expect("memory log lock").get(session_id).cloned();
+        Box::pin(std::future::ready(Ok(events.unwrap_or_default())))
+    }
 }
 
 /// The seq of an event envelope.
-pub fn seq_of(event: &str) -> Result<u64, LogError> {
-    #[derive(Deserialize)]
+pub fn seq_of(event: &str) -> Result<u64, StoreError> {
+    #[derive(serde::Deserialize)]
     struct Envelope {
         seq: u64,
     }
     serde_json::from_str::<Envelope>(event)
         .map(|e| e.seq)
-        .map_err(|e| LogError::NotAnEvent(e.to_string()))
-}
-
-/// A log held in memory, gone with the process.
-#[derive(Debug, Default)]
-pub struct MemoryLog {
-    events: Vec<String>,
-}
-
-impl SessionLog for MemoryLog {
-    fn append(&mut self, event: String) -> Result<u64, LogError> {
-        let (expected, got) = (self.events.len() as u64, seq_of(&event)?);
-        if got != expected {
-            return Err(LogError::SeqMismatch { expected, got });
-        }
-        self.events.push(event);
-        Ok(got)
-    }
-
-    fn events(&self) -> &[String] {
-        &self.events
-    }
+        .map_err(|e| StoreError::NotAnEvent(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn append_refuses_a_seq_out_of_order() {
-        let mut log = MemoryLog::default();
-        log.append(r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#.into()).unwrap();
-        let err = log
-            .append(r#"{"type":"turn/start","seq":2,"time":1,"data":{"turn":2}}"#.into())
-            .unwrap_err();
-        assert!(matches!(err, LogError::SeqMismatch { expected: 1, got: 2 }), "{err}");
+    #[tokio::test]
+    async fn memory_log_refuses_a_seq_out_of_order() {
+        let log = MemoryLog::default();
+        let event =
+            |seq| format!(r#"{{"type":"turn/start","seq":{seq},"time":1,"data":{{"turn":1}}}}"#);
+        log.append("s", vec![event(0)], None).await.unwrap();
+        let err = log.append("s", vec![event(2)], None).await.unwrap_err();
+        assert!(matches!(err, StoreError::SeqMismatch { expected: 1, got: 2, .. }), "{err}");
+        assert_eq!(log.read("s").await.unwrap(), vec![event(0)]);
     }
 }

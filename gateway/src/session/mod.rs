@@ -1,26 +1,36 @@
 //! A live session: its core instance, its log, and the work the core asked for.
 //!
-//! [`Session::feed`] hands one input to the core and performs the outputs in order: events are
-//! appended to the log, the pre-step policy answers at once, model streams, tool calls and retry
-//! timers run as tasks whose answers come back through [`Session::next_answer`]. If the core traps,
-//! the instance is dropped, in-flight work is abandoned, and a fresh instance is rebuilt from the
-//! log and given `recover`.
+//! [`Session::feed`] hands one input to the core and handles the outputs in three passes:
+//! 1. the pre-step policy answers at once (enter everything) and the core goes on, so one input
+//!    yields every event it leads to;
+//! 2. the events are appended to the log in one commit (with the input's idempotency record);
+//! 3. only then are subscribers told ([`Notice`]s, in output order: events, status, queue) and
+//!    the effects started: model streams, tool calls and retry timers run as tasks whose answers
+//!    come back through [`Session::next_answer`]. Nothing outside sees what is not durable.
+//!
+//! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
+//! is rebuilt from the log and given `recover`.
 
 mod log;
+mod notice;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use airlock_core::{Config, Input, Output, Status, StepDecision, ToolOutcome};
+use airlock_core::{
+    Config, Event, EventData, Inbox, Input, Output, Status, StepDecision, ToolOutcome,
+};
 use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::{AbortHandle, JoinSet};
 
-pub use log::{LogError, MemoryLog, SessionLog, seq_of};
+pub use log::{MemoryLog, SessionLog, seq_of};
+pub use notice::{Notice, QueueItem};
 
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::model::ModelProvider;
+use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 
 /// Why a session could not go on.
@@ -37,9 +47,9 @@ pub enum SessionError {
     /// The core could not be created or restored.
     #[error(transparent)]
     Core(#[from] CoreError),
-    /// The log refused an event.
+    /// The log refused or failed an append; the session was rebuilt from what is durable.
     #[error(transparent)]
-    Log(#[from] LogError),
+    Store(#[from] StoreError),
 }
 
 /// An input the core refused, with its reason.
@@ -51,6 +61,26 @@ pub struct Refusal {
     pub message: String,
 }
 
+/// What one fed input did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fed {
+    /// The core refused the input (nothing was written).
+    pub refusal: Option<Refusal>,
+    /// Seq of the first event the input wrote (for a send: its insert splice).
+    pub first_seq: Option<u64>,
+}
+
+/// An idempotency key to record with the events of a send, answered `{messageId, seq}`.
+#[derive(Clone, Debug)]
+pub struct IdempotencyKey {
+    /// The client's key.
+    pub key: String,
+    /// A hash of the request.
+    pub request_hash: String,
+    /// The message being sent.
+    pub message_id: String,
+}
+
 /// Milliseconds since the epoch: the only clock, read by the host, handed to the core.
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -59,16 +89,22 @@ pub fn now_ms() -> u64 {
 /// An input from a task, tagged with the instance generation it was started for.
 type Answer = (u64, Input);
 
+/// How many notices a slow subscriber may fall behind before it re-reads from the log.
+const NOTICE_BUFFER: usize = 1024;
+
 /// One session and everything in flight for it.
 pub struct Session {
     host: Arc<CoreHost>,
     config: Config,
     core: WasmCore,
-    log: Box<dyn SessionLog>,
+    log: Arc<dyn SessionLog>,
     model: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
     status: Status,
-    /// Answers from tasks, tagged with the instance generation they were started for.
+    next_seq: u64,
+    /// The inbox as the log says, for queue snapshots without entering the core.
+    inbox: Inbox,
+    notices: broadcast::Sender<Notice>,
     answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
     generation: u64,
     tasks: JoinSet<()>,
@@ -76,17 +112,46 @@ pub struct Session {
 }
 
 impl Session {
-    /// A fresh session whose config offers the model every tool of `tools`.
+    /// A fresh session whose model sees every tool of `tools`.
     pub fn create(
         host: Arc<CoreHost>,
         mut config: Config,
         model: Arc<dyn ModelProvider>,
         tools: ToolRegistry,
-        log: Box<dyn SessionLog>,
+        log: Arc<dyn SessionLog>,
     ) -> Result<Session, SessionError> {
         config.tools = tools.specs();
         let core = host.create(&config, now_ms())?;
-        Ok(Session {
+        Ok(Self::with_core(host, config, core, model, tools, log, 0, Inbox::default()))
+    }
+
+    /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
+    pub async fn restore(
+        host: Arc<CoreHost>,
+        mut config: Config,
+        model: Arc<dyn ModelProvider>,
+        tools: ToolRegistry,
+        log: Arc<dyn SessionLog>,
+    ) -> Result<Session, SessionError> {
+        config.tools = tools.specs();
+        let events = log.read(&config.session_id).await?;
+        let core = host.restore(&config, &events)?;
+        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
+        Ok(Self::with_core(host, config, core, model, tools, log, durable.next_seq, durable.inbox))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with_core(
+        host: Arc<CoreHost>,
+        config: Config,
+        core: WasmCore,
+        model: Arc<dyn ModelProvider>,
+        tools: ToolRegistry,
+        log: Arc<dyn SessionLog>,
+        next_seq: u64,
+        inbox: Inbox,
+    ) -> Session {
+        Session {
             host,
             config,
             core,
@@ -94,11 +159,19 @@ impl Session {
             model,
             tools,
             status: Status::Idle,
+            next_seq,
+            inbox,
+            notices: broadcast::channel(NOTICE_BUFFER).0,
             answers: mpsc::unbounded_channel(),
             generation: 0,
             tasks: JoinSet::new(),
             streams: BTreeMap::new(),
-        })
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.config.session_id
     }
 
     /// Whole-agent status.
@@ -106,9 +179,24 @@ impl Session {
         self.status
     }
 
+    /// The seq the next event gets (the log's length).
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Pending input, `next-step` first.
+    pub fn queue(&self) -> Vec<QueueItem> {
+        notice::queue_items(&self.inbox)
+    }
+
+    /// Where committed events, status changes and queue snapshots are announced.
+    pub fn notices(&self) -> broadcast::Sender<Notice> {
+        self.notices.clone()
+    }
+
     /// The log so far.
-    pub fn events(&self) -> &[String] {
-        self.log.events()
+    pub async fn events(&self) -> Result<Vec<String>, StoreError> {
+        self.log.read(&self.config.session_id).await
     }
 
     /// The core instance (for tests that need to reach into it, e.g. to lower its fuel).
@@ -116,30 +204,112 @@ impl Session {
         &mut self.core
     }
 
-    /// Feeds one input and performs what the core asks for. Returns the core's refusals.
-    pub async fn feed(&mut self, input: Input) -> Result<Vec<Refusal>, SessionError> {
+    /// Feeds one input: the core decides, the events are committed, then effects start.
+    pub async fn feed(&mut self, input: Input) -> Result<Fed, SessionError> {
+        self.feed_keyed(input, None).await
+    }
+
+    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit.
+    pub async fn feed_keyed(
+        &mut self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Fed, SessionError> {
         let mut queue = VecDeque::from([input]);
-        let mut refusals = Vec::new();
+        let mut batch = Batch::default();
         let mut trapped = None;
         while let Some(input) = queue.pop_front() {
             let outputs = match self.core.handle(input, now_ms()) {
                 Ok(outputs) => outputs,
                 Err(error) if trapped.is_none() => {
-                    self.rebuild()?;
+                    self.rebuild().await?;
                     trapped = Some(error);
+                    batch = Batch::default();
                     queue = VecDeque::from([Input::Recover]);
                     continue;
                 }
                 Err(error) => return Err(SessionError::Broken(error)),
             };
             for output in outputs {
-                self.perform(output, &mut queue, &mut refusals)?;
+                match output {
+                    Output::DecideStep { decision_id, claimed, .. } => {
+                        // The default pre-step policy: enter everything claimed.
+                        let ids = claimed.into_iter().map(|m| m.id).collect();
+                        queue.push_back(Input::Decided {
+                            decision_id,
+                            decision: StepDecision::Enter(ids),
+                        });
+                    }
+                    Output::Refused { code, message } => {
+                        batch.refusal = Some(Refusal { code, message })
+                    }
+                    other => batch.outputs.push(other),
+                }
             }
         }
+        let first_seq = self.commit(&mut batch, key).await?;
+        self.start_effects(batch.outputs);
         match trapped {
             Some(error) => Err(SessionError::Trapped(error)),
-            None => Ok(refusals),
+            None => Ok(Fed { refusal: batch.refusal, first_seq }),
         }
+    }
+
+    /// Appends the batch's events in one commit, then announces events and status in order.
+    async fn commit(
+        &mut self,
+        batch: &mut Batch,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Option<u64>, SessionError> {
+        let events: Vec<String> = batch
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::AppendEvent(json) => Some(json.clone()),
+                _ => None,
+            })
+            .collect();
+        let first_seq = (!events.is_empty()).then_some(self.next_seq);
+        if let Some(first) = first_seq {
+            let record = key.map(|key| IdempotencyRecord {
+                key: key.key,
+                session_id: self.config.session_id.clone(),
+                request_hash: key.request_hash,
+                response: serde_json::json!({"messageId": key.message_id, "seq": first})
+                    .to_string(),
+            });
+            let count = events.len() as u64;
+            if let Err(error) = self.log.append(&self.config.session_id, events, record).await {
+                // The core is ahead of the durable log: rebuild it from what was committed.
+                batch.outputs.clear();
+                self.rebuild().await?;
+                return Err(error.into());
+            }
+            self.next_seq = first + count;
+        }
+        let mut spliced = false;
+        for output in &batch.outputs {
+            match output {
+                Output::AppendEvent(json) => {
+                    if let Ok(Some(Event { data: EventData::InboxSpliced(splice), .. })) =
+                        Event::parse(json)
+                    {
+                        self.inbox.apply(&splice);
+                        spliced = true;
+                    }
+                    let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
+                }
+                Output::Status(status) => {
+                    self.status = *status;
+                    let _ = self.notices.send(Notice::Status(*status));
+                }
+                _ => {}
+            }
+        }
+        if spliced {
+            let _ = self.notices.send(Notice::Queue(Arc::new(self.queue())));
+        }
+        Ok(first_seq)
     }
 
     /// Waits for the next answer from a task started for the current instance.
@@ -167,66 +337,58 @@ impl Session {
         Ok(())
     }
 
-    fn perform(
-        &mut self,
-        output: Output,
-        queue: &mut VecDeque<Input>,
-        refusals: &mut Vec<Refusal>,
-    ) -> Result<(), SessionError> {
-        match output {
-            Output::AppendEvent(event) => {
-                self.log.append(event)?;
-            }
-            Output::Status(status) => self.status = status,
-            Output::DecideStep { decision_id, claimed, .. } => {
-                // The default pre-step policy: enter everything claimed.
-                let ids = claimed.into_iter().map(|m| m.id).collect();
-                queue.push_back(Input::Decided { decision_id, decision: StepDecision::Enter(ids) });
-            }
-            Output::CallModel(request) => {
-                let request_id = request.request_id;
-                let mut stream = self.model.stream(request);
-                let send = self.sender();
-                let handle = self.tasks.spawn(async move {
-                    while let Some(item) = stream.next().await {
-                        match item {
-                            Ok(chunk) => send(Input::ModelChunk { request_id, chunk }),
-                            Err(error) => return send(Input::ModelFailed { request_id, error }),
+    fn start_effects(&mut self, outputs: Vec<Output>) {
+        for output in outputs {
+            match output {
+                Output::CallModel(request) => {
+                    let request_id = request.request_id;
+                    let mut stream = self.model.stream(request);
+                    let send = self.sender();
+                    let handle = self.tasks.spawn(async move {
+                        while let Some(item) = stream.next().await {
+                            match item {
+                                Ok(chunk) => send(Input::ModelChunk { request_id, chunk }),
+                                Err(error) => {
+                                    return send(Input::ModelFailed { request_id, error });
+                                }
+                            }
                         }
-                    }
-                    send(Input::ModelDone(request_id));
-                });
-                self.streams.insert(request_id, handle);
-            }
-            Output::CallTool(call) => {
-                let running = self.tools.call(&call.name, &call.arguments);
-                let send = self.sender();
-                self.tasks.spawn(async move {
-                    let output = running.await;
-                    let outcome = ToolOutcome {
-                        call_id: call.call_id,
-                        content: output.content,
-                        error_code: output.error_code,
-                        context: Vec::new(),
-                    };
-                    send(Input::ToolFinished(outcome));
-                });
-            }
-            Output::AbortModel(request_id) => {
-                if let Some(handle) = self.streams.remove(&request_id) {
-                    handle.abort();
+                        send(Input::ModelDone(request_id));
+                    });
+                    self.streams.insert(request_id, handle);
                 }
+                Output::CallTool(call) => {
+                    let running = self.tools.call(&call.name, &call.arguments);
+                    let send = self.sender();
+                    self.tasks.spawn(async move {
+                        let output = running.await;
+                        let outcome = ToolOutcome {
+                            call_id: call.call_id,
+                            content: output.content,
+                            error_code: output.error_code,
+                            context: Vec::new(),
+                        };
+                        send(Input::ToolFinished(outcome));
+                    });
+                }
+                Output::AbortModel(request_id) => {
+                    if let Some(handle) = self.streams.remove(&request_id) {
+                        handle.abort();
+                    }
+                }
+                Output::RetryAfter { timer_id, delay_ms } => {
+                    let send = self.sender();
+                    self.tasks.spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                        send(Input::RetryTimer(timer_id));
+                    });
+                }
+                Output::AppendEvent(_)
+                | Output::Status(_)
+                | Output::DecideStep { .. }
+                | Output::Refused { .. } => {}
             }
-            Output::RetryAfter { timer_id, delay_ms } => {
-                let send = self.sender();
-                self.tasks.spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                    send(Input::RetryTimer(timer_id));
-                });
-            }
-            Output::Refused { code, message } => refusals.push(Refusal { code, message }),
         }
-        Ok(())
     }
 
     /// A cheap callback for a task to answer the current instance.
@@ -237,13 +399,27 @@ impl Session {
         }
     }
 
-    /// Replaces a trapped instance with one rebuilt from the log; in-flight work is abandoned.
-    fn rebuild(&mut self) -> Result<(), SessionError> {
+    /// Replaces the instance with one rebuilt from the durable log; in-flight work is abandoned.
+    async fn rebuild(&mut self) -> Result<(), SessionError> {
         self.generation += 1;
         self.tasks.abort_all();
         self.streams.clear();
-        self.core = self.host.restore(&self.config, self.log.events())?;
-        self.status = Status::Idle;
+        let events = self.log.read(&self.config.session_id).await?;
+        self.core = self.host.restore(&self.config, &events)?;
+        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
+        self.next_seq = durable.next_seq;
+        self.inbox = durable.inbox;
+        if self.status != Status::Idle {
+            self.status = Status::Idle;
+            let _ = self.notices.send(Notice::Status(Status::Idle));
+        }
         Ok(())
     }
+}
+
+/// What one feed produced, before it is committed.
+#[derive(Default)]
+struct Batch {
+    outputs: Vec<Output>,
+    refusal: Option<Refusal>,
 }

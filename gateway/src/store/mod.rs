@@ -1,0 +1,335 @@
+//! Durable storage in one SQLite file: sessions, their logs, idempotency keys.
+//!
+//! One thread owns the writing connection ([`writer`]): async callers hand it jobs and await the
+//! commit, and it commits everything pending in one transaction per round (group commit). Reads
+//! run on a small pool of read connections (WAL lets them proceed while the writer commits).
+//! Schema changes are the numbered files in `gateway/migrations/`.
+
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite_migration::{M, Migrations};
+use serde::{Deserialize, Serialize};
+
+pub use writer::Durability;
+use writer::{Job, Writer};
+
+/// Why storage failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite said no.
+    #[error("storage error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A group commit failed; nothing of it was written.
+    #[error(
+        "the database did not commit ({0}); nothing was written, so the input can be sent again"
+    )]
+    Commit(String),
+    /// The database could not be opened or migrated.
+    #[error("cannot open the database at {path}: {message}; check the path and its permissions")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// An append did not continue the log.
+    #[error(
+        "log append out of order for session {session}: the log expects seq {expected} but the batch starts at {got}; another writer may share this session"
+    )]
+    SeqMismatch {
+        /// The session.
+        session: String,
+        /// The next seq of the log.
+        expected: u64,
+        /// The batch's first seq.
+        got: u64,
+    },
+    /// Something that should be an event envelope is not.
+    #[error("not an event envelope: {0}")]
+    NotAnEvent(String),
+    /// The writer thread is gone (the process is shutting down).
+    #[error("storage is shutting down; try again after the gateway restarts")]
+    Closed,
+}
+
+/// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(include_str!("../../migrations/0001_init.sql"))])
+}
+
+/// Settings for every connection, in one place.
+fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
+    // WAL: readers never block the writer nor the writer them.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL survives power loss; NORMAL may lose the last commits then (never corrupts).
+    conn.pragma_update(None, "synchronous", durability.pragma())?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    // A reader waits for a checkpoint instead of failing at once.
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(())
+}
+
+/// A session's stored row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    /// The id.
+    pub session_id: String,
+    /// Epoch ms.
+    pub created_at: u64,
+    /// Epoch ms of the last change.
+    pub updated_at: u64,
+    /// How the session was created (JSON the gateway owns: model, system, tools, metadata).
+    pub spec: serde_json::Value,
+    /// Disposed sessions keep their log but take no input.
+    pub disposed: bool,
+    /// The parent of a child session.
+    pub parent_session_id: Option<String>,
+}
+
+/// An idempotency record: the answer given to the first request with this key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdempotencyRecord {
+    /// The client's key.
+    pub key: String,
+    /// The session the request was for.
+    pub session_id: String,
+    /// A hash of the request body.
+    pub request_hash: String,
+    /// The answer given (JSON).
+    pub response: String,
+}
+
+/// The store: cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    durability: Durability,
+    writer: Writer,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
+        let open_error = |message: String| StoreError::Open { path: path.to_owned(), message };
+        let mut conn = Connection::open(path).map_err(|e| open_error(e.to_string()))?;
+        configure(&conn, durability).map_err(|e| open_error(e.to_string()))?;
+        migrations().to_latest(&mut conn).map_err(|e| open_error(e.to_string()))?;
+        let writer = Writer::spawn(conn);
+        let inner =
+            Inner { path: path.to_owned(), durability, writer, readers: Mutex::new(Vec::new()) };
+        Ok(Store { inner: Arc::new(inner) })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with an idempotency
+    /// record in the same transaction; resolves once committed.
+    pub async fn append(
+        &self,
+        session_id: &str,
+        events: Vec<String>,
+        idempotency: Option<IdempotencyRecord>,
+    ) -> Result<(), StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::Append {
+            session_id: session_id.to_owned(),
+            events,
+            idempotency,
+            reply,
+        })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Inserts a session row; `false` if a session with that id exists already.
+    pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::InsertSession { row, reply })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Marks a session disposed.
+    pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::Dispose { session_id: session_id.to_owned(), now, reply })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Events of a session with seq > `after` (all when `None`), at most `limit`.
+    pub async fn events(
+        &self,
+        session_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let (session_id, after) = (session_id.to_owned(), after.map_or(-1, |a| a as i64));
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![session_id, after, limit as i64], |r| r.get(0))?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The last seq of a session's log (`None` for an empty log).
+    pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.read(move |conn| {
+            conn.query_row("SELECT MAX(seq) FROM events WHERE session_id = ?1", [session_id], |r| {
+                r.get::<_, Option<i64>>(0).map(|s| s.map(|s| s as u64))
+            })
+        })
+        .await
+    }
+
+    /// One session's row.
+    pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.read(move |conn| {
+            conn.query_row(
+                &format!("{SESSION_COLUMNS} WHERE session_id = ?1"),
+                [session_id],
+                session_row,
+            )
+            .optional()
+        })
+        .await
+    }
+
+    /// Sessions ordered by id, after `cursor`, at most `limit`.
+    pub async fn sessions(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2"
+            ))?;
+            let rows =
+                stmt.query_map(params![cursor.unwrap_or_default(), limit as i64], session_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The idempotency record for a key, if it is younger than `max_age_ms`.
+    pub async fn idempotency(
+        &self,
+        key: &str,
+        now: u64,
+        max_age_ms: u64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        let (key, since) = (key.to_owned(), now.saturating_sub(max_age_ms) as i64);
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT key, session_id, request_hash, response FROM idempotency WHERE key = ?1 AND created_at >= ?2",
+                params![key, since],
+                |r| Ok(IdempotencyRecord { key: r.get(0)?, session_id: r.get(1)?, request_hash: r.get(2)?, response: r.get(3)? }),
+            )
+            .optional()
+        })
+        .await
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = inner.readers.lock().expect("reader pool lock").pop();
+            let conn = match pooled {
+                Some(conn) => conn,
+                None => {
+                    let conn = Connection::open(&inner.path)?;
+                    configure(&conn, inner.durability)?;
+                    conn
+                }
+            };
+            let result = f(&conn);
+            inner.readers.lock().expect("reader pool lock").push(conn);
+            Ok(result?)
+        })
+        .await
+        .map_err(|_| StoreError::Closed)?
+    }
+}
+
+const SESSION_COLUMNS: &str =
+    "SELECT session_id, created_at, updated_at, spec, disposed, parent_session_id FROM sessions";
+
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    let spec: String = r.get(3)?;
+    Ok(SessionRow {
+        session_id: r.get(0)?,
+        created_at: r.get::<_, i64>(1)? as u64,
+        updated_at: r.get::<_, i64>(2)? as u64,
+        spec: serde_json::from_str(&spec).unwrap_or_default(),
+        disposed: r.get(4)?,
+        parent_session_id: r.get(5)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        migrations().validate().unwrap();
+    }
+
+    fn event(seq: u64) -> String {
+        format!(r#"{{"type":"turn/start","seq":{seq},"time":1,"data":{{"turn":1}}}}"#)
+    }
+
+    #[tokio::test]
+    async fn appends_are_durable_contiguous_and_refuse_a_gap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.db");
+        let store = Store::open(&path, Durability::Full).unwrap();
+        store.append("s", vec![event(0), event(1)], None).await.unwrap();
+        let gap = store.append("s", vec![event(3)], None).await.unwrap_err();
+        assert!(matches!(gap, StoreError::SeqMismatch { expected: 2, got: 3, .. }), "{gap}");
+        let again = store.append("s", vec![event(1)], None).await.unwrap_err();
+        assert!(matches!(again, StoreError::SeqMismatch { expected: 2, got: 1, .. }), "{again}");
+        store.append("s", vec![event(2)], None).await.unwrap();
+        drop(store);
+        let reopened = Store::open(&path, Durability::Full).unwrap();
+        assert_eq!(reopened.events("s", None, 100).await.unwrap().len(), 3);
+        assert_eq!(reopened.events("s", Some(0), 100).await.unwrap(), vec![event(1), event(2)]);
+        assert_eq!(reopened.last_seq("s").await.unwrap(), Some(2));
+        assert_eq!(reopened.last_seq("other").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn concurrent_appends_to_many_sessions_group_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("g.db"), Durability::Normal).unwrap();
+        let appends = (0..50).map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.append(&format!("s{i}"), vec![event(0)], None).await })
+        });
+        for append in appends {
+            append.await.unwrap().unwrap();
+        }
+        for i in 0..50 {
+            assert_eq!(store.last_seq(&format!("s{i}")).await.unwrap(), Some(0));
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The writer thread: owns the one writing connection and commits in groups.
+//!
+//! Each round takes every job waiting, applies each inside its own savepoint (one job's failure
+//! does not undo the others), commits once, then answers every job. Callers learn of a commit only
+//! after it happened, so nothing is acknowledged that is not durable.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+
+use rusqlite::{Connection, params};
+use tokio::sync::oneshot;
+
+use super::{IdempotencyRecord, SessionRow, StoreError};
+
+/// How hard commits hold on to the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Durability {
+    /// `synchronous=FULL`: an acknowledged input survives power loss.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: faster; power loss may drop the last commits (a crash does not).
+    Normal,
+}
+
+impl Durability {
+    pub(super) fn pragma(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+}
+
+type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// The most jobs committed in one transaction.
+const MAX_GROUP: usize = 1024;
+
+pub(super) enum Job {
+    Append {
+        session_id: String,
+        events: Vec<String>,
+        idempotency: Option<IdempotencyRecord>,
+        reply: Reply<()>,
+    },
+    InsertSession {
+        row: SessionRow,
+        reply: Reply<bool>,
+    },
+    Dispose {
+        session_id: String,
+        now: u64,
+        reply: Reply<()>,
+    },
+}
+
+/// The handle async code uses to reach the writer thread.
+pub(super) struct Writer {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    pub(super) fn spawn(conn: Connection) -> Writer {
+        let (jobs, queue) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("airlock-sqlite-writer".into())
+            .spawn(move || run(conn, queue))
+            .expect("spawning the writer thread");
+        Writer { jobs }
+    }
+
+    pub(super) fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.jobs.send(job).map_err(|_| StoreError::Closed)
+    }
+}
+
+fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+    // The next seq of each session this writer has appended to: the log's own guard against a
+    // second writer or a gap, checked before SQLite's primary key would be.
+    let mut next_seq: HashMap<String, u64> = HashMap::new();
+    while let Ok(first) = queue.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match queue.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        commit_group(&mut conn, group, &mut next_seq);
+    }
+}
+
+/// What to tell a job's caller once the group is committed.
+enum Answer {
+    Unit(Reply<()>, Result<(), StoreError>),
+    Bool(Reply<bool>, Result<bool, StoreError>),
+}
+
+fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<String, u64>) {
+    let tx = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => return fail_all(group, &e),
+    };
+    let mut answers = Vec::with_capacity(group.len());
+    let mut touched = Vec::new();
+    for job in group {
+        match job {
+            Job::Append { session_id, events, idempotency, reply } => {
+                let result = in_savepoint(&tx, |tx| {
+                    append(tx, &session_id, &events, idempotency.as_ref(), next_seq)
+                });
+                match &result {
+                    Ok(()) => touched.push(session_id),
+                    Err(_) => {
+                        next_seq.remove(&session_id);
+                    }
+                }
+                answers.push(Answer::Unit(reply, result));
+            }
+            Job::InsertSession { row, reply } => {
+                let result = in_savepoint(&tx, |tx| insert_session(tx, &row));
+                answers.push(Answer::Bool(reply, result));
+            }
+            Job::Dispose { session_id, now, reply } => {
+                let result = in_savepoint(&tx, |tx| {
+                    tx.execute(
+                        "UPDATE sessions SET disposed = 1, updated_at = ?2 WHERE session_id = ?1",
+                        params![session_id, now as i64],
+                    )?;
+                    Ok(())
+                });
+                answers.push(Answer::Unit(reply, result));
+            }
+        }
+    }
+    if let Err(e) = tx.commit() {
+        for session in touched {
+            next_seq.remove(&session);
+        }
+        for answer in answers {
+            match answer {
+                Answer::Unit(reply, _) => drop(reply.send(Err(StoreError::Commit(e.to_string())))),
+                Answer::Bool(reply, _) => drop(reply.send(Err(StoreError::Commit(e.to_string())))),
+            }
+        }
+        return;
+    }
+    for answer in answers {
+        // A caller that went away no longer needs its answer; the data is committed all the same.
+        match answer {
+            Answer::Unit(reply, result) => drop(reply.send(result)),
+            Answer::Bool(reply, result) => drop(reply.send(result)),
+        }
+    }
+}
+
+fn in_savepoint<T>(
+    tx: &rusqlite::Transaction<'_>,
+    f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    tx.execute_batch("SAVEPOINT job")?;
+    match f(tx) {
+        Ok(value) => {
+            tx.execute_batch("RELEASE job")?;
+            Ok(value)
+        }
+        Err(e) => {
+            tx.execute_batch("ROLLBACK TO job; RELEASE job")?;
+            Err(e)
+        }
+    }
+}
+
+fn append(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    events: &[String],
+    idempotency: Option<&IdempotencyRecord>,
+    next_seq: &mut HashMap<String, u64>,
+) -> Result<(), StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(rename = "type")]
+        kind: String,
+        seq: u64,
+        time: u64,
+    }
+    let expected = match next_seq.get(session_id) {
+        Some(&next) => next,
+        None => tx.query_row(
+            "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id = ?1",
+            [session_id],
+            |r| r.get::<_, i64>(0).map(|n| n as u64),
+        )?,
+    };
+    let mut next = expected;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for body in events {
+        let head: Head =
+            serde_json::from_str(body).map_err(|e| StoreError::NotAnEvent(e.to_string()))?;
+        if head.seq != next {
+            return Err(StoreError::SeqMismatch {
+                session: session_id.to_owned(),
+                expected: next,
+                got: head.seq,
+            });
+        }
+        insert.execute(params![session_id, head.seq as i64, head.kind, head.time as i64, body])?;
+        next += 1;
+    }
+    if let Some(record) = idempotency {
+        tx.execute(
+            "INSERT OR REPLACE INTO idempotency (key, session_id, request_hash, response, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![record.key, record.session_id, record.request_hash, record.response, crate::session::now_ms() as i64],
+        )?;
+    }
+    tx.execute(
+        "UPDATE sessions SET updated_at = ?2 WHERE session_id = ?1",
+        params![session_id, crate::session::now_ms() as i64],
+    )?;
+    next_seq.insert(session_id.to_owned(), next);
+    Ok(())
+}
+
+fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bool, StoreError> {
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO sessions (session_id, created_at, updated_at, spec, disposed, parent_session_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![row.session_id, row.created_at as i64, row.updated_at as i64, row.spec.to_string(), row.disposed, row.parent_session_id],
+    )?;
+    Ok(inserted == 1)
+}
+
+fn fail_all(group: Vec<Job>, e: &rusqlite::Error) {
+    for job in group {
+        match job {
+            Job::Append { reply, .. } | Job::Dispose { reply, .. } => {
+                drop(reply.send(Err(StoreError::Commit(e.to_string()))))
+            }
+            Job::InsertSession { reply, .. } => {
+                drop(reply.send(Err(StoreError::Commit(e.to_string()))))
+            }
+        }
+    }
+}

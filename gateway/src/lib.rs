@@ -5,9 +5,13 @@
 //! per session through [`core_host`]: inputs go in with the current time, outputs (append this
 //! event, call the model, call a tool, ...) come out for the host to perform.
 
+pub mod actor;
+pub mod api;
 pub mod cli;
 pub mod core_host;
 pub mod model;
+pub mod registry;
+pub mod server;
 pub mod session;
 pub mod store;
 pub mod summary;

@@ -1,6 +1,7 @@
 //! The `airlock` command line.
 
 mod run;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use run::RunArgs;
+pub use serve::ServeArgs;
 
 /// Airlock: an LLM agent loop in a WebAssembly sandbox.
 #[derive(Debug, Parser)]
@@ -22,6 +24,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve the HTTP/SSE API (sessions in a SQLite file).
+    Serve(ServeArgs),
     /// Run one task in a fresh session and print the final response.
     Run(RunArgs),
 }
@@ -32,6 +36,7 @@ impl Cli {
         let cache_dir = self.cache_dir.or_else(crate::core_host::default_cache_dir);
         match self.command {
             Command::Run(args) => run::run(args, cache_dir).await,
+            Command::Serve(args) => serve::serve(args, cache_dir).await,
         }
     }
 }

@@ -66,6 +66,19 @@ impl ToolRegistry {
         self.tools.insert(tool.spec().name, tool);
     }
 
+    /// A registry with only the named tools; an unknown name is an error naming the known ones.
+    pub fn only(&self, names: &[String]) -> Result<ToolRegistry, String> {
+        let mut only = ToolRegistry::default();
+        for name in names {
+            let tool = self.tools.get(name).ok_or_else(|| {
+                let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+                format!("unknown tool {name:?}; available tools: {}", known.join(", "))
+            })?;
+            only.tools.insert(name.clone(), tool.clone());
+        }
+        Ok(only)
+    }
+
     /// Specs of every tool, by name.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.values().map(|t| t.spec()).collect()

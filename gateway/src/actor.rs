@@ -1,0 +1,156 @@
+//! One task per live session: it owns the [`Session`] and serializes everything done to it,
+//! client inputs and the answers of its own model streams, tool calls and timers.
+//!
+//! A [`SessionHandle`] is the cheap, cloneable way in: it feeds inputs (answered once their events
+//! are committed), subscribes to notices, and reads a view of status and queue that the actor
+//! keeps current without a round trip.
+
+use std::sync::{Arc, Mutex};
+
+use airlock_core::{Input, Status};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::session::{Fed, IdempotencyKey, Notice, QueueItem, Session, SessionError};
+use crate::store::{Store, StoreError};
+
+/// How long an idempotency key is honoured.
+pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// What the actor answers for an input.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The core took the input (or refused it: see [`Fed::refusal`]).
+    Fed(Fed),
+    /// The idempotency key was seen before with the same request: its first answer (JSON).
+    Replayed(String),
+    /// The idempotency key was seen before with another request or session.
+    KeyConflict,
+}
+
+/// Why the actor could not take an input.
+#[derive(Debug, thiserror::Error)]
+pub enum ActorError {
+    /// The session failed; see the message.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// Reading the idempotency record failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The actor task is gone (the gateway is shutting down).
+    #[error("the session is shutting down; send the input again after the gateway restarts")]
+    Gone,
+}
+
+/// What a handle can read without asking the actor.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// Whole-agent status.
+    pub status: Status,
+    /// The log's length.
+    pub next_seq: u64,
+    /// Pending input, `next-step` first.
+    pub queue: Vec<QueueItem>,
+}
+
+struct Command {
+    input: Input,
+    key: Option<IdempotencyKey>,
+    reply: oneshot::Sender<Result<Outcome, ActorError>>,
+}
+
+/// The way into a live session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    id: Arc<str>,
+    commands: mpsc::Sender<Command>,
+    notices: broadcast::Sender<Notice>,
+    view: Arc<Mutex<View>>,
+}
+
+impl SessionHandle {
+    /// Starts the actor task for a session.
+    pub fn spawn(session: Session, store: Option<Store>) -> SessionHandle {
+        let view = Arc::new(Mutex::new(view_of(&session)));
+        let (commands, inbox) = mpsc::channel(256);
+        let handle = SessionHandle {
+            id: Arc::from(session.id()),
+            commands,
+            notices: session.notices(),
+            view: view.clone(),
+        };
+        tokio::spawn(run(session, store, inbox, view));
+        handle
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Feeds an input; answers once its events are committed.
+    pub async fn feed(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Outcome, ActorError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(Command { input, key, reply }).await.map_err(|_| ActorError::Gone)?;
+        answer.await.map_err(|_| ActorError::Gone)?
+    }
+
+    /// Subscribes to notices from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.notices.subscribe()
+    }
+
+    /// Status, log length and queue as of the last commit.
+    pub fn view(&self) -> View {
+        self.view.lock().expect("view lock").clone()
+    }
+}
+
+fn view_of(session: &Session) -> View {
+    View { status: session.status(), next_seq: session.next_seq(), queue: session.queue() }
+}
+
+async fn run(
+    mut session: Session,
+    store: Option<Store>,
+    mut commands: mpsc::Receiver<Command>,
+    view: Arc<Mutex<View>>,
+) {
+    loop {
+        tokio::select! {
+            command = commands.recv() => {
+                let Some(Command { input, key, reply }) = command else { break };
+                let outcome = take(&mut session, store.as_ref(), input, key).await;
+                *view.lock().expect("view lock") = view_of(&session);
+                let _ = reply.send(outcome); // the caller went away; the input is in all the same
+            }
+            answer = session.next_answer() => {
+                if let Err(error) = session.feed(answer).await {
+                    eprintln!("airlock: session {}: {error}", session.id());
+                }
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+        }
+    }
+}
+
+/// Checks the idempotency key (inside the actor, so two requests with one key cannot race), then
+/// feeds the input.
+async fn take(
+    session: &mut Session,
+    store: Option<&Store>,
+    input: Input,
+    key: Option<IdempotencyKey>,
+) -> Result<Outcome, ActorError> {
+    if let (Some(key), Some(store)) = (&key, store)
+        && let Some(record) =
+            store.idempotency(&key.key, crate::session::now_ms(), IDEMPOTENCY_TTL_MS).await?
+    {
+        let same = record.session_id == session.id() && record.request_hash == key.request_hash;
+        return Ok(if same { Outcome::Replayed(record.response) } else { Outcome::KeyConflict });
+    }
+    Ok(Outcome::Fed(session.feed_keyed(input, key).await?))
+}

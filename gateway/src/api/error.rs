@@ -1,0 +1,151 @@
+//! The API's one error shape, `{"error": {code, message, details}}`, and the JSON body extractor
+//! whose rejections use it.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::actor::ActorError;
+use crate::registry::RegistryError;
+use crate::store::StoreError;
+
+/// An error answer: status, kebab-case code, one sentence for a person, details.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    details: Value,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// An error with empty details.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into(), details: json!({}), retry_after: None }
+    }
+
+    /// Adds details.
+    pub fn details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// 400 `bad-request` naming the field.
+    pub fn bad_request(field: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad-request", message).details(json!({"field": field}))
+    }
+
+    /// 404 `session-not-found`.
+    pub fn session_not_found(id: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "session-not-found",
+            format!("no session has id {id:?}; create it with POST /v1/sessions"),
+        )
+    }
+
+    /// 404 `queue-item-not-found`.
+    pub fn queue_item_not_found(id: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "queue-item-not-found",
+            format!(
+                "no pending item has message id {id:?}; it may have been claimed or removed already"
+            ),
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body =
+            json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", error.to_string())
+    }
+}
+
+impl From<RegistryError> for ApiError {
+    fn from(error: RegistryError) -> Self {
+        match error {
+            RegistryError::NotFound(id) => ApiError::session_not_found(&id),
+            RegistryError::BadSpec(message) => ApiError::bad_request("model", message),
+            RegistryError::Store(e) => e.into(),
+            RegistryError::Session(e) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<ActorError> for ApiError {
+    fn from(error: ActorError) -> Self {
+        let mut api = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage-unavailable",
+            error.to_string(),
+        );
+        api.retry_after = Some(1);
+        api
+    }
+}
+
+/// A JSON body: a body that is not `application/json` is 415, bad JSON is 400 naming where, a body
+/// over the limit is 413, and no body at all counts as `{}`.
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload-too-large",
+                    "the request body is over the size limit; send less, or raise --max-body",
+                )
+            } else {
+                ApiError::bad_request(
+                    "body",
+                    format!("the request body could not be read: {rejection}"),
+                )
+            }
+        })?;
+        let is_json = content_type
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
+        if !bytes.is_empty() && !is_json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "the request body must be JSON; send it with `content-type: application/json`",
+            ));
+        }
+        let body: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+        let mut de = serde_json::Deserializer::from_slice(body);
+        serde_path_to_error::deserialize(&mut de).map(JsonBody).map_err(|e| {
+            let field = e.path().to_string();
+            ApiError::bad_request(
+                if field == "." { "body" } else { &field },
+                format!("the request body is not valid: {}", e.inner()),
+            )
+        })
+    }
+}

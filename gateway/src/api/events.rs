@@ -1,0 +1,256 @@
+//! Observation: a session's log as SSE (resumable, served from the log, then live) or as JSON
+//! pages, and `/v1/events`, the cross-session stream of sessions added, removed and their status.
+//!
+//! Every stream is fed by its own task through a bounded channel: a slow reader only ever waits on
+//! its own channel, never slows the agent, and when it falls behind the live notices it re-reads
+//! the log from its cursor.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use airlock_core::Status;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, header};
+use axum::response::sse::{Event as Frame, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::{ApiError, AppState};
+use crate::actor::SessionHandle;
+use crate::registry::HubNotice;
+use crate::session::{Notice, QueueItem, seq_of};
+
+/// Events per read when catching up from the log.
+const PAGE: usize = 500;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/sessions/{id}/events", get(session_events))
+        .route("/v1/events", get(hub_events))
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    after: Option<u64>,
+    format: Option<String>,
+    limit: Option<usize>,
+}
+
+type Tx = mpsc::Sender<Result<Frame, Infallible>>;
+
+async fn session_events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if state.registry.store().session(&id).await?.is_none() {
+        return Err(ApiError::session_not_found(&id));
+    }
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if q.format.as_deref() == Some("json")
+        || (accept.contains("application/json") && !accept.contains("text/event-stream"))
+    {
+        return page(&state, &id, q.after, q.limit).await.map(IntoResponse::into_response);
+    }
+    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let after = match last_event_id {
+        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+            ApiError::bad_request("Last-Event-ID", "Last-Event-ID must be the seq of an event")
+        })?),
+        None => q.after,
+    };
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(follow_session(state, id, after, tx));
+    Ok(Sse::new(ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("ping"))
+        .into_response())
+}
+
+/// A JSON page `{events, lastSeq, nextAfter, hasMore}`.
+async fn page(
+    state: &AppState,
+    id: &str,
+    after: Option<u64>,
+    limit: Option<usize>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = limit.unwrap_or(500).clamp(1, 5000);
+    let mut events = state.registry.store().events(id, after, limit + 1).await?;
+    let has_more = events.len() > limit;
+    events.truncate(limit);
+    let last_seq = state.registry.store().last_seq(id).await?.map_or(-1, |s| s as i64);
+    let next_after = match events.last() {
+        Some(last) => seq_of(last)? as i64,
+        None => after.map_or(-1, |a| a as i64),
+    };
+    let raw: Vec<Box<RawValue>> =
+        events.into_iter().filter_map(|e| RawValue::from_string(e).ok()).collect();
+    Ok(Json(
+        json!({"events": raw, "lastSeq": last_seq, "nextAfter": next_after, "hasMore": has_more}),
+    ))
+}
+
+fn event_frame(json: &str, seq: u64) -> Frame {
+    Frame::default().id(seq.to_string()).event("session.event").data(json)
+}
+
+fn status_frame(id: &str, status: Status) -> Frame {
+    Frame::default()
+        .event("session.status")
+        .data(json!({"sessionId": id, "status": status}).to_string())
+}
+
+fn queue_frame(id: &str, items: &[QueueItem]) -> Frame {
+    Frame::default()
+        .event("session.queue")
+        .data(json!({"sessionId": id, "items": items}).to_string())
+}
+
+/// Streams one session: snapshots, the log after the cursor, then live notices.
+async fn follow_session(state: AppState, id: String, mut after: Option<u64>, tx: Tx) {
+    let handle: Option<SessionHandle> = state.registry.get(&id).ok();
+    // Subscribe before reading the log: nothing committed in between is missed.
+    let mut notices = handle.as_ref().map(SessionHandle::subscribe);
+    let mut shutdown = state.shutdown.clone();
+    let send = |frame: Frame| {
+        let tx = tx.clone();
+        async move { tx.send(Ok(frame)).await.is_ok() }
+    };
+    if !send(Frame::default().comment("connected").retry(Duration::from_secs(1))).await {
+        return;
+    }
+    let view = handle.as_ref().map(SessionHandle::view);
+    let status = view.as_ref().map_or(Status::Idle, |v| v.status);
+    if !send(status_frame(&id, status)).await {
+        return;
+    }
+    if let Some(view) = view.filter(|v| !v.queue.is_empty())
+        && !send(queue_frame(&id, &view.queue)).await
+    {
+        return;
+    }
+    if !catch_up(&state, &id, &mut after, &tx).await {
+        return;
+    }
+    loop {
+        let notice = tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tx.closed() => return,
+            notice = async { match notices.as_mut() { Some(n) => n.recv().await, None => std::future::pending().await } } => notice,
+        };
+        let delivered = match notice {
+            Ok(Notice::Event(json)) => match seq_of(&json) {
+                Ok(seq) if after.is_some_and(|a| seq <= a) => true,
+                Ok(seq) if after.map_or(seq == 0, |a| seq == a + 1) => {
+                    after = Some(seq);
+                    send(event_frame(&json, seq)).await
+                }
+                _ => catch_up(&state, &id, &mut after, &tx).await,
+            },
+            Ok(Notice::Status(status)) => send(status_frame(&id, status)).await,
+            Ok(Notice::Queue(items)) => send(queue_frame(&id, &items)).await,
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                // Fell behind the live notices: the log has everything.
+                let status = handle.as_ref().map_or(Status::Idle, |h| h.view().status);
+                catch_up(&state, &id, &mut after, &tx).await
+                    && send(status_frame(&id, status)).await
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if !delivered {
+            return;
+        }
+    }
+}
+
+/// Sends every logged event after the cursor; `false` once the client is gone or storage fails.
+async fn catch_up(state: &AppState, id: &str, after: &mut Option<u64>, tx: &Tx) -> bool {
+    loop {
+        let Ok(events) = state.registry.store().events(id, *after, PAGE).await else {
+            return false;
+        };
+        for json in &events {
+            let Ok(seq) = seq_of(json) else { return false };
+            if tx.send(Ok(event_frame(json, seq))).await.is_err() {
+                return false;
+            }
+            *after = Some(seq);
+        }
+        if events.len() < PAGE {
+            return true;
+        }
+    }
+}
+
+/// `GET /v1/events`: sessions added and removed, and every session's status changes.
+async fn hub_events(State(state): State<AppState>) -> Response {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(follow_hub(state, tx));
+    Sse::new(ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("ping"))
+        .into_response()
+}
+
+async fn follow_hub(state: AppState, tx: Tx) {
+    let mut hub = state.registry.subscribe();
+    let mut shutdown = state.shutdown.clone();
+    if tx
+        .send(Ok(Frame::default().comment("connected").retry(Duration::from_secs(1))))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let watch = |handle: SessionHandle| {
+        let (tx, mut shutdown) = (tx.clone(), state.shutdown.clone());
+        tokio::spawn(async move {
+            let mut notices = handle.subscribe();
+            loop {
+                tokio::select! {
+                    _ = shutdown.changed() => return,
+                    notice = notices.recv() => match notice {
+                        Ok(Notice::Status(status)) => {
+                            if tx.send(Ok(status_frame(handle.id(), status))).await.is_err() { return }
+                        }
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                }
+            }
+        });
+    };
+    for handle in state.registry.handles() {
+        watch(handle);
+    }
+    loop {
+        let notice = tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tx.closed() => return,
+            notice = hub.recv() => notice,
+        };
+        let frame = match notice {
+            Ok(HubNotice::Added { session_id }) => {
+                if let Ok(handle) = state.registry.get(&session_id) {
+                    watch(handle);
+                }
+                Frame::default()
+                    .event("session.added")
+                    .data(json!({"sessionId": session_id}).to_string())
+            }
+            Ok(HubNotice::Removed { session_id }) => Frame::default()
+                .event("session.removed")
+                .data(json!({"sessionId": session_id}).to_string()),
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if tx.send(Ok(frame)).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Receipts: the admission facts of one message, read from the log (never a result).
+
+use airlock_core::{Event, EventData, Inbox, SpliceOutcome, Target};
+use serde::Serialize;
+
+/// `{messageId, state, target, insertedSeq, claimedSeq?, turn?, canceledSeq?}`.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    message_id: String,
+    state: &'static str,
+    target: Target,
+    inserted_seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claimed_seq: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    canceled_seq: Option<u64>,
+}
+
+/// Replays the log's splices to follow one message id; `None` if it was never accepted.
+pub fn find(events: &[String], message_id: &str) -> Option<Receipt> {
+    let mut inbox = Inbox::default();
+    let mut turn = 0;
+    let mut receipt: Option<Receipt> = None;
+    for json in events {
+        let Ok(Some(event)) = Event::parse(json) else { continue };
+        match &event.data {
+            EventData::TurnStart(start) => turn = start.turn,
+            EventData::InboxSpliced(splice) => {
+                let removed = inbox.removed_by(splice).iter().any(|m| m.id == message_id);
+                let inserted = splice.inserted.iter().any(|m| m.id == message_id);
+                inbox.apply(splice);
+                if inserted {
+                    let r = receipt.get_or_insert(Receipt {
+                        message_id: message_id.to_owned(),
+                        state: "pending",
+                        target: splice.target,
+                        inserted_seq: event.seq,
+                        claimed_seq: None,
+                        turn: None,
+                        canceled_seq: None,
+                    });
+                    (r.state, r.target, r.canceled_seq) = ("pending", splice.target, None);
+                } else if removed && let Some(r) = receipt.as_mut() {
+                    match splice.outcome {
+                        Some(SpliceOutcome::Canceled) => {
+                            (r.state, r.canceled_seq) = ("canceled", Some(event.seq))
+                        }
+                        None => {
+                            (r.state, r.claimed_seq, r.turn) =
+                                ("claimed", Some(event.seq), Some(turn))
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    receipt
+}

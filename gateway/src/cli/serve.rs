@@ -1,0 +1,66 @@
+//! `airlock serve`: the gateway. Every flag also reads an `AIRLOCK_*` environment variable.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::api::DEFAULT_MAX_BODY;
+use crate::server::{Gateway, Settings, bind, shutdown_signal};
+use crate::store::Durability;
+
+/// Arguments of `airlock serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, env = "AIRLOCK_LISTEN", default_value = "127.0.0.1:7700")]
+    pub listen: String,
+    /// The SQLite file holding every session.
+    #[arg(long, env = "AIRLOCK_DATA", default_value = "./airlock.db")]
+    pub data: PathBuf,
+    /// The model for sessions that name none.
+    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
+    pub model: String,
+    /// `full` survives power loss; `normal` is faster and may lose the last commits then.
+    #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
+    pub durability: Durability,
+    /// Request body limit in bytes.
+    #[arg(long, env = "AIRLOCK_MAX_BODY", default_value_t = DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// Origins allowed by CORS (repeat, or `*`); none sends no CORS headers.
+    #[arg(long = "cors-origin", env = "AIRLOCK_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+}
+
+/// Runs the gateway until SIGINT or SIGTERM.
+pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
+    let settings = Settings {
+        data: args.data,
+        model: args.model,
+        durability: args.durability,
+        max_body: args.max_body,
+        cors_origins: args.cors_origins,
+        cache_dir,
+    };
+    let started = async {
+        let gateway = Gateway::start(settings).await?;
+        let (listener, addr) = bind(&args.listen).await?;
+        Ok::<_, crate::server::ServeError>((gateway, listener, addr))
+    };
+    let (gateway, listener, addr) = match started.await {
+        Ok(parts) => parts,
+        Err(error) => {
+            eprintln!("airlock: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Tests and scripts read the port from this line.
+    eprintln!("airlock: listening on http://{addr}");
+    match gateway.run(listener, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("airlock: serving failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The live sessions of a gateway: creating them, finding them, and bringing every stored session
+//! back after a restart (crash repair, then the followups that were accepted but never ran).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use airlock_core::{Config, Input};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::actor::SessionHandle;
+use crate::core_host::CoreHost;
+use crate::model;
+use crate::session::{Session, SessionError, now_ms};
+use crate::store::{SessionRow, Store, StoreError};
+use crate::tools::ToolRegistry;
+
+/// How a session was asked for: stored with it, so a restart rebuilds the same session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSpec {
+    /// `demo`, `openai:<model>`, ...
+    pub model: String,
+    /// The system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Names of the tools the model sees (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Anything the client wants kept with the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No such session.
+    #[error("no session has id {0:?}")]
+    NotFound(String),
+    /// The spec names something this gateway cannot provide.
+    #[error("{0}")]
+    BadSpec(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The session could not be built.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// A change to the set of sessions or their status, for `GET /v1/events`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event")]
+pub enum HubNotice {
+    /// A session was created.
+    #[serde(rename = "session.added")]
+    Added {
+        /// The session.
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    },
+    /// A session was disposed.
+    #[serde(rename = "session.removed")]
+    Removed {
+        /// The session.
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    },
+}
+
+/// Every live session of the gateway.
+pub struct Registry {
+    store: Store,
+    host: Arc<CoreHost>,
+    tools: ToolRegistry,
+    default_model: String,
+    live: Mutex<HashMap<String, SessionHandle>>,
+    hub: broadcast::Sender<HubNotice>,
+}
+
+impl Registry {
+    /// A registry over a store; `default_model` serves sessions that name none.
+    pub fn new(
+        store: Store,
+        host: Arc<CoreHost>,
+        tools: ToolRegistry,
+        default_model: String,
+    ) -> Registry {
+        Registry {
+            store,
+            host,
+            tools,
+            default_model,
+            live: Mutex::new(HashMap::new()),
+            hub: broadcast::channel(256).0,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The default model name.
+    pub fn default_model(&self) -> &str {
+        &self.default_model
+    }
+
+    /// Session-set changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<HubNotice> {
+        self.hub.subscribe()
+    }
+
+    /// Every live session's handle.
+    pub fn handles(&self) -> Vec<SessionHandle> {
+        self.live.lock().expect("registry lock").values().cloned().collect()
+    }
+
+    /// Creates a session; `Ok((row, false))` when one with that id exists (the caller compares).
+    pub async fn create(
+        &self,
+        session_id: String,
+        mut spec: SessionSpec,
+    ) -> Result<(SessionRow, bool), RegistryError> {
+        if spec.model.is_empty() {
+            spec.model = self.default_model.clone();
+        }
+        let parts = self.build(&session_id, &spec)?;
+        let now = now_ms();
+        let row = SessionRow {
+            session_id: session_id.clone(),
+            created_at: now,
+            updated_at: now,
+            spec: serde_json::to_value(&spec).expect("specs serialize"),
+            disposed: false,
+            parent_session_id: None,
+        };
+        if !self.store.insert_session(row.clone()).await? {
+            let existing = self
+                .store
+                .session(&session_id)
+                .await?
+                .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
+            return Ok((existing, false));
+        }
+        let log = Arc::new(self.store.clone());
+        let session = Session::create(parts.host, parts.config, parts.model, parts.tools, log)?;
+        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+        self.live.lock().expect("registry lock").insert(session_id.clone(), handle);
+        let _ = self.hub.send(HubNotice::Added { session_id });
+        Ok((row, true))
+    }
+
+    /// The live session with this id.
+    pub fn get(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
+        self.live
+            .lock()
+            .expect("registry lock")
+            .get(session_id)
+            .cloned()
+            .ok_or_else(|| RegistryError::NotFound(session_id.to_owned()))
+    }
+
+    /// Forgets a disposed session's actor (its log stays readable).
+    pub fn remove(&self, session_id: &str) {
+        self.live.lock().expect("registry lock").remove(session_id);
+        let _ = self.hub.send(HubNotice::Removed { session_id: session_id.to_owned() });
+    }
+
+    /// Brings back every stored session that is not disposed: rebuilt from its log, its open turn
+    /// closed, its accepted followups run. Called once at start, before the gateway is ready.
+    pub async fn recover_all(&self) -> Result<usize, RegistryError> {
+        let mut count = 0;
+        let mut cursor = None;
+        loop {
+            let rows = self.store.sessions(cursor.clone(), 500).await?;
+            let Some(last) = rows.last() else { break };
+            cursor = Some(last.session_id.clone());
+            for row in rows.into_iter().filter(|r| !r.disposed) {
+                let spec: SessionSpec =
+                    serde_json::from_value(row.spec.clone()).unwrap_or_default();
+                let Parts { host, config, model, tools } = self.build(&row.session_id, &spec)?;
+                let log = Arc::new(self.store.clone());
+                let mut session = Session::restore(host, config, model, tools, log).await?;
+                session.feed(Input::Recover).await?;
+                let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+                self.live.lock().expect("registry lock").insert(row.session_id, handle);
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// The parts a session is made of, per its spec.
+    fn build(&self, session_id: &str, spec: &SessionSpec) -> Result<Parts, RegistryError> {
+        let model =
+            model::from_name(&spec.model).map_err(|e| RegistryError::BadSpec(e.to_string()))?;
+        let tools = match &spec.tools {
+            None => self.tools.clone(),
+            Some(names) => self.tools.only(names).map_err(RegistryError::BadSpec)?,
+        };
+        let mut config = Config::new(session_id, model.provider(), model.model());
+        config.system = spec.system.clone();
+        Ok(Parts { host: self.host.clone(), config, model, tools })
+    }
+}
+
+/// What a session is built from.
+struct Parts {
+    host: Arc<CoreHost>,
+    config: Config,
+    model: Arc<dyn model::ModelProvider>,
+    tools: ToolRegistry,
+}

@@ -1,0 +1,135 @@
+//! The gateway process: open the store, bring every session back, serve the API until told to
+//! stop, then close streams and let in-flight commits land.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+
+use crate::api::{AppState, app};
+use crate::core_host::{CoreError, CoreHost};
+use crate::registry::{Registry, RegistryError};
+use crate::store::{Durability, Store, StoreError};
+use crate::tools::ToolRegistry;
+
+/// How to run a gateway.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The SQLite file.
+    pub data: std::path::PathBuf,
+    /// The model sessions get when they name none.
+    pub model: String,
+    /// Commit durability.
+    pub durability: Durability,
+    /// The request body limit in bytes.
+    pub max_body: usize,
+    /// Origins allowed by CORS (`*` for any); none: no CORS headers.
+    pub cors_origins: Vec<String>,
+    /// Where compiled core code is cached.
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+/// Why the gateway could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The core.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// Recovery.
+    #[error("recovering the stored sessions failed: {0}")]
+    Recover(#[from] RegistryError),
+    /// The default model.
+    #[error(transparent)]
+    Model(#[from] crate::model::UnknownModel),
+    /// The socket.
+    #[error("cannot serve on {addr}: {source}")]
+    Io {
+        /// The address.
+        addr: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// A gateway whose sessions are recovered, ready to serve.
+pub struct Gateway {
+    state: AppState,
+    stop: watch::Sender<bool>,
+    settings: Settings,
+}
+
+impl Gateway {
+    /// Opens the store and recovers every session (before anything is served, as the spec asks).
+    pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
+        crate::model::from_name(&settings.model)?;
+        let store = Store::open(Path::new(&settings.data), settings.durability)?;
+        let host = Arc::new(CoreHost::new(settings.cache_dir.as_deref())?);
+        let registry =
+            Arc::new(Registry::new(store, host, ToolRegistry::builtin(), settings.model.clone()));
+        registry.recover_all().await?;
+        let (stop, shutdown) = watch::channel(false);
+        Ok(Gateway { state: AppState { registry, shutdown }, stop, settings })
+    }
+
+    /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
+    /// with `Last-Event-ID`) and in-flight requests finish.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let cors = cors(&self.settings.cors_origins);
+        let router = app(self.state, self.settings.max_body, cors);
+        let stop = self.stop;
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                let _ = stop.send(true);
+            })
+            .await
+    }
+}
+
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let layer = CorsLayer::new().allow_methods(Any).allow_headers(Any);
+    Some(if origins.iter().any(|o| o == "*") {
+        layer.allow_origin(Any)
+    } else {
+        layer.allow_origin(AllowOrigin::list(origins.iter().filter_map(|o| o.parse().ok())))
+    })
+}
+
+/// Binds `addr` (port 0 picks a free one).
+pub async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
+    let io = |source| ServeError::Io { addr: addr.to_owned(), source };
+    let listener = TcpListener::bind(addr).await.map_err(io)?;
+    let local = listener.local_addr().map_err(io)?;
+    Ok((listener, local))
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

@@ -1,0 +1,144 @@
+//! The shared harness of the HTTP tests: a real gateway on port 0 over a temp SQLite file, a
+//! client, and an SSE reader that waits for frames (never sleeps).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use airlock_gateway::server::{Gateway, Settings, bind};
+use eventsource_stream::{Event, Eventsource};
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// A running gateway; dropping it shuts it down.
+pub struct TestGateway {
+    pub base: String,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Starts a gateway on `data` (a file in a temp dir the caller keeps).
+pub async fn start(data: PathBuf) -> TestGateway {
+    let settings = Settings {
+        data,
+        model: "demo".into(),
+        durability: airlock_gateway::store::Durability::Normal,
+        max_body: 1024,
+        cors_origins: Vec::new(),
+        cache_dir: None,
+    };
+    let gateway = Gateway::start(settings).await.expect("gateway starts");
+    let (listener, addr) = bind("127.0.0.1:0").await.unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let done = tokio::spawn(async move {
+        gateway.run(listener, async { drop(stopped.await) }).await.unwrap();
+    });
+    TestGateway {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        stop: Some(stop),
+        done: Some(done),
+    }
+}
+
+impl TestGateway {
+    /// Stops it gracefully and waits until it has.
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.done.take().unwrap().await.unwrap();
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// `POST /v1/sessions` → the session id.
+    pub async fn session(&self) -> String {
+        let res = self.client.post(self.url("/v1/sessions")).send().await.unwrap();
+        assert_eq!(res.status(), 201);
+        res.json::<Value>().await.unwrap()["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// `POST …/messages` with a JSON body → (status, body).
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let res = self.client.post(self.url(path)).json(&body).send().await.unwrap();
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let res = self.client.get(self.url(path)).send().await.unwrap();
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Opens the SSE stream of a session with optional extra query / Last-Event-ID.
+    pub async fn sse(&self, session: &str, query: &str, last_event_id: Option<u64>) -> Sse {
+        let mut req = self.client.get(self.url(&format!("/v1/sessions/{session}/events{query}")));
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+        Sse { events: Box::pin(res.bytes_stream().eventsource()) }
+    }
+
+    /// The log of a session, as JSON events.
+    pub async fn log(&self, session: &str) -> Vec<Value> {
+        let (status, page) =
+            self.get(&format!("/v1/sessions/{session}/events?format=json&limit=5000")).await;
+        assert_eq!(status, 200);
+        page["events"].as_array().unwrap().clone()
+    }
+}
+
+/// An open SSE stream.
+pub struct Sse {
+    events: std::pin::Pin<
+        Box<
+            dyn Stream<Item = Result<Event, eventsource_stream::EventStreamError<reqwest::Error>>>
+                + Send,
+        >,
+    >,
+}
+
+impl Sse {
+    /// The next frame (fails the test after 20 s: a hung stream is a bug).
+    pub async fn next(&mut self) -> Event {
+        tokio::time::timeout(Duration::from_secs(20), self.events.next())
+            .await
+            .expect("a frame within 20 s")
+            .expect("the stream is open")
+            .expect("a well-formed frame")
+    }
+
+    /// Frames until (and including) a `session.status` frame with `idle` that follows a
+    /// `turn/end`; returns them as `"type"` lines for log events and `status X` for status.
+    pub async fn until_idle(&mut self) -> Vec<(Option<u64>, String)> {
+        let mut frames = Vec::new();
+        let mut ended = false;
+        loop {
+            let frame = self.next().await;
+            let data: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
+            let line = match frame.event.as_str() {
+                "session.event" => {
+                    ended |= data["type"] == "turn/end";
+                    data["type"].as_str().unwrap().to_owned()
+                }
+                "session.status" => format!("status {}", data["status"].as_str().unwrap()),
+                other => other.to_owned(),
+            };
+            // SSE keeps the last id for later frames; only log events carry their own.
+            let id = (frame.event == "session.event").then(|| frame.id.parse().ok()).flatten();
+            let done = ended && line == "status idle";
+            frames.push((id, line));
+            if done {
+                return frames;
+            }
+        }
+    }
+}

@@ -47,7 +47,7 @@ pub enum ServeError {
     Recover(#[from] RegistryError),
     /// The default model.
     #[error(transparent)]
-    Model(#[from] crate::model::UnknownModel),
+    Model(#[from] crate::model::ModelSetupError),
     /// The socket.
     #[error("cannot serve on {addr}: {source}")]
     Io {

@@ -22,7 +22,7 @@ use crate::tools::ToolRegistry;
 pub struct RunArgs {
     /// The task, sent as the session's first message.
     pub task: String,
-    /// The model: `demo` (offline, no key).
+    /// The model: `demo` (offline, no key), `openai:<model>` or `deepseek:<model>`.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
 }
@@ -41,7 +41,7 @@ pub async fn run(args: RunArgs, cache_dir: Option<PathBuf>) -> ExitCode {
 #[derive(Debug, thiserror::Error)]
 enum RunError {
     #[error(transparent)]
-    Model(#[from] model::UnknownModel),
+    Model(#[from] model::ModelSetupError),
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error("the core refused the task ({0}); this is a bug in the core")]

@@ -30,6 +30,7 @@ pub async fn start(data: PathBuf) -> TestGateway {
         cors_origins: Vec::new(),
         cache_dir: None,
     };
+    airlock_gateway::model::install_tls();
     let gateway = Gateway::start(settings).await.expect("gateway starts");
     let (listener, addr) = bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();

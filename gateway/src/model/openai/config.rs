@@ -1,0 +1,207 @@
+//! Where an OpenAI-compatible provider sends requests, with which key, and how long it waits.
+//!
+//! Tests build an [`OpenAiConfig`] directly; `--model openai:<model>` / `deepseek:<model>` reads
+//! it from the environment with [`OpenAiConfig::from_env`].
+
+use std::fmt;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use crate::model::ModelSetupError;
+
+/// How long a request may wait, at each stage, before it fails with `TIMEOUT`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Opening the TCP (and TLS) connection.
+    pub connect: Duration,
+    /// From sending the request to the first byte of the response body.
+    pub first_byte: Duration,
+    /// Between two reads of the response body once it has started.
+    pub stall: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(60),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything an OpenAI-compatible chat-completions client needs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    /// The endpoint including its version path, e.g. `https://api.openai.com/v1`; the client
+    /// appends `/chat/completions`.
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer <key>` when set.
+    pub api_key: Option<String>,
+    /// The model name sent upstream, as given.
+    pub model: String,
+    /// How the provider is named in logs and messages (`openai`, `deepseek`).
+    pub provider_name: String,
+    /// How long each stage of a request may take.
+    pub timeouts: Timeouts,
+}
+
+/// The key never reaches a log or an error message.
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("provider_name", &self.provider_name)
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
+}
+
+/// A provider that speaks the chat-completions wire.
+struct Flavor {
+    name: &'static str,
+    key_variable: &'static str,
+    base_url: &'static str,
+    example_model: &'static str,
+}
+
+const FLAVORS: [Flavor; 2] = [
+    Flavor {
+        name: "openai",
+        key_variable: "OPENAI_API_KEY",
+        base_url: "https://api.openai.com/v1",
+        example_model: "gpt-4o-mini",
+    },
+    Flavor {
+        name: "deepseek",
+        key_variable: "DEEPSEEK_API_KEY",
+        base_url: "https://api.deepseek.com/v1",
+        example_model: "deepseek-chat",
+    },
+];
+
+/// Whether `provider` is one this module serves (`openai`, `deepseek`).
+pub fn is_openai_compatible(provider: &str) -> bool {
+    FLAVORS.iter().any(|f| f.name == provider)
+}
+
+impl OpenAiConfig {
+    /// The config for `provider:model` from the process environment: `AIRLOCK_BASE_URL`, and
+    /// `OPENAI_API_KEY` or `DEEPSEEK_API_KEY`.
+    pub fn from_env(provider: &str, model: &str) -> Result<OpenAiConfig, ModelSetupError> {
+        OpenAiConfig::from_vars(provider, model, |name| std::env::var(name).ok())
+    }
+
+    /// [`OpenAiConfig::from_env`] with the variables read through `var` (an empty value counts as
+    /// unset). A missing key is an error unless the base URL is a loopback address.
+    pub fn from_vars(
+        provider: &str,
+        model: &str,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<OpenAiConfig, ModelSetupError> {
+        let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let Some(flavor) = FLAVORS.iter().find(|f| f.name == provider) else {
+            return Err(ModelSetupError::Unknown(format!("{provider}:{model}")));
+        };
+        if model.is_empty() {
+            return Err(ModelSetupError::MissingModelName {
+                provider: flavor.name,
+                example: flavor.example_model,
+            });
+        }
+        let base_url = var("AIRLOCK_BASE_URL").unwrap_or_else(|| flavor.base_url.to_owned());
+        let api_key = var(flavor.key_variable);
+        if api_key.is_none() && !is_loopback(&base_url)? {
+            return Err(ModelSetupError::MissingKey {
+                model: format!("{provider}:{model}"),
+                variable: flavor.key_variable,
+            });
+        }
+        Ok(OpenAiConfig {
+            base_url,
+            api_key,
+            model: model.to_owned(),
+            provider_name: flavor.name.to_owned(),
+            timeouts: Timeouts::default(),
+        })
+    }
+
+    /// `<base_url>/chat/completions`, checked to be an http(s) URL.
+    pub fn endpoint(&self) -> Result<reqwest::Url, ModelSetupError> {
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        let bad =
+            |reason: String| ModelSetupError::BadBaseUrl { url: self.base_url.clone(), reason };
+        let parsed = reqwest::Url::parse(&url).map_err(|e| bad(e.to_string()))?;
+        match parsed.scheme() {
+            "http" | "https" => Ok(parsed),
+            other => Err(bad(format!("the scheme is {other:?}, not http or https"))),
+        }
+    }
+
+    /// Whether requests stay on this machine (where a local server needs no key and no proxy).
+    pub fn is_local(&self) -> Result<bool, ModelSetupError> {
+        is_loopback(&self.base_url)
+    }
+}
+
+fn is_loopback(base_url: &str) -> Result<bool, ModelSetupError> {
+    let url = reqwest::Url::parse(base_url).map_err(|e| ModelSetupError::BadBaseUrl {
+        url: base_url.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let host = url.host_str().unwrap_or_default();
+    let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>();
+    Ok(host.eq_ignore_ascii_case("localhost") || ip.is_ok_and(|ip| ip.is_loopback()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn openai_defaults_to_the_public_endpoint_and_reads_its_key() {
+        let config =
+            OpenAiConfig::from_vars("openai", "gpt-4o", vars(&[("OPENAI_API_KEY", "sk-1")]))
+                .unwrap();
+        assert_eq!(config.base_url, "https://api.openai.com/v1");
+        assert_eq!(config.api_key.as_deref(), Some("sk-1"));
+        assert_eq!(config.model, "gpt-4o");
+        assert_eq!(
+            config.endpoint().unwrap().as_str(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert!(!format!("{config:?}").contains("sk-1"), "the key is redacted");
+    }
+
+    #[test]
+    fn deepseek_without_a_key_names_the_variable_to_set() {
+        let err = OpenAiConfig::from_vars("deepseek", "deepseek-chat", vars(&[])).unwrap_err();
+        assert!(err.to_string().contains("set DEEPSEEK_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn a_loopback_base_url_needs_no_key() {
+        for url in ["http://127.0.0.1:8000/v1", "http://localhost:1/v1", "http://[::1]:9/v1/"] {
+            let config =
+                OpenAiConfig::from_vars("openai", "m", vars(&[("AIRLOCK_BASE_URL", url)])).unwrap();
+            assert_eq!(config.api_key, None);
+            assert!(config.endpoint().unwrap().as_str().ends_with("/v1/chat/completions"));
+        }
+        let remote = vars(&[("AIRLOCK_BASE_URL", "https://example.com/v1")]);
+        assert!(OpenAiConfig::from_vars("openai", "m", remote).is_err());
+    }
+
+    #[test]
+    fn an_empty_model_name_is_refused_with_an_example() {
+        let err = OpenAiConfig::from_vars("openai", "", vars(&[])).unwrap_err();
+        assert!(err.to_string().contains("openai:gpt-4o-mini"), "{err}");
+    }
+}

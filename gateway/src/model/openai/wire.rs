@@ -1,0 +1,301 @@
+//! The chat-completions wire: a [`ModelRequest`] as a request body, and the streamed
+//! `chat.completion.chunk`s as [`StreamChunk`]s.
+
+use std::collections::BTreeMap;
+
+use airlock_core::{
+    ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, ToolSpec,
+    Usage,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::errors;
+
+/// The streaming request body for `request`.
+pub(super) fn request_body(request: &ModelRequest) -> Result<Value, ModelError> {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::Assistant => messages.extend(assistant(message)),
+            Role::User | Role::Tool => user(message, &mut messages),
+        }
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request.tools.iter().map(tool).collect::<Result<_, _>>()?;
+    }
+    if let Some(max_tokens) = request.max_tokens {
+        body["max_tokens"] = json!(max_tokens);
+    }
+    Ok(body)
+}
+
+/// Text and tool calls; reasoning is never sent back. `None` when nothing is left to send.
+fn assistant(message: &Message) -> Option<Value> {
+    let text = texts(&message.content);
+    let calls: Vec<Value> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall { id, name, arguments } => Some(json!({
+                "id": id,
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            })),
+            _ => None,
+        })
+        .collect();
+    match (text.is_empty(), calls.is_empty()) {
+        (true, true) => None,
+        (_, true) => Some(json!({"role": "assistant", "content": text})),
+        (true, false) => Some(json!({"role": "assistant", "content": null, "tool_calls": calls})),
+        (false, false) => Some(json!({"role": "assistant", "content": text, "tool_calls": calls})),
+    }
+}
+
+/// Tool results become `role: "tool"` messages (first, so they follow the assistant's calls);
+/// text and images become one user message: a plain string when it is all text.
+fn user(message: &Message, out: &mut Vec<Value>) {
+    let mut parts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::ToolResult { tool_call_id, content, .. } => out.push(json!({
+                "role": "tool",
+                "tool_call_id": tool_call_id,
+                "content": texts(content),
+            })),
+            ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+            ContentBlock::Image { media_type, data } => parts.push(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{media_type};base64,{data}")},
+            })),
+            ContentBlock::Reasoning { .. } | ContentBlock::ToolCall { .. } => {}
+        }
+    }
+    if parts.is_empty() {
+        return;
+    }
+    let content = if parts.iter().all(|p| p["type"] == "text") {
+        json!(texts(&message.content))
+    } else {
+        json!(parts)
+    };
+    out.push(json!({"role": "user", "content": content}));
+}
+
+/// The text blocks joined by newlines; an image inside a tool result is named, not sent.
+fn texts(blocks: &[ContentBlock]) -> String {
+    let texts: Vec<String> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.clone()),
+            ContentBlock::Image { media_type, .. } => Some(format!("[{media_type} image]")),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+fn tool(spec: &ToolSpec) -> Result<Value, ModelError> {
+    let parameters: Value = serde_json::from_str(&spec.parameters).map_err(|e| {
+        errors::bad_request(format!(
+            "the parameters of the {} tool are not JSON ({e}); fix the tool's JSON Schema",
+            spec.name
+        ))
+    })?;
+    Ok(json!({
+        "type": "function",
+        "function": {"name": spec.name, "description": spec.description, "parameters": parameters},
+    }))
+}
+
+/// One `chat.completion.chunk`, as far as it is read.
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    /// DeepSeek's reasoning text.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+    /// DeepSeek reports cache hits here.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+/// What one server-sent event meant.
+pub(super) enum Decoded {
+    /// Deltas to pass on (possibly none).
+    Chunks(Vec<StreamChunk>),
+    /// `[DONE]`: the response is complete.
+    Done,
+}
+
+/// Turns the events of one response into chunks, remembering each tool call's id: providers send
+/// it on the first delta of a call only, the core wants it on every delta.
+pub(super) struct Decoder {
+    provider: String,
+    call_ids: BTreeMap<u32, String>,
+    finished: bool,
+}
+
+impl Decoder {
+    /// A decoder for one response of `provider`.
+    pub(super) fn new(provider: &str) -> Decoder {
+        Decoder { provider: provider.to_owned(), call_ids: BTreeMap::new(), finished: false }
+    }
+
+    /// Decodes one event (`event` is its SSE event name, usually empty).
+    pub(super) fn event(&mut self, event: &str, data: &str) -> Result<Decoded, ModelError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(Decoded::Done);
+        }
+        if event == "error" {
+            return Err(errors::in_stream(&self.provider, data));
+        }
+        if data.is_empty() {
+            return Ok(Decoded::Chunks(Vec::new()));
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+            let what = format!("a chunk is not the expected JSON ({e}): {}", errors::quote(data));
+            errors::malformed(&self.provider, what)
+        })?;
+        if chunk.error.is_some() {
+            return Err(errors::in_stream(&self.provider, data));
+        }
+        let mut out = Vec::new();
+        for choice in chunk.choices.into_iter().flatten() {
+            if let Some(delta) = choice.delta {
+                self.delta(delta, &mut out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finished = true;
+                out.push(StreamChunk::Finish { reason: finish_reason(&reason) });
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.push(StreamChunk::Usage { usage: usage.into() });
+        }
+        Ok(Decoded::Chunks(out))
+    }
+
+    /// The body ended without `[DONE]`: fine once a finish reason arrived, a broken stream if not.
+    pub(super) fn ended(&self) -> Result<(), ModelError> {
+        if self.finished { Ok(()) } else { Err(errors::ended_early(&self.provider)) }
+    }
+
+    fn delta(&mut self, delta: Delta, out: &mut Vec<StreamChunk>) {
+        if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
+            out.push(StreamChunk::ReasoningDelta { index: 0, text });
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            out.push(StreamChunk::TextDelta { index: 0, text });
+        }
+        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+            let index = call.index.unwrap_or(position as u32);
+            if let Some(id) = call.id.filter(|id| !id.is_empty()) {
+                self.call_ids.entry(index).or_insert(id);
+            }
+            let (name, arguments) = match call.function {
+                Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments.unwrap_or_default()),
+                None => (None, String::new()),
+            };
+            out.push(StreamChunk::ToolCallDelta {
+                index,
+                id: self.call_ids.get(&index).cloned().unwrap_or_default(),
+                name,
+                arguments_delta: arguments,
+            });
+        }
+    }
+}
+
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "tool_calls" => FinishReason::ToolCalls,
+        "length" => FinishReason::MaxTokens,
+        "content_filter" => FinishReason::Error,
+        _ => FinishReason::Stop,
+    }
+}
+
+impl From<WireUsage> for Usage {
+    fn from(usage: WireUsage) -> Usage {
+        let cached = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
+        Usage {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+            cache_read_tokens: cached.or(usage.prompt_cache_hit_tokens),
+            reasoning_tokens: usage.completion_tokens_details.and_then(|d| d.reasoning_tokens),
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Test support for Airlock, shared by the integration tests of the other crates.
+//!
+//! [`mock_model`] is a real HTTP server that speaks the OpenAI chat-completions streaming wire
+//! (server-sent events of `chat.completion.chunk`s), scripted reply by reply, so a test drives the
+//! real provider client over a real socket, faults included.
+//!
+//! This crate depends on no Airlock crate: the gateway takes it as a dev-dependency.
+
+pub mod mock_model;
+
+pub use mock_model::{MockModel, Reply};

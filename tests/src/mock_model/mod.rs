@@ -1,0 +1,139 @@
+//! A scriptable mock of the chat-completions streaming API, bound to `127.0.0.1`, port 0.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use airlock_tests::{MockModel, Reply};
+//!
+//! let mock = MockModel::start().await;
+//! mock.push(Reply::status(500)).push(Reply::text("hello", 3));
+//! let base_url = mock.base_url(); // http://127.0.0.1:PORT/v1
+//! // ... point the client at `base_url` and run it ...
+//! assert_eq!(mock.requests().len(), 2);
+//! # }
+//! ```
+//!
+//! Each `POST /v1/chat/completions` records its body, then takes the next [`Reply`] from the
+//! script (a short default text when the script is empty) and plays it: an HTTP error, or a stream
+//! of chunks with optional delays and faults. Nothing else is served.
+
+mod reply;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use reply::Reply;
+
+use reply::Played;
+
+/// What the server shares with its handler.
+#[derive(Default)]
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// One request as it arrived.
+struct Recorded {
+    body: Value,
+    authorization: Option<String>,
+}
+
+/// A running mock model server; it stops when dropped.
+pub struct MockModel {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    server: JoinHandle<()>,
+}
+
+impl MockModel {
+    /// Binds `127.0.0.1:0` and starts serving with an empty script.
+    pub async fn start() -> MockModel {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("a bound listener has an address");
+        let shared = Arc::new(Shared::default());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .with_state(shared.clone());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("the mock model server runs");
+        });
+        MockModel { addr, shared, server }
+    }
+
+    /// The base URL a client is configured with, version path included:
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Queues the reply to the next request that finds the script otherwise empty.
+    pub fn push(&self, reply: Reply) -> &Self {
+        lock(&self.shared.script).push_back(reply);
+        self
+    }
+
+    /// The bodies of every request received so far, in order (a body that is not JSON is
+    /// recorded as a JSON string).
+    pub fn requests(&self) -> Vec<Value> {
+        lock(&self.shared.requests).iter().map(|r| r.body.clone()).collect()
+    }
+
+    /// The `Authorization` header of every request received so far, in order.
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        lock(&self.shared.requests).iter().map(|r| r.authorization.clone()).collect()
+    }
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// A poisoned lock only means another test thread panicked; the data is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let authorization = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let number = {
+        let mut requests = lock(&shared.requests);
+        requests.push(Recorded { body: body.clone(), authorization });
+        requests.len()
+    };
+    let reply = lock(&shared.script).pop_front().unwrap_or_default();
+    match reply.play(&body, number) {
+        Played::Status { status, retry_after, body } => {
+            let status = StatusCode::from_u16(status).expect("a scripted status is valid");
+            let mut response = (status, [(CONTENT_TYPE, "application/json")], body).into_response();
+            if let Some(value) = retry_after {
+                let value = value.parse().expect("a scripted Retry-After is a valid header");
+                response.headers_mut().insert(RETRY_AFTER, value);
+            }
+            response
+        }
+        Played::Stream(frames) => {
+            let headers = [(CONTENT_TYPE, "text/event-stream"), (CACHE_CONTROL, "no-cache")];
+            (headers, Body::from_stream(frames)).into_response()
+        }
+    }
+}

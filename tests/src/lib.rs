@@ -4,8 +4,11 @@
 //! (server-sent events of `chat.completion.chunk`s), scripted reply by reply, so a test drives the
 //! real provider client over a real socket, faults included.
 //!
+//! [`gateway`] runs the real `airlock serve` binary for end-to-end tests (`tests/e2e.rs` here).
+//!
 //! This crate depends on no Airlock crate: the gateway takes it as a dev-dependency.
 
+pub mod gateway;
 pub mod mock_model;
 
 pub use mock_model::{MockModel, Reply};

@@ -1,0 +1,219 @@
+//! The real `airlock serve` process for end-to-end tests: port 0, a temp SQLite file, the mock
+//! model over HTTP, `kill -9` and restart on the same file. An SSE reader waits for frames; no
+//! test sleeps to wait for something.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+
+/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`), built
+/// on demand when a lone `cargo test -p airlock-tests` did not build it.
+pub fn airlock_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its path");
+    let profile_dir =
+        exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+    let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "airlock-gateway", "--bin", "airlock"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the airlock binary failed");
+    }
+    bin
+}
+
+/// A running `airlock serve`; dropping it kills the process.
+pub struct Gateway {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// A client for it.
+    pub client: reqwest::Client,
+    data: PathBuf,
+    model_url: String,
+    cache: PathBuf,
+}
+
+impl Gateway {
+    /// Starts `airlock serve` on `data`, its `openai:` sessions answered by the mock at `model_url`.
+    pub fn start(data: &Path, model_url: &str, cache: &Path) -> Gateway {
+        let mut child = Command::new(airlock_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--durability", "full", "--data"])
+            .arg(data)
+            .env("AIRLOCK_BASE_URL", model_url)
+            .env("AIRLOCK_CACHE_DIR", cache)
+            .env_remove("AIRLOCK_MODEL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("airlock starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let base = loop {
+            let line =
+                lines.next().expect("airlock says where it listens").expect("stderr is text");
+            if let Some(url) = line.strip_prefix("airlock: listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // Keep draining stderr so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Gateway {
+            child,
+            base,
+            client: reqwest::Client::new(),
+            data: data.to_owned(),
+            model_url: model_url.to_owned(),
+            cache: cache.to_owned(),
+        }
+    }
+
+    /// `kill -9`, then a new process on the same file.
+    pub fn crash_and_restart(mut self) -> Gateway {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("the process is reaped");
+        Gateway::start(&self.data, &self.model_url, &self.cache)
+    }
+
+    /// `url` under the gateway.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// A session whose model is the mock.
+    pub async fn session(&self) -> String {
+        let res = self
+            .client
+            .post(self.url("/v1/sessions"))
+            .json(&json!({"model": "openai:mock"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+        res.json::<Value>().await.unwrap()["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// POST JSON → (status, body).
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let res = self.client.post(self.url(path)).json(&body).send().await.unwrap();
+        (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// GET → (status, body).
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let res = self.client.get(self.url(path)).send().await.unwrap();
+        (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The whole log of a session.
+    pub async fn log(&self, session: &str) -> Vec<Value> {
+        let (status, page) =
+            self.get(&format!("/v1/sessions/{session}/events?format=json&limit=5000")).await;
+        assert_eq!(status, 200);
+        page["events"].as_array().unwrap().clone()
+    }
+
+    /// The SSE stream of a session, resumed after `last_event_id` if given.
+    pub async fn sse(&self, session: &str, last_event_id: Option<u64>) -> Sse {
+        let mut req = self.client.get(self.url(&format!("/v1/sessions/{session}/events")));
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A frame of a session's SSE stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    /// A log event: its seq and envelope.
+    Event(u64, Value),
+    /// `session.status`.
+    Status(String),
+    /// `session.queue`.
+    Queue(Value),
+}
+
+type Frames =
+    std::pin::Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>>;
+
+/// An open SSE stream.
+pub struct Sse {
+    frames: Frames,
+}
+
+impl Sse {
+    /// The next frame; a stream silent for 30 s fails the test (a hung turn is a bug).
+    pub async fn next(&mut self) -> Frame {
+        let event = tokio::time::timeout(Duration::from_secs(30), self.frames.next())
+            .await
+            .expect("a frame within 30 s")
+            .expect("the stream is open")
+            .expect("a well-formed frame");
+        let data: Value = serde_json::from_str(&event.data).expect("frames carry JSON");
+        match event.event.as_str() {
+            "session.event" => Frame::Event(event.id.parse().expect("events have ids"), data),
+            "session.status" => Frame::Status(data["status"].as_str().unwrap().to_owned()),
+            "session.queue" => Frame::Queue(data),
+            other => panic!("unexpected frame {other}"),
+        }
+    }
+
+    /// Frames until one matches.
+    pub async fn until(&mut self, mut done: impl FnMut(&Frame) -> bool) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        loop {
+            let frame = self.next().await;
+            let stop = done(&frame);
+            frames.push(frame);
+            if stop {
+                return frames;
+            }
+        }
+    }
+
+    /// Frames until `idle` after a `turn/end`, i.e. the end of a drain.
+    pub async fn until_idle(&mut self) -> Vec<Frame> {
+        let mut ended = false;
+        self.until(|f| {
+            if let Frame::Event(_, e) = f {
+                ended |= e["type"] == "turn/end";
+            }
+            ended && *f == Frame::Status("idle".into())
+        })
+        .await
+    }
+}
+
+/// The seqs of the log events among frames.
+pub fn seqs(frames: &[Frame]) -> Vec<u64> {
+    frames
+        .iter()
+        .filter_map(|f| if let Frame::Event(seq, _) = f { Some(*seq) } else { None })
+        .collect()
+}
+
+/// The `type`s of the log events among frames.
+pub fn types(frames: &[Frame]) -> Vec<String> {
+    frames
+        .iter()
+        .filter_map(|f| {
+            if let Frame::Event(_, e) = f { e["type"].as_str().map(str::to_owned) } else { None }
+        })
+        .collect()
+}

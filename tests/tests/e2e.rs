@@ -1,0 +1,242 @@
+//! End to end: the real `airlock serve` binary on port 0 with a temp SQLite file, its sessions
+//! answered by the mock model over HTTP. Crashes are real `kill -9`s.
+
+use std::time::Duration;
+
+use airlock_tests::gateway::{Frame, Gateway, seqs, types};
+use airlock_tests::{MockModel, Reply};
+use serde_json::{Value, json};
+
+struct World {
+    _dir: tempfile::TempDir,
+    mock: MockModel,
+    gateway: Gateway,
+}
+
+async fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    World { _dir: dir, mock, gateway }
+}
+
+fn messages(s: &str) -> String {
+    format!("/v1/sessions/{s}/messages")
+}
+
+#[tokio::test]
+async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
+    let w = world().await;
+    w.mock.push(Reply::text("Slow but sure.", 3).delay(Duration::from_secs(2)));
+    let s = w.gateway.session().await;
+    let mut sse = w.gateway.sse(&s, None).await;
+    let (code, receipt) = w.gateway.post(&messages(&s), json!({"content": "hello"})).await;
+    assert_eq!((code, receipt["seq"].as_u64()), (202, Some(0)));
+    let logged = types_of(&w.gateway.log(&s).await);
+    assert!(
+        !logged.contains(&"assistant/message".to_owned()),
+        "the answer is not in yet: {logged:?}"
+    );
+
+    let frames = sse.until_idle().await;
+    let seqs = seqs(&frames);
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+    let types = types(&frames);
+    let chunks = types.iter().filter(|t| *t == "assistant/chunk").count();
+    let mut expected = vec![
+        "agent/inbox/spliced",
+        "turn/start",
+        "agent/inbox/spliced",
+        "step/start",
+        "user/message",
+        "request/header",
+        "request/context",
+    ];
+    expected.extend(std::iter::repeat_n("assistant/chunk", chunks));
+    expected.extend(["assistant/message", "step/end", "turn/end"]);
+    assert_eq!(types, expected);
+    let running = frames.iter().position(|f| *f == Frame::Status("running".into())).unwrap();
+    assert_eq!(seqs_before(&frames, running), 1, "running comes right after the insert splice");
+}
+
+fn types_of(log: &[Value]) -> Vec<String> {
+    log.iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect()
+}
+
+fn seqs_before(frames: &[Frame], index: usize) -> usize {
+    frames[..index].iter().filter(|f| matches!(f, Frame::Event(..))).count()
+}
+
+#[tokio::test]
+async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
+    let w = world().await;
+    let s = w.gateway.session().await;
+    let mut sse = w.gateway.sse(&s, None).await;
+    assert_eq!(sse.next().await, Frame::Status("idle".into()), "the snapshot on connect");
+    let posts = (0..100).map(|i| {
+        let (client, url) = (w.gateway.client.clone(), w.gateway.url(&messages(&s)));
+        tokio::spawn(async move {
+            let res = client
+                .post(url)
+                .json(&json!({"content": format!("message {i}")}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 202);
+            res.json::<Value>().await.unwrap()
+        })
+    });
+    let mut receipts = Vec::new();
+    for post in posts {
+        receipts.push(post.await.unwrap());
+    }
+    receipts.sort_by_key(|r| r["seq"].as_u64());
+    let ids: Vec<&str> = receipts.iter().map(|r| r["messageId"].as_str().unwrap()).collect();
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), 100, "100 distinct receipts");
+
+    let mut frames = Vec::new();
+    while types(&frames).iter().filter(|t| *t == "turn/end").count() < 100
+        || frames.last() != Some(&Frame::Status("idle".into()))
+    {
+        frames.push(sse.next().await);
+    }
+    let statuses: Vec<&Frame> = frames.iter().filter(|f| matches!(f, Frame::Status(_))).collect();
+    assert_eq!(
+        statuses,
+        [&Frame::Status("running".into()), &Frame::Status("idle".into())],
+        "one running, one idle"
+    );
+    let entered: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Event(_, e) if e["type"] == "user/message" => e["data"]["id"].as_str(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(entered, ids, "one turn per message, in receipt order");
+}
+
+#[tokio::test]
+async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_code() {
+    let w = world().await;
+    w.mock
+        .push(Reply::status(429).retry_after("0"))
+        .push(Reply::status(500))
+        .push(Reply::text("broken", 3).disconnect_after(1))
+        .push(Reply::text("garbled", 3).malformed_after(1))
+        .push(Reply::text("Made it.", 2));
+    let s = w.gateway.session().await;
+    let mut sse = w.gateway.sse(&s, None).await;
+    w.gateway.post(&messages(&s), json!({"content": "try hard"})).await;
+    let frames = sse.until_idle().await;
+    let retries: Vec<String> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Event(_, e) if e["type"] == "llm/retry" => {
+                e["data"]["error"]["code"].as_str().map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, ["RATE_LIMIT", "SERVER", "CONNECTION", "MALFORMED"]);
+    let end = frames.iter().rev().find_map(|f| match f {
+        Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"]["kind"].clone()),
+        _ => None,
+    });
+    assert_eq!(end, Some(json!("completed")));
+
+    for _ in 0..5 {
+        w.mock.push(Reply::status(503).retry_after("0"));
+    }
+    w.gateway.post(&messages(&s), json!({"content": "again"})).await;
+    let frames = sse.until_idle().await;
+    let end = frames.iter().rev().find_map(|f| match f {
+        Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"].clone()),
+        _ => None,
+    });
+    let end = end.unwrap();
+    assert_eq!(
+        (end["kind"].as_str(), end["error"]["code"].as_str()),
+        (Some("error"), Some("SERVICE_UNAVAILABLE"))
+    );
+    assert!(
+        !types(&frames).contains(&"assistant/message".to_owned()),
+        "a provider error writes no message"
+    );
+}
+
+#[tokio::test]
+async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followup() {
+    let w = world().await;
+    w.mock.push(Reply::text("one two three four", 4).delay(Duration::from_secs(60)));
+    let s = w.gateway.session().await;
+    let mut sse = w.gateway.sse(&s, None).await;
+    w.gateway.post(&messages(&s), json!({"content": "first"})).await;
+    let (_, queued) = w.gateway.post(&messages(&s), json!({"content": "second"})).await;
+    let before =
+        sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
+    let last_seen = *seqs(&before).last().unwrap();
+    drop(sse);
+
+    w.mock.push(Reply::text("Second answered.", 2));
+    let World { _dir, mock, gateway } = w;
+    let gateway = gateway.crash_and_restart();
+    let mut sse = gateway.sse(&s, Some(last_seen)).await;
+    let after = sse.until_idle().await;
+    let seqs = seqs(&after);
+    assert_eq!(seqs.first(), Some(&(last_seen + 1)), "resumes right after the pre-crash id");
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "contiguous: {seqs:?}");
+    let types = types(&after);
+    let interrupted = after.iter().position(|f| matches!(f, Frame::Event(_, e) if e["type"] == "turn/end" && e["data"]["reason"]["kind"] == "interrupted"));
+    assert!(interrupted.is_some(), "{types:?}");
+    assert_eq!(types[..2], ["step/end", "turn/end"]);
+    let log = gateway.log(&s).await;
+    let entered: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "user/message")
+        .filter_map(|e| e["data"]["id"].as_str())
+        .collect();
+    assert_eq!(entered.last(), queued["messageId"].as_str().as_ref());
+    let header = log.iter().filter(|e| e["type"] == "request/header").last().unwrap();
+    assert_eq!(header["data"]["reason"], "resume");
+    assert_eq!(log.last().unwrap()["data"]["reason"]["kind"], "completed");
+    drop(mock);
+}
+
+#[tokio::test]
+async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
+    let w = world().await;
+    let s = w.gateway.session().await;
+    let posts = (0..50).map(|i| {
+        let (client, url) = (w.gateway.client.clone(), w.gateway.url(&messages(&s)));
+        tokio::spawn(async move {
+            let res =
+                client.post(url).json(&json!({"content": format!("m{i}")})).send().await.ok()?;
+            (res.status() == 202).then_some(())?;
+            res.json::<Value>().await.ok()
+        })
+    });
+    let mut acknowledged = Vec::new();
+    for post in posts {
+        if let Some(receipt) = post.await.unwrap() {
+            acknowledged.push(receipt["messageId"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(acknowledged.len(), 50);
+    let World { _dir, mock, gateway } = w;
+    let gateway = gateway.crash_and_restart();
+    let log = gateway.log(&s).await;
+    let inserted: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "agent/inbox/spliced")
+        .flat_map(|e| e["data"]["inserted"].as_array().unwrap().iter())
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    for id in &acknowledged {
+        assert!(inserted.contains(&id.as_str()), "acknowledged message {id} is in the log");
+    }
+    let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+    drop(mock);
+}

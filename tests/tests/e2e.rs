@@ -198,7 +198,7 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
         .filter_map(|e| e["data"]["id"].as_str())
         .collect();
     assert_eq!(entered.last(), queued["messageId"].as_str().as_ref());
-    let header = log.iter().filter(|e| e["type"] == "request/header").last().unwrap();
+    let header = log.iter().rfind(|e| e["type"] == "request/header").unwrap();
     assert_eq!(header["data"]["reason"], "resume");
     assert_eq!(log.last().unwrap()["data"]["reason"]["kind"], "completed");
     drop(mock);

@@ -1,0 +1,207 @@
+//! End to end, with turns kept running by a slow mock model: steering, queue promotion, cancel
+//! with and without the queue, a subscriber that reads nothing for a while, the cross-session
+//! stream, and disposal.
+
+use std::time::Duration;
+
+use airlock_tests::gateway::{Frame, Gateway, seqs, types};
+use airlock_tests::{MockModel, Reply};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+struct World {
+    _dir: tempfile::TempDir,
+    mock: MockModel,
+    gw: Gateway,
+}
+
+async fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let gw = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    World { _dir: dir, mock, gw }
+}
+
+/// A reply whose later chunks come a second apart: the turn is running while the test acts.
+fn slow(text: &str) -> Reply {
+    Reply::text(text, 3).delay(Duration::from_secs(1))
+}
+
+/// A reply that never finishes: the turn runs until cancelled.
+fn endless() -> Reply {
+    Reply::text("one two three", 3).delay(Duration::from_secs(120))
+}
+
+fn first_chunk(frame: &Frame) -> bool {
+    matches!(frame, Frame::Event(_, e) if e["type"] == "assistant/chunk")
+}
+
+async fn send(w: &World, s: &str, body: Value) -> String {
+    let (code, receipt) = w.gw.post(&format!("/v1/sessions/{s}/messages"), body).await;
+    assert_eq!(code, 202, "{receipt}");
+    receipt["messageId"].as_str().unwrap().to_owned()
+}
+
+fn entered(frames: &[Frame]) -> Vec<(u64, String)> {
+    let mut turn = 0;
+    let mut out = Vec::new();
+    for frame in frames {
+        if let Frame::Event(_, e) = frame {
+            if e["type"] == "turn/start" {
+                turn = e["data"]["turn"].as_u64().unwrap();
+            }
+            if e["type"] == "user/message" {
+                out.push((turn, e["data"]["id"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow_it() {
+    let w = world().await;
+    w.mock.push(slow("first answer here")).push(Reply::text("Steered.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let m1 = send(&w, &s, json!({"content": "first"})).await;
+    let m2 = send(&w, &s, json!({"content": "second"})).await;
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m2}")).await;
+    assert_eq!(
+        (receipt["state"].as_str(), receipt["target"].as_str()),
+        (Some("pending"), Some("next-turn"))
+    );
+    let mut frames = sse.until(first_chunk).await;
+
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/queue/{m2}/steer"), json!({})).await;
+    assert_eq!(code, 200);
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m2}")).await;
+    assert_eq!(
+        (receipt["state"].as_str(), receipt["target"].as_str()),
+        (Some("pending"), Some("next-step"))
+    );
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/queue/unknown/steer"), json!({})).await;
+    assert_eq!(code, 404);
+
+    frames.extend(sse.until_idle().await);
+    assert_eq!(
+        entered(&frames),
+        [(1, m1), (1, m2.clone())],
+        "the promoted message enters turn 1 at its next step"
+    );
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m2}")).await;
+    assert_eq!((receipt["state"].as_str(), receipt["turn"].as_u64()), (Some("claimed"), Some(1)));
+}
+
+#[tokio::test]
+async fn steer_and_inject_sent_while_running_enter_the_same_turn() {
+    let w = world().await;
+    w.mock.push(slow("working on it")).push(Reply::text("Adjusted.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let m1 = send(&w, &s, json!({"content": "work"})).await;
+    let mut frames = sse.until(first_chunk).await;
+    let ctx = send(&w, &s, json!({"content": "fyi", "delivery": "inject"})).await;
+    let steer = send(&w, &s, json!({"content": "go left", "delivery": "steer"})).await;
+    frames.extend(sse.until_idle().await);
+    assert_eq!(entered(&frames), [(1, m1), (1, ctx), (1, steer)]);
+    let turns = types(&frames).iter().filter(|t| *t == "turn/start").count();
+    assert_eq!(turns, 1);
+}
+
+#[tokio::test]
+async fn cancel_keeps_the_queue_parked_by_default_and_clears_it_with_keep_inbox_false() {
+    let w = world().await;
+    w.mock.push(endless()).push(endless());
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    send(&w, &s, json!({"content": "one"})).await;
+    let m2 = send(&w, &s, json!({"content": "two"})).await;
+    sse.until(first_chunk).await;
+
+    let (code, body) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
+    assert_eq!((code, body), (202, json!({"accepted": true})));
+    let frames = sse.until(|f| *f == Frame::Status("idle".into())).await;
+    let ended = frames.iter().find_map(|f| match f {
+        Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"].clone()),
+        _ => None,
+    });
+    assert_eq!(ended, Some(json!({"kind": "aborted", "reason": {"kind": "user"}})));
+    let (_, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(queue["items"][0]["messageId"], m2.as_str(), "parked, not eaten");
+
+    let m3 = send(&w, &s, json!({"content": "three"})).await;
+    let frames = sse.until(first_chunk).await;
+    assert_eq!(
+        entered(&frames).first().map(|(_, id)| id.as_str()),
+        Some(m2.as_str()),
+        "the parked item runs first"
+    );
+    w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({"keepInbox": false})).await;
+    let frames = sse.until(|f| *f == Frame::Status("idle".into())).await;
+    let canceled = frames.iter().any(|f| matches!(f, Frame::Event(_, e) if e["type"] == "agent/inbox/spliced" && e["data"]["outcome"] == "canceled"));
+    assert!(canceled, "keepInbox:false clears the queue with a canceled splice");
+    let (_, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(queue["items"], json!([]));
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m3}")).await;
+    assert_eq!(receipt["state"], "canceled");
+}
+
+#[tokio::test]
+async fn a_subscriber_that_reads_nothing_does_not_slow_the_turn_and_later_gets_everything() {
+    let w = world().await;
+    // Enough text to overflow the socket buffers and the stream's channel of the idle reader.
+    let long: String = (0..20_000).map(|i| format!("word{i} ")).collect();
+    w.mock.push(Reply::text(&long, 2_000));
+    let s = w.gw.session().await;
+    let mut idle_reader = w.gw.sse(&s, None).await;
+    let mut reader = w.gw.sse(&s, None).await;
+    send(&w, &s, json!({"content": "talk a lot"})).await;
+    let live = reader.until_idle().await;
+    let late = idle_reader.until_idle().await;
+    assert_eq!(seqs(&late), seqs(&live));
+    assert_eq!(seqs(&live), (0..seqs(&live).len() as u64).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn the_cross_session_stream_announces_sessions_and_their_status() {
+    let w = world().await;
+    let res = w.gw.client.get(w.gw.url("/v1/events")).send().await.unwrap();
+    let mut hub = eventsource_stream::Eventsource::eventsource(res.bytes_stream());
+    let s = w.gw.session().await;
+    let mut next = async || {
+        let frame = tokio::time::timeout(Duration::from_secs(30), hub.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        (frame.event, serde_json::from_str::<Value>(&frame.data).unwrap())
+    };
+    assert_eq!(next().await, ("session.added".into(), json!({"sessionId": s})));
+    send(&w, &s, json!({"content": "hi"})).await;
+    assert_eq!(
+        next().await,
+        ("session.status".into(), json!({"sessionId": s, "status": "running"}))
+    );
+    assert_eq!(next().await, ("session.status".into(), json!({"sessionId": s, "status": "idle"})));
+    let deleted = w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}"))).send().await.unwrap();
+    assert_eq!(deleted.status(), 202);
+    assert_eq!(next().await, ("session.removed".into(), json!({"sessionId": s})));
+}
+
+#[tokio::test]
+async fn a_disposed_session_refuses_input_and_keeps_its_log_readable() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    send(&w, &s, json!({"content": "hi"})).await;
+    sse.until_idle().await;
+    let deleted = w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}"))).send().await.unwrap();
+    assert_eq!(deleted.status(), 202);
+    let (code, body) =
+        w.gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "more"})).await;
+    assert_eq!((code, body["error"]["code"].as_str()), (409, Some("session-disposed")));
+    let (code, session) = w.gw.get(&format!("/v1/sessions/{s}")).await;
+    assert_eq!((code, session["disposed"].as_bool()), (200, Some(true)));
+    assert!(!w.gw.log(&s).await.is_empty());
+}

@@ -13,6 +13,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::session::{Fed, IdempotencyKey, Notice, QueueItem, Session, SessionError};
 use crate::store::{Store, StoreError};
 
+/// The most task answers (model chunks, tool results) folded into one commit.
+const MAX_ANSWERS_PER_COMMIT: usize = 256;
+
 /// How long an idempotency key is honoured.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -128,7 +131,10 @@ async fn run(
                 let _ = reply.send(outcome); // the caller went away; the input is in all the same
             }
             answer = session.next_answer() => {
-                if let Err(error) = session.feed(answer).await {
+                // Chunks that arrived together are committed together: one fsync, not one each.
+                let mut answers = vec![answer];
+                answers.extend(session.ready_answers(MAX_ANSWERS_PER_COMMIT - 1));
+                if let Err(error) = session.feed_all(answers, None).await {
                     eprintln!("airlock: session {}: {error}", session.id());
                 }
                 *view.lock().expect("view lock") = view_of(&session);

@@ -9,6 +9,7 @@ pub mod actor;
 pub mod api;
 pub mod cli;
 pub mod core_host;
+pub mod metrics;
 pub mod model;
 pub mod registry;
 pub mod server;

@@ -148,6 +148,7 @@ impl Registry {
         let session = Session::create(parts.host, parts.config, parts.model, parts.tools, log)?;
         let handle = SessionHandle::spawn(session, Some(self.store.clone()));
         self.live.lock().expect("registry lock").insert(session_id.clone(), handle);
+        crate::metrics::global().sessions.inc();
         let _ = self.hub.send(HubNotice::Added { session_id });
         Ok((row, true))
     }
@@ -164,7 +165,9 @@ impl Registry {
 
     /// Forgets a disposed session's actor (its log stays readable).
     pub fn remove(&self, session_id: &str) {
-        self.live.lock().expect("registry lock").remove(session_id);
+        if self.live.lock().expect("registry lock").remove(session_id).is_some() {
+            crate::metrics::global().sessions.dec();
+        }
         let _ = self.hub.send(HubNotice::Removed { session_id: session_id.to_owned() });
     }
 
@@ -186,6 +189,7 @@ impl Registry {
                 session.feed(Input::Recover).await?;
                 let handle = SessionHandle::spawn(session, Some(self.store.clone()));
                 self.live.lock().expect("registry lock").insert(row.session_id, handle);
+                crate::metrics::global().sessions.inc();
                 count += 1;
             }
         }

@@ -252,3 +252,28 @@ async fn sessions_survive_a_restart_and_their_seqs_continue() {
     let header = log.iter().rev().find(|e| e["type"] == "request/header").unwrap();
     assert_eq!(header["data"]["reason"], "resume");
 }
+
+#[tokio::test]
+async fn metrics_count_sessions_turns_enqueues_commits_and_subscribers() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = common::start(dir.path().join("a.db")).await;
+    let s = gw.session().await;
+    let mut sse = gw.sse(&s, "", None).await;
+    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "count me"})).await;
+    sse.until_idle().await;
+    let res = gw.client.get(gw.url("/metrics")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    let value = |name: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(value("airlock_turns_total") >= 1.0);
+    assert!(value("airlock_sessions") >= 1.0);
+    assert!(value("airlock_sse_subscribers") >= 1.0, "this test's stream is open");
+    assert!(value("airlock_enqueue_seconds_count") >= 1.0);
+    assert!(value("airlock_commit_batch_size_count") >= 1.0);
+}

@@ -64,6 +64,7 @@ impl Gateway {
         };
         // Keep draining stderr so the gateway never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Gateway {
             child,
             base,

@@ -5,8 +5,10 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::actor::ActorError;
 use crate::registry::RegistryError;
@@ -60,10 +62,31 @@ impl ApiError {
     }
 }
 
+/// The body of every error answer: `{"error": {code, message, details}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// The inside of an [`ErrorBody`].
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A kebab-case code for programs, e.g. `session-not-found`.
+    #[schema(example = "session-not-found")]
+    pub code: &'static str,
+    /// One sentence for a person: what was wrong and what to do.
+    pub message: String,
+    /// More facts (a 400 names the field); `{}` when there is nothing to add.
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body =
-            json!({"error": {"code": self.code, "message": self.message, "details": self.details}});
+        let body = ErrorBody {
+            error: ErrorDetail { code: self.code, message: self.message, details: self.details },
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));

@@ -9,19 +9,23 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use airlock_core::Status;
+use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as Frame, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
+use utoipa::openapi::Array;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::{ApiError, AppState};
+use super::openapi::json_objects;
+use super::{ApiError, AppState, ErrorBody};
 use crate::actor::SessionHandle;
 use crate::registry::HubNotice;
 use crate::session::{Notice, QueueItem, seq_of};
@@ -29,21 +33,72 @@ use crate::session::{Notice, QueueItem, seq_of};
 /// Events per read when catching up from the log.
 const PAGE: usize = 500;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/sessions/{id}/events", get(session_events))
-        .route("/v1/events", get(hub_events))
+/// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(session_events)).routes(routes!(hub_events))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct EventsQuery {
+    /// Only events with a larger seq (`Last-Event-ID` wins over it on the stream).
     after: Option<u64>,
+    /// `json` for a JSON page instead of the stream.
     format: Option<String>,
+    /// Events per JSON page: 1 to 5000, default 500.
     limit: Option<usize>,
+}
+
+/// A JSON page of a session's log.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct EventsPage {
+    /// Log events (envelopes with `seq` and `type`), in seq order.
+    #[schema(schema_with = events_schema)]
+    events: Vec<Box<RawValue>>,
+    /// The seq of the last event in the log; -1 for an empty log.
+    last_seq: i64,
+    /// Pass as `after` for the next page: the last returned seq, or the given `after`.
+    next_after: i64,
+    /// Whether more events follow this page.
+    has_more: bool,
+}
+
+/// `[Event]`, whose schema lives in `airlock-core`.
+fn events_schema() -> Array {
+    json_objects("A log event envelope: `{seq, type, …}`.")
 }
 
 type Tx = mpsc::Sender<Result<Frame, Infallible>>;
 
+/// A session's log: an SSE stream by default (resumable, no gap, no duplicate), or a JSON page
+/// with `Accept: application/json` or `?format=json`.
+///
+/// The stream starts with `: connected` and `retry: 1000`, a `session.status` snapshot and, when
+/// the inbox is not empty, a `session.queue` snapshot; then each log event as `id: <seq>`,
+/// `event: session.event`, `data: <envelope>`, with `session.status` and `session.queue` frames
+/// (no `id:`) and `: ping` comments every 15 s. It does not end at idle.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/events",
+    operation_id = "getSessionEvents",
+    tag = "observation",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        EventsQuery,
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume the stream after this \
+            seq (the `id:` of the last frame seen)."),
+    ),
+    responses(
+        (status = 200, description = "The SSE stream, or a JSON page", content(
+            (String = "text/event-stream"),
+            (EventsPage = "application/json"),
+        )),
+        (status = 400, description = "`bad-request`: `Last-Event-ID` is not a seq", body = ErrorBody),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn session_events(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -79,7 +134,7 @@ async fn page(
     id: &str,
     after: Option<u64>,
     limit: Option<usize>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventsPage>, ApiError> {
     let limit = limit.unwrap_or(500).clamp(1, 5000);
     let mut events = state.registry.store().events(id, after, limit + 1).await?;
     let has_more = events.len() > limit;
@@ -91,9 +146,7 @@ async fn page(
     };
     let raw: Vec<Box<RawValue>> =
         events.into_iter().filter_map(|e| RawValue::from_string(e).ok()).collect();
-    Ok(Json(
-        json!({"events": raw, "lastSeq": last_seq, "nextAfter": next_after, "hasMore": has_more}),
-    ))
+    Ok(Json(EventsPage { events: raw, last_seq, next_after, has_more }))
 }
 
 fn event_frame(json: &str, seq: u64) -> Frame {
@@ -114,6 +167,7 @@ fn queue_frame(id: &str, items: &[QueueItem]) -> Frame {
 
 /// Streams one session: snapshots, the log after the cursor, then live notices.
 async fn follow_session(state: AppState, id: String, mut after: Option<u64>, tx: Tx) {
+    let _counted = crate::metrics::SubscriberGuard::new();
     let handle: Option<SessionHandle> = state.registry.get(&id).ok();
     // Subscribe before reading the log: nothing committed in between is missed.
     let mut notices = handle.as_ref().map(SessionHandle::subscribe);
@@ -189,6 +243,19 @@ async fn catch_up(state: &AppState, id: &str, after: &mut Option<u64>, tx: &Tx) 
 }
 
 /// `GET /v1/events`: sessions added and removed, and every session's status changes.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    operation_id = "getEvents",
+    tag = "observation",
+    responses((
+        status = 200,
+        description = "An SSE stream of `session.added`, `session.removed` and `session.status` \
+            frames, each with JSON data naming the `sessionId`.",
+        content_type = "text/event-stream",
+        body = String,
+    ))
+)]
 async fn hub_events(State(state): State<AppState>) -> Response {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(follow_hub(state, tx));
@@ -198,6 +265,7 @@ async fn hub_events(State(state): State<AppState>) -> Response {
 }
 
 async fn follow_hub(state: AppState, tx: Tx) {
+    let _counted = crate::metrics::SubscriberGuard::new();
     let mut hub = state.registry.subscribe();
     let mut shutdown = state.shutdown.clone();
     if tx

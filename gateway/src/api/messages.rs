@@ -1,34 +1,45 @@
 //! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
 
 use airlock_core::{CancelCause, ContentBlock, Input, Message, Role, Source, Status, Target};
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
-use axum::routing::{get, patch, post};
-use axum::{Json, Router};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::{ApiError, AppState, JsonBody, receipts};
+use super::openapi::queue_items_schema;
+use super::receipts::{self, Receipt};
+use super::sessions::Accepted;
+use super::{ApiError, AppState, ErrorBody, JsonBody};
 use crate::actor::{Outcome, SessionHandle};
-use crate::session::IdempotencyKey;
+use crate::session::{IdempotencyKey, QueueItem};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/sessions/{id}/messages", post(send))
-        .route("/v1/sessions/{id}/messages/{message_id}", get(receipt))
-        .route("/v1/sessions/{id}/queue", get(queue))
-        .route("/v1/sessions/{id}/queue/{message_id}", patch(edit).delete(remove))
-        .route("/v1/sessions/{id}/queue/{message_id}/steer", post(steer))
-        .route("/v1/sessions/{id}/cancel", post(cancel))
+/// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
+/// `…/queue/{message_id}/steer` and `…/cancel` (paths in the annotations).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(send))
+        .routes(routes!(receipt))
+        .routes(routes!(queue))
+        .routes(routes!(edit, remove))
+        .routes(routes!(steer))
+        .routes(routes!(cancel))
 }
 
 /// `string | [ContentBlock]`.
-#[derive(Clone, Deserialize, Serialize)]
+#[derive(Clone, Deserialize, Serialize, ToSchema)]
 #[serde(untagged)]
 enum Content {
+    /// Text, the same as one text block.
     Text(String),
+    /// Content blocks, e.g. `[{"type": "text", "text": "…"}]`; their schema lives in
+    /// `airlock-core`.
+    #[schema(value_type = Vec<Object>)]
     Blocks(Vec<ContentBlock>),
 }
 
@@ -41,21 +52,51 @@ impl Content {
     }
 }
 
-#[derive(Clone, Copy, Default, Deserialize, Serialize)]
+/// How a message joins the session.
+#[derive(Clone, Copy, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 enum Delivery {
+    /// Waits for the next turn (the default).
     #[default]
     Followup,
+    /// Joins the running turn at its next step and wakes an idle agent.
     Steer,
+    /// Context for the next step; does not wake the agent.
     Inject,
 }
 
-#[derive(Deserialize, Serialize)]
+/// A message to send.
+#[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SendBody {
     content: Content,
     #[serde(default)]
     delivery: Delivery,
+}
+
+/// `{messageId, seq}`: the message is durable.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct MessageAccepted {
+    /// The id of the new message.
+    message_id: String,
+    /// The seq of the splice that inserted it.
+    seq: u64,
+}
+
+/// `{messageId}`: the queue operation is durable.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct QueueOpDone {
+    message_id: String,
+}
+
+/// The pending items of a session.
+#[derive(Serialize, ToSchema)]
+struct QueueView {
+    /// `next-step` items first, then `next-turn`, each in list order.
+    #[schema(schema_with = queue_items_schema)]
+    items: Vec<QueueItem>,
 }
 
 /// The live session, or why there is none: 404 unknown, 409 disposed.
@@ -77,13 +118,49 @@ fn user_message(id: String, content: Vec<ContentBlock>) -> Message {
     Message { id, role: Role::User, content, source: Source::of("user") }
 }
 
+/// Sends a message: answered once it is durable, never when the agent is done with it.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/messages",
+    operation_id = "sendMessage",
+    tag = "input",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "1 to 200 visible ASCII \
+            characters. A retry with the same key (kept 24 h) answers the same body and inserts \
+            nothing."),
+    ),
+    request_body = SendBody,
+    responses(
+        (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),
+        (status = 400, description = "`bad-request`: details name the field (or the header)", body = ErrorBody),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`, `idempotency-conflict` (the key was used for another request) or `session-conflict`", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn send(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody<SendBody>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Result<Response, ApiError> {
+    let started = std::time::Instant::now();
+    let answer = enqueue(&state, &id, &headers, body).await;
+    crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
+    answer
+}
+
+/// Admits a message: 202 once its insert splice is durable.
+async fn enqueue(
+    state: &AppState,
+    id: &str,
+    headers: &HeaderMap,
+    body: SendBody,
+) -> Result<Response, ApiError> {
+    let handle = live(state, id).await?;
     if matches!(&body.content, Content::Text(t) if t.is_empty())
         || matches!(&body.content, Content::Blocks(b) if b.is_empty())
     {
@@ -121,7 +198,8 @@ async fn send(
     match handle.feed(Input::Send { message, target, wakeup }, key).await? {
         Outcome::Fed(fed) => match (fed.refusal, fed.first_seq) {
             (None, Some(seq)) => {
-                Ok((StatusCode::ACCEPTED, Json(json!({"messageId": message_id, "seq": seq}))))
+                Ok((StatusCode::ACCEPTED, Json(MessageAccepted { message_id, seq }))
+                    .into_response())
             }
             (refusal, _) => Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -131,7 +209,7 @@ async fn send(
         },
         Outcome::Replayed(response) => {
             let body: Value = serde_json::from_str(&response).unwrap_or_default();
-            Ok((StatusCode::ACCEPTED, Json(body)))
+            Ok((StatusCode::ACCEPTED, Json(body)).into_response())
         }
         Outcome::KeyConflict => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -141,6 +219,22 @@ async fn send(
     }
 }
 
+/// A message's receipt: where it waits or when it was claimed or canceled; never a result.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/messages/{message_id}",
+    operation_id = "getReceipt",
+    tag = "input",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("message_id" = String, Path, description = "The message id"),
+    ),
+    responses(
+        (status = 200, description = "The receipt", body = Receipt),
+        (status = 404, description = "`session-not-found` or `message-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn receipt(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
@@ -159,20 +253,56 @@ async fn receipt(
     Ok(Json(receipt))
 }
 
+/// The pending items of a session.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/queue",
+    operation_id = "getQueue",
+    tag = "input",
+    params(("id" = String, Path, description = "The session id")),
+    responses(
+        (status = 200, description = "The queue", body = QueueView),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn queue(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let handle = live(&state, &id).await?;
-    Ok(Json(json!({"items": handle.view().queue})))
+    Ok(Json(QueueView { items: handle.view().queue }))
 }
 
-#[derive(Deserialize)]
+/// New content for a queued message.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct EditBody {
     content: Content,
 }
 
+/// Replaces the content of a queued message; it keeps its id and place.
+#[utoipa::path(
+    patch,
+    path = "/v1/sessions/{id}/queue/{message_id}",
+    operation_id = "editQueueItem",
+    tag = "input",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("message_id" = String, Path, description = "The queued message's id"),
+    ),
+    request_body = EditBody,
+    responses(
+        (status = 200, description = "Replaced", body = QueueOpDone),
+        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
+        (status = 404, description = "`session-not-found`, or `queue-item-not-found` once claimed or unknown", body = ErrorBody),
+        (status = 409, description = "`session-disposed`", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn edit(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
@@ -189,6 +319,23 @@ async fn edit(
     queue_op(&handle, Input::Replace(message), &message_id).await
 }
 
+/// Cancels a queued message (a canceled splice in the log).
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/queue/{message_id}",
+    operation_id = "removeQueueItem",
+    tag = "input",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("message_id" = String, Path, description = "The queued message's id"),
+    ),
+    responses(
+        (status = 200, description = "Canceled", body = QueueOpDone),
+        (status = 404, description = "`session-not-found`, or `queue-item-not-found` once claimed or unknown", body = ErrorBody),
+        (status = 409, description = "`session-disposed`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn remove(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
@@ -197,6 +344,23 @@ async fn remove(
     queue_op(&handle, Input::Remove(message_id.clone()), &message_id).await
 }
 
+/// Turns a queued followup into steering for the running turn.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/queue/{message_id}/steer",
+    operation_id = "steerQueueItem",
+    tag = "input",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("message_id" = String, Path, description = "The queued message's id"),
+    ),
+    responses(
+        (status = 200, description = "It now steers, with the same message id", body = QueueOpDone),
+        (status = 404, description = "`session-not-found`, or `queue-item-not-found` when unknown or claimed", body = ErrorBody),
+        (status = 409, description = "`steer-unavailable` (the agent is idle, or the item is already in `next-step`) or `session-disposed`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn steer(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
@@ -226,19 +390,44 @@ async fn queue_op(
     handle: &SessionHandle,
     input: Input,
     message_id: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueueOpDone>, ApiError> {
     match handle.feed(input, None).await? {
-        Outcome::Fed(fed) if fed.refusal.is_none() => Ok(Json(json!({"messageId": message_id}))),
+        Outcome::Fed(fed) if fed.refusal.is_none() => {
+            Ok(Json(QueueOpDone { message_id: message_id.to_owned() }))
+        }
         _ => Err(ApiError::queue_item_not_found(message_id)),
     }
 }
 
-#[derive(Deserialize)]
+/// How to cancel.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CancelBody {
+    /// Keep the queue, parked (default `true`); `false` clears it.
     keep_inbox: Option<bool>,
 }
 
+/// Cancels the running turn; on an idle agent it is a no-op.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/cancel",
+    operation_id = "cancelSession",
+    tag = "input",
+    params(("id" = String, Path, description = "The session id")),
+    request_body(
+        content = Option<CancelBody>,
+        description = "Optional: no body counts as `{}`."
+    ),
+    responses(
+        (status = 202, description = "Durable", body = Accepted),
+        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn cancel(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -249,5 +438,5 @@ async fn cancel(
     let input =
         Input::Cancel { cause: CancelCause::User, keep_inbox: body.keep_inbox.unwrap_or(true) };
     handle.feed(input, None).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({"accepted": true}))))
+    Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true })))
 }

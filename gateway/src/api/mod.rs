@@ -1,9 +1,12 @@
 //! The HTTP API of `spec/http-api.md`: [`app`] builds the router from an [`AppState`]; `main`
-//! only binds it. Each route module has one `router()`.
+//! only binds it. Each route module has one `router()`, which registers every handler together
+//! with its OpenAPI description; [`app`] merges them and serves the whole document as
+//! `GET /openapi.json`.
 
 mod error;
 mod events;
 mod messages;
+mod openapi;
 mod receipts;
 mod sessions;
 
@@ -11,11 +14,11 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
 use tokio::sync::watch;
 use tower_http::cors::CorsLayer;
+use utoipa_axum::routes;
 
-pub use error::{ApiError, JsonBody};
+pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody};
 
 use crate::registry::Registry;
 
@@ -33,12 +36,15 @@ pub struct AppState {
 
 /// The whole API.
 pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router {
-    let router = Router::new()
+    let (router, doc) = openapi::router()
         .merge(sessions::router())
         .merge(messages::router())
         .merge(events::router())
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(|| async { "ready\n" }))
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+        .split_for_parts();
+    let router = openapi::serve(router, &doc)
         .fallback(|| async {
             ApiError::new(
                 axum::http::StatusCode::NOT_FOUND,
@@ -52,4 +58,41 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         Some(cors) => router.layer(cors),
         None => router,
     }
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "service",
+    responses((status = 200, description = "`ok`", body = String, content_type = "text/plain"))
+)]
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Readiness: the gateway takes requests.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "service",
+    responses((status = 200, description = "`ready`", body = String, content_type = "text/plain"))
+)]
+async fn readyz() -> &'static str {
+    "ready\n"
+}
+
+/// Prometheus metrics: live sessions, turns, enqueue latency, commit batch sizes, SSE subscribers.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "service",
+    responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain; version=0.0.4"))
+)]
+async fn metrics() -> impl axum::response::IntoResponse {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(axum::http::header::CONTENT_TYPE, content_type)], crate::metrics::global().render())
 }

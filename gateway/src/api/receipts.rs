@@ -2,21 +2,40 @@
 
 use airlock_core::{Event, EventData, Inbox, SpliceOutcome, Target};
 use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa::openapi::schema::Object;
+
+use super::openapi::{string_enum, target_schema};
 
 /// `{messageId, state, target, insertedSeq, claimedSeq?, turn?, canceledSeq?}`.
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
     message_id: String,
+    #[schema(schema_with = state_schema)]
     state: &'static str,
+    /// The list it was inserted into (or last moved to).
+    #[schema(schema_with = target_schema)]
     target: Target,
+    /// The seq of the splice that inserted it.
     inserted_seq: u64,
+    /// The seq of the splice that claimed it, once claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
     claimed_seq: Option<u64>,
+    /// The turn that claimed it, once claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
     turn: Option<u32>,
+    /// The seq of the splice that canceled it, once canceled.
     #[serde(skip_serializing_if = "Option::is_none")]
     canceled_seq: Option<u64>,
+}
+
+/// `Receipt::state`.
+fn state_schema() -> Object {
+    string_enum(
+        "Where the message is: waiting, taken by a turn, or canceled.",
+        &["pending", "claimed", "canceled"],
+    )
 }
 
 /// Replays the log's splices to follow one message id; `None` if it was never accepted.

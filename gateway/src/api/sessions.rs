@@ -1,51 +1,127 @@
 //! `/v1/sessions`: create, list, read, dispose, status.
 
 use airlock_core::{CancelCause, Input, Status, Target};
+use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use super::{ApiError, AppState, JsonBody};
+use super::openapi::status_schema;
+use super::{ApiError, AppState, ErrorBody, JsonBody};
 use crate::registry::SessionSpec;
 use crate::store::SessionRow;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/sessions", get(list).post(create))
-        .route("/v1/sessions/{id}", get(read).delete(dispose))
-        .route("/v1/sessions/{id}/status", get(status))
+/// `/v1/sessions`, `/v1/sessions/{id}` and `/v1/sessions/{id}/status` (paths in the annotations).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(read, dispose))
+        .routes(routes!(status))
 }
 
-#[derive(Deserialize)]
+/// The new session; every field is optional.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateBody {
+    /// 1 to 200 characters; a fresh UUID when absent.
     session_id: Option<String>,
+    /// The model spec, e.g. `demo` or `openai:gpt-4o-mini`; the gateway's default when absent.
     model: Option<String>,
+    /// The system prompt.
     system: Option<String>,
+    /// The names of the tools the agent may call.
     tools: Option<Vec<String>>,
+    /// Anything the caller wants kept with the session.
+    #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
 }
 
 /// `Session` as the API shows it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct SessionView {
     session_id: String,
+    #[schema(schema_with = status_schema)]
     status: Status,
+    /// The seq of the last log event; -1 for an empty log.
     last_seq: i64,
-    pending: Value,
+    /// How many messages wait in each inbox list.
+    pending: Pending,
+    /// Milliseconds since the Unix epoch.
     created_at: u64,
+    /// Milliseconds since the Unix epoch.
     updated_at: u64,
     model: String,
+    /// Disposed: the log stays readable, input is refused with 409 `session-disposed`.
     disposed: bool,
+    /// The session that spawned this one, for a subagent.
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_session_id: Option<String>,
 }
 
+/// Queue counts per inbox list.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Pending {
+    /// Followups waiting for a turn.
+    next_turn: usize,
+    /// Steering and context waiting for the next step.
+    next_step: usize,
+}
+
+/// A page of sessions.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SessionPage {
+    items: Vec<SessionView>,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    next_cursor: Option<String>,
+}
+
+/// `GET /v1/sessions/{id}/status`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct StatusView {
+    session_id: String,
+    #[schema(schema_with = status_schema)]
+    status: Status,
+    /// The seq of the last log event; -1 for an empty log.
+    last_seq: i64,
+}
+
+/// `{accepted: true}`: the request is durable and will take effect.
+#[derive(Serialize, ToSchema)]
+pub(super) struct Accepted {
+    /// Always `true`.
+    pub(super) accepted: bool,
+}
+
+/// Creates a session, or answers the existing one when the same `sessionId` comes with the same
+/// fields.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions",
+    operation_id = "createSession",
+    tag = "sessions",
+    request_body(
+        content = Option<CreateBody>,
+        description = "Optional: no body counts as `{}`."
+    ),
+    responses(
+        (status = 201, description = "Created", body = SessionView),
+        (status = 200, description = "It existed with the same fields", body = SessionView),
+        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
+        (status = 409, description = "`session-conflict`: it exists with other fields", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<CreateBody>,
@@ -72,16 +148,31 @@ async fn create(
     Ok((code, Json(view(&state, row).await?)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// The `nextCursor` of the previous page.
     cursor: Option<String>,
+    /// Sessions per page: 1 to 1000, default 100.
     limit: Option<usize>,
 }
 
+/// Lists sessions, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions",
+    operation_id = "listSessions",
+    tag = "sessions",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of sessions", body = SessionPage),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionPage>, ApiError> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let rows = state.registry.store().sessions(q.cursor, limit).await?;
     let next_cursor =
@@ -90,9 +181,22 @@ async fn list(
     for row in rows {
         items.push(view(&state, row).await?);
     }
-    Ok(Json(json!({"items": items, "nextCursor": next_cursor})))
+    Ok(Json(SessionPage { items, next_cursor }))
 }
 
+/// Reads one session.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}",
+    operation_id = "getSession",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses(
+        (status = 200, description = "The session", body = SessionView),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -106,6 +210,19 @@ async fn read(
     Ok(Json(view(&state, row).await?))
 }
 
+/// A session's status and log length.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/status",
+    operation_id = "getSessionStatus",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses(
+        (status = 200, description = "Its status", body = StatusView),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn status(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -117,9 +234,27 @@ async fn status(
         .await?
         .ok_or_else(|| ApiError::session_not_found(&id))?;
     let view = view(&state, row).await?;
-    Ok(Json(json!({"sessionId": view.session_id, "status": view.status, "lastSeq": view.last_seq})))
+    Ok(Json(StatusView {
+        session_id: view.session_id,
+        status: view.status,
+        last_seq: view.last_seq,
+    }))
 }
 
+/// Disposes a session: cancels it and clears its inbox; its log stays readable and later input is
+/// refused.
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}",
+    operation_id = "disposeSession",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses(
+        (status = 202, description = "Disposed (also when it already was)", body = Accepted),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
 async fn dispose(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -139,7 +274,7 @@ async fn dispose(
         state.registry.store().dispose_session(&id, crate::session::now_ms()).await?;
         state.registry.remove(&id);
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({"accepted": true}))))
+    Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true })))
 }
 
 /// A stored row plus what the live session knows (status, log length, queue counts).
@@ -159,7 +294,7 @@ async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError
         session_id: row.session_id,
         status,
         last_seq,
-        pending: json!({"nextTurn": count(Target::NextTurn), "nextStep": count(Target::NextStep)}),
+        pending: Pending { next_turn: count(Target::NextTurn), next_step: count(Target::NextStep) },
         created_at: row.created_at,
         updated_at: row.updated_at,
         model: row.spec.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),

@@ -215,7 +215,16 @@ impl Session {
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
-        let mut queue = VecDeque::from([input]);
+        self.feed_all(vec![input], key).await
+    }
+
+    /// Feeds several inputs (e.g. the model chunks that arrived together) with one commit.
+    pub async fn feed_all(
+        &mut self,
+        inputs: Vec<Input>,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Fed, SessionError> {
+        let mut queue = VecDeque::from(inputs);
         let mut batch = Batch::default();
         let mut trapped = None;
         while let Some(input) = queue.pop_front() {
@@ -291,11 +300,19 @@ impl Session {
         for output in &batch.outputs {
             match output {
                 Output::AppendEvent(json) => {
-                    if let Ok(Some(Event { data: EventData::InboxSpliced(splice), .. })) =
-                        Event::parse(json)
-                    {
-                        self.inbox.apply(&splice);
-                        spliced = true;
+                    // Only splices and turn ends matter here; a substring test spares the parse
+                    // of every chunk (a false positive is just parsed and ignored).
+                    let relevant =
+                        json.contains("agent/inbox/spliced") || json.contains("turn/end");
+                    match relevant.then(|| Event::parse(json)) {
+                        Some(Ok(Some(Event { data: EventData::InboxSpliced(splice), .. }))) => {
+                            self.inbox.apply(&splice);
+                            spliced = true;
+                        }
+                        Some(Ok(Some(Event { data: EventData::TurnEnd(_), .. }))) => {
+                            crate::metrics::global().turns.inc();
+                        }
+                        _ => {}
                     }
                     let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
                 }
@@ -315,17 +332,33 @@ impl Session {
     /// Waits for the next answer from a task started for the current instance.
     pub async fn next_answer(&mut self) -> Input {
         loop {
-            let (generation, input) =
-                self.answers.1.recv().await.expect("the session holds a sender");
-            while self.tasks.try_join_next().is_some() {}
-            if generation != self.generation {
-                continue; // started for an instance that trapped
+            let answer = self.answers.1.recv().await.expect("the session holds a sender");
+            if let Some(input) = self.current(answer) {
+                return input;
             }
-            if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = &input {
-                self.streams.remove(id);
-            }
-            return input;
         }
+    }
+
+    /// The answers that have already arrived (at most `max`), without waiting.
+    pub fn ready_answers(&mut self, max: usize) -> Vec<Input> {
+        let mut ready = Vec::new();
+        while ready.len() < max {
+            let Ok(answer) = self.answers.1.try_recv() else { break };
+            ready.extend(self.current(answer));
+        }
+        ready
+    }
+
+    /// The input of an answer meant for the current instance (not one that trapped).
+    fn current(&mut self, (generation, input): Answer) -> Option<Input> {
+        while self.tasks.try_join_next().is_some() {}
+        if generation != self.generation {
+            return None;
+        }
+        if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = &input {
+            self.streams.remove(id);
+        }
+        Some(input)
     }
 
     /// Feeds answers until the agent is idle.

@@ -86,6 +86,7 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        crate::metrics::global().commit_batch.observe(group.len() as f64);
         commit_group(&mut conn, group, &mut next_seq);
     }
 }

@@ -1,0 +1,157 @@
+//! `GET /openapi.json`: the OpenAPI 3.1 document of the API, generated from the handlers.
+//!
+//! Each handler carries a `#[utoipa::path]`; each route module registers it with utoipa-axum's
+//! `routes!`, which takes the route's path from that annotation, so the router and the document
+//! cannot disagree. [`router`] starts the document with what belongs to no single handler (title,
+//! tags, the error body); [`serve`] hands the finished document, serialized once, to its route.
+//!
+//! Types from `airlock-core` have no schemas of their own: the few shown here are written out by
+//! the `*_schema` functions below, and messages and log events are described as JSON objects.
+
+use axum::body::Bytes;
+use axum::http::{HeaderValue, header};
+use axum::response::IntoResponse;
+use axum::{Extension, Router};
+use serde_json::Value;
+use utoipa::OpenApi;
+use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+use utoipa::openapi::{Array, RefOr, Schema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{AppState, ErrorBody};
+
+/// What the document says about the API as a whole.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Airlock gateway",
+        description = "Sessions of an agent over HTTP. Every input that changes a session is \
+            enqueue-only: it is answered once it is durable. Every error answers \
+            `{\"error\": {code, message, details}}`."
+    ),
+    tags(
+        (name = "sessions", description = "Create, list, read and dispose sessions."),
+        (name = "input", description = "Messages, receipts, the queue and cancel."),
+        (name = "observation", description = "A session's log as SSE or JSON pages, and the \
+            cross-session stream."),
+        (name = "service", description = "Health, readiness and this document."),
+    ),
+    components(schemas(ErrorBody))
+)]
+struct ApiDoc;
+
+/// The document, serialized once when the router is built.
+#[derive(Clone)]
+struct Document(Bytes);
+
+/// The routes of this module, with the document's title, tags and shared schemas.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi()).routes(routes!(openapi_json))
+}
+
+/// Gives the finished document to `GET /openapi.json`.
+pub fn serve(router: Router<AppState>, doc: &utoipa::openapi::OpenApi) -> Router<AppState> {
+    let mut json = serde_json::to_value(doc).expect("an OpenAPI document serializes");
+    drop_null_alternatives(&mut json);
+    let bytes = serde_json::to_vec(&json).expect("JSON serializes");
+    router.layer(Extension(Document(Bytes::from(bytes))))
+}
+
+/// utoipa writes an `Option<T>` parameter or request body as "`T` or `null`". For a header, a
+/// query parameter or a body that may be left out, `required: false` already says so, and `null`
+/// is not something a client may send: drop it.
+fn drop_null_alternatives(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for operation in
+        paths.values_mut().filter_map(Value::as_object_mut).flat_map(|p| p.values_mut())
+    {
+        let optional = |v: &Value| v.get("required") != Some(&Value::Bool(true));
+        for param in
+            operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten()
+        {
+            if optional(param)
+                && let Some(Value::Array(types)) = param.pointer_mut("/schema/type")
+            {
+                types.retain(|t| t != "null");
+                if let [only] = types.as_slice() {
+                    param["schema"]["type"] = only.clone();
+                }
+            }
+        }
+        let Some(body) = operation.get_mut("requestBody").filter(|b| optional(b)) else { continue };
+        for media in body
+            .get_mut("content")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .flat_map(|c| c.values_mut())
+        {
+            if let Some(Value::Array(alternatives)) = media.pointer_mut("/schema/oneOf") {
+                alternatives.retain(|a| a.get("type") != Some(&Value::from("null")));
+                if let [only] = alternatives.as_slice() {
+                    media["schema"] = only.clone();
+                }
+            }
+        }
+    }
+}
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "getOpenApi",
+    tag = "service",
+    responses((status = 200, description = "This OpenAPI document", body = Object))
+)]
+async fn openapi_json(Extension(doc): Extension<Document>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], doc.0)
+}
+
+/// A string that is one of `values`.
+pub fn string_enum(description: &str, values: &[&str]) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(description))
+        .enum_values(Some(values.iter().copied()))
+        .build()
+}
+
+/// `Status` of `airlock-core`.
+pub fn status_schema() -> Object {
+    string_enum("Whole-agent status.", &["idle", "running"])
+}
+
+/// `Target` of `airlock-core`: the inbox list an item waits in.
+pub fn target_schema() -> Object {
+    string_enum(
+        "The inbox list: `next-turn` (followups) or `next-step` (steering and context).",
+        &["next-turn", "next-step"],
+    )
+}
+
+/// A JSON object whose schema lives in `airlock-core` (a message, a log event).
+pub fn json_object(description: &str) -> Object {
+    ObjectBuilder::new().schema_type(Type::Object).description(Some(description)).build()
+}
+
+/// `[QueueItem]`: `{messageId, target, delivery, message}`, as `GET …/queue` shows them.
+pub fn queue_items_schema() -> Array {
+    let item = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("messageId", ObjectBuilder::new().schema_type(Type::String))
+        .required("messageId")
+        .property("target", target_schema())
+        .required("target")
+        .property("delivery", string_enum("How it was sent.", &["followup", "steer", "inject"]))
+        .required("delivery")
+        .property("message", json_object("The queued message: `{id, role, content, source}`."))
+        .required("message")
+        .build();
+    Array::new(RefOr::<Schema>::T(item.into()))
+}
+
+/// `[ContentBlock]` or a log event list: JSON objects described by `airlock-core`.
+pub fn json_objects(description: &str) -> Array {
+    Array::new(RefOr::<Schema>::T(json_object(description).into()))
+}

@@ -1,0 +1,88 @@
+//! Process metrics, served as Prometheus text at `/metrics`: live sessions, turns, enqueue
+//! latency, group-commit sizes, SSE subscribers.
+
+use std::sync::LazyLock;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Every metric of the process.
+pub struct Metrics {
+    /// Sessions with a live actor.
+    pub sessions: Gauge,
+    /// Turns ended, whatever their reason.
+    pub turns: Counter,
+    /// Seconds from a message request to its durable receipt.
+    pub enqueue_seconds: Histogram,
+    /// Jobs committed per SQLite transaction.
+    pub commit_batch: Histogram,
+    /// Open SSE streams.
+    pub sse_subscribers: Gauge,
+    registry: Registry,
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
+    let mut registry = Registry::with_prefix("airlock");
+    let metrics = Metrics {
+        sessions: Gauge::default(),
+        turns: Counter::default(),
+        enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
+        commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
+        sse_subscribers: Gauge::default(),
+        registry: Registry::default(),
+    };
+    registry.register("sessions", "Sessions with a live actor", metrics.sessions.clone());
+    registry.register("turns", "Turns ended", metrics.turns.clone());
+    registry.register(
+        "enqueue_seconds",
+        "Time from a message request to its durable receipt",
+        metrics.enqueue_seconds.clone(),
+    );
+    registry.register(
+        "commit_batch_size",
+        "Jobs committed per SQLite transaction",
+        metrics.commit_batch.clone(),
+    );
+    registry.register("sse_subscribers", "Open SSE streams", metrics.sse_subscribers.clone());
+    Metrics { registry, ..metrics }
+});
+
+/// The process's metrics.
+pub fn global() -> &'static Metrics {
+    &METRICS
+}
+
+impl Metrics {
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        encode(&mut text, &self.registry).expect("writing to a String cannot fail");
+        text
+    }
+}
+
+/// Counts an open SSE stream for as long as it lives.
+pub struct SubscriberGuard(());
+
+impl SubscriberGuard {
+    /// One more subscriber.
+    pub fn new() -> Self {
+        global().sse_subscribers.inc();
+        SubscriberGuard(())
+    }
+}
+
+impl Default for SubscriberGuard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for SubscriberGuard {
+    fn drop(&mut self) {
+        global().sse_subscribers.dec();
+    }
+}

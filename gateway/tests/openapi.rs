@@ -1,0 +1,201 @@
+//! `GET /openapi.json`: a valid OpenAPI 3 document, generated from the handlers, that covers every
+//! route the router serves.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use oas3::spec::{ObjectOrReference, ParameterIn, Schema};
+use serde_json::Value;
+
+/// Every route `api::app` serves, as (method, path): keep in step with the route modules.
+const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/v1/sessions"),
+    ("GET", "/v1/sessions"),
+    ("GET", "/v1/sessions/{id}"),
+    ("DELETE", "/v1/sessions/{id}"),
+    ("GET", "/v1/sessions/{id}/status"),
+    ("POST", "/v1/sessions/{id}/messages"),
+    ("GET", "/v1/sessions/{id}/messages/{message_id}"),
+    ("GET", "/v1/sessions/{id}/queue"),
+    ("PATCH", "/v1/sessions/{id}/queue/{message_id}"),
+    ("DELETE", "/v1/sessions/{id}/queue/{message_id}"),
+    ("POST", "/v1/sessions/{id}/queue/{message_id}/steer"),
+    ("POST", "/v1/sessions/{id}/cancel"),
+    ("GET", "/v1/sessions/{id}/events"),
+    ("GET", "/v1/events"),
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+];
+
+#[tokio::test]
+async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = common::start(dir.path().join("airlock.db")).await;
+
+    let res = gateway.client.get(gateway.url("/openapi.json")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let text = res.text().await.unwrap();
+    let raw: Value = serde_json::from_str(&text).unwrap();
+    assert!(raw["openapi"].as_str().unwrap().starts_with("3."), "openapi is {}", raw["openapi"]);
+
+    // Structure: the document deserializes into the OpenAPI 3.1 model, and every `$ref` in it
+    // names a schema it defines.
+    let spec = oas3::from_json(&text).expect("the document is OpenAPI 3.1");
+    spec.validate_version().expect("a supported OpenAPI version");
+    let schemas = &spec.components.as_ref().expect("components").schemas;
+    for reference in refs(&raw) {
+        let name = reference.strip_prefix("#/components/schemas/").unwrap_or_else(|| {
+            panic!("{reference} is not a local schema reference");
+        });
+        assert!(schemas.contains_key(name), "{reference} names no schema");
+    }
+
+    // Coverage: exactly the routes the router serves, each with its method.
+    let expected: BTreeSet<(String, String)> =
+        ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+    let documented: BTreeSet<(String, String)> =
+        spec.operations().map(|(path, method, _)| (method.to_string(), path)).collect();
+    let missing: Vec<_> = expected.difference(&documented).collect();
+    assert!(missing.is_empty(), "routes missing from /openapi.json: {missing:?}");
+    let unknown: Vec<_> = documented.difference(&expected).collect();
+    assert!(unknown.is_empty(), "documented routes the test does not know: {unknown:?}");
+
+    // And the list above is the router's: each route is served, not answered by the fallback.
+    for (method, path) in ROUTES {
+        let url = gateway.url(&path.replace("{id}", "nobody").replace("{message_id}", "nothing"));
+        let method_ = method.parse::<reqwest::Method>().unwrap();
+        let res = gateway.client.request(method_, url).send().await.unwrap();
+        let status = res.status();
+        assert_ne!(status, 405, "{method} {path} is not routed");
+        if status == 404 {
+            let body: Value = res.json().await.unwrap();
+            assert_ne!(body["error"]["code"], "not-found", "{method} {path} is not routed");
+        }
+    }
+
+    for (path, method, op) in spec.operations() {
+        let name = format!("{method} {path}");
+        // Every `{param}` of the path is a required path parameter.
+        let params: Vec<_> = op.parameters.iter().map(|p| p.resolve(&spec).unwrap()).collect();
+        for segment in path.split('/').filter_map(|s| s.strip_prefix('{')) {
+            let param = segment.trim_end_matches('}');
+            assert!(
+                params.iter().any(|p| p.name == param
+                    && p.location == ParameterIn::Path
+                    && p.required == Some(true)),
+                "{name}: no path parameter {param}"
+            );
+        }
+        // Every error answer has the shared error body.
+        let responses = op.responses.as_ref().unwrap_or_else(|| panic!("{name}: no responses"));
+        assert!(!responses.is_empty(), "{name}: no responses");
+        for (status, response) in responses {
+            let response = response.resolve(&spec).unwrap();
+            if status.starts_with('4') || status.starts_with('5') {
+                let schema =
+                    response.content.get("application/json").and_then(|m| m.schema.as_ref());
+                assert!(
+                    is_ref_to(schema, "#/components/schemas/ErrorBody"),
+                    "{name}: {status} does not answer the error body"
+                );
+            }
+        }
+    }
+
+    // The error body is `{error: {code, message, details}}`, all required.
+    let error_body = &raw["components"]["schemas"]["ErrorBody"];
+    assert_eq!(error_body["required"], serde_json::json!(["error"]));
+    let detail = resolve(&raw, &error_body["properties"]["error"]);
+    let mut required: Vec<_> =
+        detail["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    required.sort();
+    assert_eq!(required, ["code", "details", "message"]);
+
+    // What http-api.md promises, spot-checked.
+    let op = |method: &str, path: &str| &raw["paths"][path][method.to_lowercase()];
+    let codes = |method: &str, path: &str| -> BTreeSet<String> {
+        op(method, path)["responses"].as_object().unwrap().keys().cloned().collect()
+    };
+    let has = |method: &str, path: &str, want: &[&str]| {
+        let got = codes(method, path);
+        for code in want {
+            assert!(got.contains(*code), "{method} {path} lacks {code}: has {got:?}");
+        }
+    };
+    has("POST", "/v1/sessions", &["201", "200", "400", "409", "413", "415"]);
+    has("GET", "/v1/sessions", &["200"]);
+    has("GET", "/v1/sessions/{id}", &["200", "404"]);
+    has("DELETE", "/v1/sessions/{id}", &["202", "404"]);
+    has("POST", "/v1/sessions/{id}/messages", &["202", "400", "404", "409", "413", "415", "503"]);
+    has("GET", "/v1/sessions/{id}/messages/{message_id}", &["200", "404"]);
+    has("PATCH", "/v1/sessions/{id}/queue/{message_id}", &["200", "404", "409"]);
+    has("DELETE", "/v1/sessions/{id}/queue/{message_id}", &["200", "404"]);
+    has("POST", "/v1/sessions/{id}/queue/{message_id}/steer", &["200", "404", "409"]);
+    has("POST", "/v1/sessions/{id}/cancel", &["202", "404", "409"]);
+    has("GET", "/v1/sessions/{id}/events", &["200", "400", "404"]);
+
+    let header = |method: &str, path: &str, name: &str| {
+        op(method, path)["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["in"] == "header" && p["name"] == name)
+    };
+    assert!(header("POST", "/v1/sessions/{id}/messages", "Idempotency-Key"));
+    assert!(header("GET", "/v1/sessions/{id}/events", "Last-Event-ID"));
+
+    for path in ["/v1/sessions/{id}/events", "/v1/events"] {
+        let content = &op("GET", path)["responses"]["200"]["content"];
+        assert!(content.get("text/event-stream").is_some(), "{path} is not documented as SSE");
+    }
+    assert!(
+        op("GET", "/v1/sessions/{id}/events")["responses"]["200"]["content"]
+            .get("application/json")
+            .is_some(),
+        "the JSON page of the events route is not documented"
+    );
+    for (method, path) in [
+        ("POST", "/v1/sessions"),
+        ("POST", "/v1/sessions/{id}/messages"),
+        ("PATCH", "/v1/sessions/{id}/queue/{message_id}"),
+        ("POST", "/v1/sessions/{id}/cancel"),
+    ] {
+        let body = &op(method, path)["requestBody"]["content"]["application/json"]["schema"];
+        assert!(!body.is_null(), "{method} {path} has no JSON request body");
+    }
+
+    gateway.stop().await;
+}
+
+/// Whether `schema` is a reference to `target`.
+fn is_ref_to(schema: Option<&Schema>, target: &str) -> bool {
+    matches!(schema, Some(Schema::Object(object))
+        if matches!(object.as_ref(), ObjectOrReference::Ref { ref_path, .. } if ref_path == target))
+}
+
+/// Every `$ref` string in a JSON document.
+fn refs(value: &Value) -> Vec<String> {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .flat_map(|(key, value)| match (key.as_str(), value) {
+                ("$ref", Value::String(r)) => vec![r.clone()],
+                _ => refs(value),
+            })
+            .collect(),
+        Value::Array(items) => items.iter().flat_map(refs).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `schema`, or the component schema it refers to.
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")) {
+        Some(name) => &doc["components"]["schemas"][name],
+        None => schema,
+    }
+}

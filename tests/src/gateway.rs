@@ -11,21 +11,25 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`), built
-/// on demand when a lone `cargo test -p airlock-tests` did not build it.
+/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`), brought
+/// up to date once per test process: `cargo test -p airlock-tests` alone does not rebuild it.
 pub fn airlock_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test knows its path");
-    let profile_dir =
-        exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
-    let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
-    if !bin.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "airlock-gateway", "--bin", "airlock"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the airlock binary failed");
-    }
-    bin
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test knows its path");
+            let profile_dir =
+                exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+            let mut build = Command::new(env!("CARGO"));
+            build.args(["build", "--quiet", "-p", "airlock-gateway", "--bin", "airlock"]);
+            if profile_dir.file_name().is_some_and(|p| p == "release") {
+                build.arg("--release");
+            }
+            let status = build.status().expect("cargo runs");
+            assert!(status.success(), "building the airlock binary failed");
+            profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX))
+        })
+        .clone()
 }
 
 /// A running `airlock serve`; dropping it kills the process.
@@ -38,12 +42,19 @@ pub struct Gateway {
     data: PathBuf,
     model_url: String,
     cache: PathBuf,
+    env: Vec<(String, String)>,
 }
 
 impl Gateway {
     /// Starts `airlock serve` on `data`, its `openai:` sessions answered by the mock at `model_url`.
     pub fn start(data: &Path, model_url: &str, cache: &Path) -> Gateway {
+        Self::start_with(data, model_url, cache, &[])
+    }
+
+    /// [`Gateway::start`] with more environment (e.g. `AIRLOCK_STALL_TIMEOUT_MS`).
+    pub fn start_with(data: &Path, model_url: &str, cache: &Path, env: &[(&str, &str)]) -> Gateway {
         let mut child = Command::new(airlock_bin())
+            .envs(env.iter().copied())
             .args(["serve", "--listen", "127.0.0.1:0", "--durability", "full", "--data"])
             .arg(data)
             .env("AIRLOCK_BASE_URL", model_url)
@@ -72,6 +83,7 @@ impl Gateway {
             data: data.to_owned(),
             model_url: model_url.to_owned(),
             cache: cache.to_owned(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         }
     }
 
@@ -79,7 +91,9 @@ impl Gateway {
     pub fn crash_and_restart(mut self) -> Gateway {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("the process is reaped");
-        Gateway::start(&self.data, &self.model_url, &self.cache)
+        let env: Vec<(&str, &str)> =
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Gateway::start_with(&self.data, &self.model_url, &self.cache, &env)
     }
 
     /// `url` under the gateway.
@@ -118,6 +132,18 @@ impl Gateway {
             self.get(&format!("/v1/sessions/{session}/events?format=json&limit=5000")).await;
         assert_eq!(status, 200);
         page["events"].as_array().unwrap().clone()
+    }
+
+    /// The SSE stream of a session with a query string (e.g. `?after=7`).
+    pub async fn sse_query(&self, session: &str, query: &str) -> Sse {
+        let res = self
+            .client
+            .get(self.url(&format!("/v1/sessions/{session}/events{query}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
     }
 
     /// The SSE stream of a session, resumed after `last_event_id` if given.
@@ -180,6 +206,9 @@ impl Sse {
         let mut frames = Vec::new();
         loop {
             let frame = self.next().await;
+            if std::env::var_os("E2E_DEBUG").is_some() {
+                eprintln!("frame: {frame:?}");
+            }
             let stop = done(&frame);
             frames.push(frame);
             if stop {

@@ -27,7 +27,8 @@ fn messages(s: &str) -> String {
 #[tokio::test]
 async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
     let w = world().await;
-    w.mock.push(Reply::text("Slow but sure.", 3).delay(Duration::from_secs(2)));
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    w.mock.push(Reply::text("Held but sure.", 3).hold_until(gate.clone()));
     let s = w.gateway.session().await;
     let mut sse = w.gateway.sse(&s, None).await;
     let (code, receipt) = w.gateway.post(&messages(&s), json!({"content": "hello"})).await;
@@ -37,6 +38,7 @@ async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
         !logged.contains(&"assistant/message".to_owned()),
         "the answer is not in yet: {logged:?}"
     );
+    gate.notify_one();
 
     let frames = sse.until_idle().await;
     let seqs = seqs(&frames);
@@ -59,6 +61,18 @@ async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
     assert_eq!(seqs_before(&frames, running), 1, "running comes right after the insert splice");
 }
 
+/// The reason of the last `turn/end` among frames.
+fn last_end(frames: &[Frame]) -> Value {
+    frames
+        .iter()
+        .rev()
+        .find_map(|f| match f {
+            Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"].clone()),
+            _ => None,
+        })
+        .expect("a turn ended")
+}
+
 fn types_of(log: &[Value]) -> Vec<String> {
     log.iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect()
 }
@@ -70,6 +84,9 @@ fn seqs_before(frames: &[Frame], index: usize) -> usize {
 #[tokio::test]
 async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
     let w = world().await;
+    // The first turn waits until every post is acknowledged: all 100 arrive while it runs.
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    w.mock.push(Reply::text("First of many.", 3).hold_until(gate.clone()));
     let s = w.gateway.session().await;
     let mut sse = w.gateway.sse(&s, None).await;
     assert_eq!(sse.next().await, Frame::Status("idle".into()), "the snapshot on connect");
@@ -90,6 +107,7 @@ async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
     for post in posts {
         receipts.push(post.await.unwrap());
     }
+    gate.notify_one();
     receipts.sort_by_key(|r| r["seq"].as_u64());
     let ids: Vec<&str> = receipts.iter().map(|r| r["messageId"].as_str().unwrap()).collect();
     let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
@@ -119,11 +137,19 @@ async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
 
 #[tokio::test]
 async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_code() {
-    let w = world().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let gateway = Gateway::start_with(
+        &dir.path().join("a.db"),
+        &mock.base_url(),
+        dir.path(),
+        &[("AIRLOCK_STALL_TIMEOUT_MS", "500")],
+    );
+    let w = World { _dir: dir, mock, gateway };
     w.mock
         .push(Reply::status(429).retry_after("0"))
         .push(Reply::status(500))
-        .push(Reply::text("broken", 3).disconnect_after(1))
+        .push(Reply::text("stuck", 3).stall_after(1))
         .push(Reply::text("garbled", 3).malformed_after(1))
         .push(Reply::text("Made it.", 2));
     let s = w.gateway.session().await;
@@ -139,23 +165,25 @@ async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_co
             _ => None,
         })
         .collect();
-    assert_eq!(retries, ["RATE_LIMIT", "SERVER", "CONNECTION", "MALFORMED"]);
-    let end = frames.iter().rev().find_map(|f| match f {
-        Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"]["kind"].clone()),
+    assert_eq!(retries, ["RATE_LIMIT", "SERVER", "TIMEOUT", "MALFORMED"]);
+    assert_eq!(last_end(&frames)["kind"], "completed");
+
+    w.mock.push(Reply::text("cut", 3).disconnect_after(1)).push(Reply::text("Again.", 1));
+    w.gateway.post(&messages(&s), json!({"content": "once more"})).await;
+    let frames = sse.until_idle().await;
+    let retry = frames.iter().find_map(|f| match f {
+        Frame::Event(_, e) if e["type"] == "llm/retry" => Some(e["data"]["error"]["code"].clone()),
         _ => None,
     });
-    assert_eq!(end, Some(json!("completed")));
+    assert_eq!(retry, Some(json!("CONNECTION")));
+    assert_eq!(last_end(&frames)["kind"], "completed");
 
     for _ in 0..5 {
         w.mock.push(Reply::status(503).retry_after("0"));
     }
     w.gateway.post(&messages(&s), json!({"content": "again"})).await;
     let frames = sse.until_idle().await;
-    let end = frames.iter().rev().find_map(|f| match f {
-        Frame::Event(_, e) if e["type"] == "turn/end" => Some(e["data"]["reason"].clone()),
-        _ => None,
-    });
-    let end = end.unwrap();
+    let end = last_end(&frames);
     assert_eq!(
         (end["kind"].as_str(), end["error"]["code"].as_str()),
         (Some("error"), Some("SERVICE_UNAVAILABLE"))
@@ -174,8 +202,18 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
     let mut sse = w.gateway.sse(&s, None).await;
     w.gateway.post(&messages(&s), json!({"content": "first"})).await;
     let (_, queued) = w.gateway.post(&messages(&s), json!({"content": "second"})).await;
-    let before =
-        sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
+    let queued_seq = queued["seq"].as_u64().unwrap();
+    // Crash once the first chunk is streaming and the queued followup's receipt was seen.
+    let (mut chunk, mut receipt) = (false, false);
+    let before = sse
+        .until(|f| {
+            if let Frame::Event(seq, e) = f {
+                chunk |= e["type"] == "assistant/chunk";
+                receipt |= *seq == queued_seq;
+            }
+            chunk && receipt
+        })
+        .await;
     let last_seen = *seqs(&before).last().unwrap();
     drop(sse);
 
@@ -183,14 +221,18 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
     let World { _dir, mock, gateway } = w;
     let gateway = gateway.crash_and_restart();
     let mut sse = gateway.sse(&s, Some(last_seen)).await;
-    let after = sse.until_idle().await;
+    // Recovery ran before the gateway listened; the stream may catch up on all of it from the
+    // log, so wait for the queued followup's turn to end rather than for a live `idle`.
+    let after = sse
+        .until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "turn/end" && e["data"]["turn"] == 2))
+        .await;
     let seqs = seqs(&after);
     assert_eq!(seqs.first(), Some(&(last_seen + 1)), "resumes right after the pre-crash id");
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "contiguous: {seqs:?}");
     let types = types(&after);
     let interrupted = after.iter().position(|f| matches!(f, Frame::Event(_, e) if e["type"] == "turn/end" && e["data"]["reason"]["kind"] == "interrupted"));
     assert!(interrupted.is_some(), "{types:?}");
-    assert_eq!(types[..2], ["step/end", "turn/end"]);
+    assert_eq!(types[..2], ["step/end", "turn/end"], "{types:?}");
     let log = gateway.log(&s).await;
     let entered: Vec<&str> = log
         .iter()
@@ -239,4 +281,125 @@ async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
     let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
     drop(mock);
+}
+
+#[tokio::test]
+async fn sse_resume_mid_turn_with_last_event_id_or_after_sends_exactly_the_missing_events() {
+    let w = world().await;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    w.mock.push(Reply::text("a b c d e f", 6).hold_until(gate.clone()));
+    let s = w.gateway.session().await;
+    let mut first = w.gateway.sse(&s, None).await;
+    w.gateway.post(&messages(&s), json!({"content": "stream"})).await;
+    let seen =
+        first.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
+    let cursor = *seqs(&seen).last().unwrap();
+    drop(first);
+
+    let mut by_header = w.gateway.sse(&s, Some(cursor)).await;
+    let mut by_query = w.gateway.sse_query(&s, &format!("?after={cursor}")).await;
+    gate.notify_one(); // the turn goes on while both resumed streams follow it
+    let a = seqs(&by_header.until_idle().await);
+    let b = seqs(&by_query.until_idle().await);
+    assert_eq!(a.first(), Some(&(cursor + 1)), "exactly the missing events, from the cursor on");
+    assert!(a.windows(2).all(|w| w[1] == w[0] + 1), "no gap, no duplicate: {a:?}");
+    assert_eq!(a, b, "Last-Event-ID and ?after= agree");
+    let log = w.gateway.log(&s).await;
+    assert_eq!(*a.last().unwrap() as usize, log.len() - 1, "and nothing after the end is missing");
+}
+
+#[tokio::test]
+async fn idempotency_key_returns_the_same_receipt_and_conflicts_on_another_body() {
+    let w = world().await;
+    let s = w.gateway.session().await;
+    let send = |body: Value| {
+        w.gateway
+            .client
+            .post(w.gateway.url(&messages(&s)))
+            .header("idempotency-key", "key-1")
+            .json(&body)
+            .send()
+    };
+    let first = send(json!({"content": "once", "delivery": "inject"})).await.unwrap();
+    assert_eq!(first.status(), 202);
+    let first: Value = first.json().await.unwrap();
+    let again = send(json!({"content": "once", "delivery": "inject"})).await.unwrap();
+    assert_eq!(
+        (again.status().as_u16(), again.json::<Value>().await.unwrap()),
+        (202, first.clone())
+    );
+    let other = send(json!({"content": "something else", "delivery": "inject"})).await.unwrap();
+    assert_eq!(other.status(), 409);
+    assert_eq!(other.json::<Value>().await.unwrap()["error"]["code"], "idempotency-conflict");
+
+    let World { _dir, mock, gateway } = w;
+    let gateway = gateway.crash_and_restart();
+    let after_restart = gateway
+        .client
+        .post(gateway.url(&messages(&s)))
+        .header("idempotency-key", "key-1")
+        .json(&json!({"content": "once", "delivery": "inject"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after_restart.json::<Value>().await.unwrap(), first, "kept across restarts");
+    let inserts =
+        gateway.log(&s).await.iter().filter(|e| e["type"] == "agent/inbox/spliced").count();
+    assert_eq!(inserts, 1, "one insert splice for one key");
+    drop(mock);
+}
+
+#[tokio::test]
+async fn refused_requests_get_the_error_shape_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    // A small body limit: a client still sending a large body when the 413 comes would see a
+    // broken pipe instead of the answer.
+    let gateway = Gateway::start_with(
+        &dir.path().join("a.db"),
+        &mock.base_url(),
+        dir.path(),
+        &[("AIRLOCK_MAX_BODY", "1024")],
+    );
+    let w = World { _dir: dir, mock, gateway };
+    let s = w.gateway.session().await;
+    let gw = &w.gateway;
+    let url = gw.url(&messages(&s));
+    let big = json!({"content": "x".repeat(2000)});
+    let cases = [
+        (
+            gw.client.post(&url).header("content-type", "text/plain").body("hello"),
+            415,
+            "unsupported-media-type",
+        ),
+        (
+            gw.client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(r#"{"content": 3}"#),
+            400,
+            "bad-request",
+        ),
+        (
+            gw.client.post(&url).header("content-type", "application/json").body("{not json"),
+            400,
+            "bad-request",
+        ),
+        (gw.client.post(&url).json(&big), 413, "payload-too-large"),
+        (
+            gw.client.post(gw.url("/v1/sessions/nope/messages")).json(&json!({"content": "x"})),
+            404,
+            "session-not-found",
+        ),
+        (gw.client.get(gw.url("/v1/nothing")), 404, "not-found"),
+    ];
+    for (request, status, code) in cases {
+        let res = request.send().await.unwrap();
+        assert_eq!(res.status().as_u16(), status, "{code}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"]["code"], code);
+        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(body["error"]["details"].is_object());
+    }
+    assert!(gw.log(&s).await.is_empty(), "no refused request wrote to the log");
 }

@@ -2,12 +2,14 @@
 //! with and without the queue, a subscriber that reads nothing for a while, the cross-session
 //! stream, and disposal.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use airlock_tests::gateway::{Frame, Gateway, seqs, types};
 use airlock_tests::{MockModel, Reply};
 use futures::StreamExt;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 struct World {
     _dir: tempfile::TempDir,
@@ -22,9 +24,10 @@ async fn world() -> World {
     World { _dir: dir, mock, gw }
 }
 
-/// A reply whose later chunks come a second apart: the turn is running while the test acts.
-fn slow(text: &str) -> Reply {
-    Reply::text(text, 3).delay(Duration::from_secs(1))
+/// A reply held after its first chunk until the gate opens: the turn runs while the test acts.
+fn held(text: &str) -> (Reply, Arc<Notify>) {
+    let gate = Arc::new(Notify::new());
+    (Reply::text(text, 3).hold_until(gate.clone()), gate)
 }
 
 /// A reply that never finishes: the turn runs until cancelled.
@@ -61,7 +64,8 @@ fn entered(frames: &[Frame]) -> Vec<(u64, String)> {
 #[tokio::test]
 async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow_it() {
     let w = world().await;
-    w.mock.push(slow("first answer here")).push(Reply::text("Steered.", 1));
+    let (reply, gate) = held("first answer here");
+    w.mock.push(reply).push(Reply::text("Steered.", 1));
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
     let m1 = send(&w, &s, json!({"content": "first"})).await;
@@ -82,6 +86,7 @@ async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow
     );
     let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/queue/unknown/steer"), json!({})).await;
     assert_eq!(code, 404);
+    gate.notify_one();
 
     frames.extend(sse.until_idle().await);
     assert_eq!(
@@ -96,13 +101,15 @@ async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow
 #[tokio::test]
 async fn steer_and_inject_sent_while_running_enter_the_same_turn() {
     let w = world().await;
-    w.mock.push(slow("working on it")).push(Reply::text("Adjusted.", 1));
+    let (reply, gate) = held("working on it");
+    w.mock.push(reply).push(Reply::text("Adjusted.", 1));
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
     let m1 = send(&w, &s, json!({"content": "work"})).await;
     let mut frames = sse.until(first_chunk).await;
     let ctx = send(&w, &s, json!({"content": "fyi", "delivery": "inject"})).await;
     let steer = send(&w, &s, json!({"content": "go left", "delivery": "steer"})).await;
+    gate.notify_one();
     frames.extend(sse.until_idle().await);
     assert_eq!(entered(&frames), [(1, m1), (1, ctx), (1, steer)]);
     let turns = types(&frames).iter().filter(|t| *t == "turn/start").count();

@@ -68,6 +68,14 @@ pub enum ModelSetupError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A timeout variable is not a whole number of milliseconds.
+    #[error("{variable}={value:?} is not a whole number of milliseconds; unset it for the default")]
+    BadTimeout {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+    },
     /// The HTTP client could not be built.
     #[error("could not set up the HTTP client: {0}")]
     Client(String),

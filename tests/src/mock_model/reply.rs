@@ -7,7 +7,9 @@ use std::time::Duration;
 use axum::body::Bytes;
 use futures::Stream;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::sync::{Notify, mpsc};
 
 /// One scripted answer to one request: an HTTP error, or a stream of `chat.completion.chunk`s.
 ///
@@ -36,6 +38,7 @@ struct Script {
     cached_tokens: Option<u64>,
     delay: Duration,
     fault: Option<Fault>,
+    gate: Option<Arc<Notify>>,
 }
 
 #[derive(Clone, Debug)]
@@ -128,6 +131,13 @@ impl Reply {
         self
     }
 
+    /// Sends the first frame, then holds the rest until `gate` is notified (`notify_one`), so a
+    /// test decides when the answer goes on instead of guessing with a delay.
+    pub fn hold_until(mut self, gate: Arc<Notify>) -> Reply {
+        self.script().gate = Some(gate);
+        self
+    }
+
     /// Drops the connection (no terminating chunk) after `frames` frames.
     pub fn disconnect_after(mut self, frames: usize) -> Reply {
         self.script().fault = Some(Fault::Disconnect(frames));
@@ -200,11 +210,14 @@ impl Script {
     fn play(self, request: &Value, number: usize) -> Frames {
         let frames = self.frames(request, number);
         let (tx, mut rx) = mpsc::channel::<Out>(4);
-        let (delay, fault) = (self.delay, self.fault);
+        let (delay, fault, gate) = (self.delay, self.fault, self.gate);
         tokio::spawn(async move {
             for (sent, frame) in frames.into_iter().enumerate() {
                 if sent > 0 && !delay.is_zero() {
                     tokio::time::sleep(delay).await;
+                }
+                if let Some(gate) = gate.as_ref().filter(|_| sent == 1) {
+                    gate.notified().await;
                 }
                 let send = match fault {
                     Some(Fault::Disconnect(k)) if k == sent => Out::Reset,

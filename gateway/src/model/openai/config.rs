@@ -119,12 +119,26 @@ impl OpenAiConfig {
                 variable: flavor.key_variable,
             });
         }
+        let defaults = Timeouts::default();
+        let millis = |variable: &'static str, default: Duration| match var(variable) {
+            None => Ok(default),
+            Some(value) => value
+                .trim()
+                .parse()
+                .map(Duration::from_millis)
+                .map_err(|_| ModelSetupError::BadTimeout { variable, value }),
+        };
+        let timeouts = Timeouts {
+            connect: millis("AIRLOCK_CONNECT_TIMEOUT_MS", defaults.connect)?,
+            first_byte: millis("AIRLOCK_FIRST_BYTE_TIMEOUT_MS", defaults.first_byte)?,
+            stall: millis("AIRLOCK_STALL_TIMEOUT_MS", defaults.stall)?,
+        };
         Ok(OpenAiConfig {
             base_url,
             api_key,
             model: model.to_owned(),
             provider_name: flavor.name.to_owned(),
-            timeouts: Timeouts::default(),
+            timeouts,
         })
     }
 
@@ -203,5 +217,22 @@ mod tests {
     fn an_empty_model_name_is_refused_with_an_example() {
         let err = OpenAiConfig::from_vars("openai", "", vars(&[])).unwrap_err();
         assert!(err.to_string().contains("openai:gpt-4o-mini"), "{err}");
+    }
+
+    #[test]
+    fn timeouts_come_from_millisecond_variables_and_bad_ones_are_named() {
+        let set = vars(&[
+            ("AIRLOCK_BASE_URL", "http://127.0.0.1:1/v1"),
+            ("AIRLOCK_STALL_TIMEOUT_MS", "250"),
+        ]);
+        let config = OpenAiConfig::from_vars("openai", "m", set).unwrap();
+        assert_eq!(config.timeouts.stall, Duration::from_millis(250));
+        assert_eq!(config.timeouts.first_byte, Timeouts::default().first_byte);
+        let bad = vars(&[
+            ("AIRLOCK_BASE_URL", "http://127.0.0.1:1/v1"),
+            ("AIRLOCK_FIRST_BYTE_TIMEOUT_MS", "soon"),
+        ]);
+        let err = OpenAiConfig::from_vars("openai", "m", bad).unwrap_err();
+        assert!(err.to_string().starts_with("AIRLOCK_FIRST_BYTE_TIMEOUT_MS=\"soon\""), "{err}");
     }
 }

@@ -11,15 +11,24 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`), brought
-/// up to date once per test process: `cargo test -p airlock-tests` alone does not rebuild it.
+/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`).
+///
+/// `cargo test --workspace` builds it with everything else. Only when it is missing or older than
+/// the sources it is built from (a lone `cargo test -p airlock-tests` after an edit) is it built
+/// here: always building would rebuild it with this package's feature set on every run.
 pub fn airlock_bin() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("the test knows its path");
-            let profile_dir =
-                exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test knows its path");
+        let profile_dir =
+            exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+        let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
+        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
+        let workspace =
+            Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
+        let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit"]
+            .map(|d| workspace.join(d));
+        if built.is_none_or(|built| sources.iter().any(|dir| newer_than(dir, built))) {
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "--quiet", "-p", "airlock-gateway", "--bin", "airlock"]);
             if profile_dir.file_name().is_some_and(|p| p == "release") {
@@ -27,9 +36,22 @@ pub fn airlock_bin() -> PathBuf {
             }
             let status = build.status().expect("cargo runs");
             assert!(status.success(), "building the airlock binary failed");
-            profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX))
-        })
-        .clone()
+        }
+        bin
+    })
+    .clone()
+}
+
+/// Whether any file under `dir` was modified after `time`.
+fn newer_than(dir: &Path, time: std::time::SystemTime) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        if path.is_dir() {
+            return newer_than(&path, time);
+        }
+        entry.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified > time)
+    })
 }
 
 /// A running `airlock serve`; dropping it kills the process.

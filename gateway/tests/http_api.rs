@@ -172,3 +172,20 @@ async fn metrics_count_sessions_turns_enqueues_commits_and_subscribers() {
     assert!(value("airlock_enqueue_seconds_count") >= 1.0);
     assert!(value("airlock_commit_batch_size_count") >= 1.0);
 }
+
+#[tokio::test]
+async fn graceful_shutdown_ends_open_streams_and_keeps_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let gw = common::start(db.clone()).await;
+    let s = gw.session().await;
+    let mut sse = gw.sse(&s, "", None).await;
+    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "bye"})).await;
+    let seen = sse.until_idle().await.iter().filter(|(id, _)| id.is_some()).count();
+    let hub = gw.client.get(gw.url("/v1/events")).send().await.unwrap();
+    assert_eq!(hub.status(), 200);
+    gw.stop().await; // returns only once every stream has closed
+    assert!(sse.ended().await, "the open stream ended so its client can resume elsewhere");
+    let gw = common::start(db).await;
+    assert_eq!(gw.log(&s).await.len(), seen);
+}

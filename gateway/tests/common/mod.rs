@@ -117,6 +117,17 @@ impl Sse {
             .expect("a well-formed frame")
     }
 
+    /// Whether the server ended the stream (within 20 s).
+    pub async fn ended(&mut self) -> bool {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(20), self.events.next()).await {
+                Ok(None) | Ok(Some(Err(_))) => return true,
+                Ok(Some(Ok(_))) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// Frames until (and including) a `session.status` frame with `idle` that follows a
     /// `turn/end`; returns them as `"type"` lines for log events and `status X` for status.
     pub async fn until_idle(&mut self) -> Vec<(Option<u64>, String)> {

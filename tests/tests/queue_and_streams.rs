@@ -1,4 +1,5 @@
-//! End to end, with turns kept running by a slow mock model: steering, queue promotion, cancel
+//! End to end: queue edits and receipts, and, with turns kept running by a held mock reply,
+//! steering, queue promotion, cancel
 //! with and without the queue, a subscriber that reads nothing for a while, the cross-session
 //! stream, and disposal.
 
@@ -211,4 +212,74 @@ async fn a_disposed_session_refuses_input_and_keeps_its_log_readable() {
     let (code, session) = w.gw.get(&format!("/v1/sessions/{s}")).await;
     assert_eq!((code, session["disposed"].as_bool()), (200, Some(true)));
     assert!(!w.gw.log(&s).await.is_empty());
+}
+
+#[tokio::test]
+async fn queue_edit_and_remove_write_canceled_splices_and_receipts_follow_the_message() {
+    let w = world().await;
+    let gw = &w.gw;
+    let s = gw.session().await;
+    let (code, injected) = gw
+        .post(
+            &format!("/v1/sessions/{s}/messages"),
+            json!({"content": "ctx", "delivery": "inject"}),
+        )
+        .await;
+    assert_eq!(code, 202);
+    let id = injected["messageId"].as_str().unwrap().to_owned();
+    let (_, queue) = gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(queue["items"][0]["delivery"], "inject");
+    assert_eq!(queue["items"][0]["target"], "next-step");
+
+    let edited = gw
+        .client
+        .patch(gw.url(&format!("/v1/sessions/{s}/queue/{id}")))
+        .json(&json!({"content": "ctx, edited"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(edited.status(), 200);
+    let (_, queue) = gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(queue["items"][0]["messageId"], id.as_str(), "same message id");
+    assert_eq!(queue["items"][0]["message"]["content"][0]["text"], "ctx, edited");
+
+    let (code, body) = gw.post(&format!("/v1/sessions/{s}/queue/{id}/steer"), json!({})).await;
+    assert_eq!((code, body["error"]["code"].as_str()), (409, Some("steer-unavailable")));
+
+    let (_, receipt) = gw.get(&format!("/v1/sessions/{s}/messages/{id}")).await;
+    assert_eq!(receipt["state"], "pending");
+    let removed =
+        gw.client.delete(gw.url(&format!("/v1/sessions/{s}/queue/{id}"))).send().await.unwrap();
+    assert_eq!(removed.status(), 200);
+    let (_, receipt) = gw.get(&format!("/v1/sessions/{s}/messages/{id}")).await;
+    assert_eq!(receipt["state"], "canceled");
+    let again =
+        gw.client.delete(gw.url(&format!("/v1/sessions/{s}/queue/{id}"))).send().await.unwrap();
+    assert_eq!(again.status(), 404);
+    let (code, body) = gw.get(&format!("/v1/sessions/{s}/messages/nope")).await;
+    assert_eq!((code, body["error"]["code"].as_str()), (404, Some("message-not-found")));
+
+    let (_, sent) = gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "hi"})).await;
+    let mid = sent["messageId"].as_str().unwrap();
+    let (_, receipt) = gw.get(&format!("/v1/sessions/{s}/messages/{mid}")).await;
+    let claimed =
+        (receipt["state"].as_str(), receipt["turn"].as_u64(), receipt["claimedSeq"].as_u64());
+    assert_eq!(
+        claimed,
+        (Some("claimed"), Some(1), Some(sent["seq"].as_u64().unwrap() + 2)),
+        "a waking send on an idle agent is claimed at once"
+    );
+}
+
+#[tokio::test]
+async fn cancel_on_an_idle_agent_is_a_no_op() {
+    let w = world().await;
+    let gw = &w.gw;
+    let s = gw.session().await;
+    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "x", "delivery": "inject"}))
+        .await;
+    let (code, body) =
+        gw.post(&format!("/v1/sessions/{s}/cancel"), json!({"keepInbox": false})).await;
+    assert_eq!((code, body), (202, json!({"accepted": true})));
+    assert_eq!(gw.log(&s).await.len(), 1, "nothing written, the queue kept");
 }

@@ -201,12 +201,7 @@ async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let row = state
-        .registry
-        .store()
-        .session(&id)
-        .await?
-        .ok_or_else(|| ApiError::session_not_found(&id))?;
+    let row = stored(&state, &id).await?;
     Ok(Json(view(&state, row).await?))
 }
 
@@ -227,12 +222,7 @@ async fn status(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let row = state
-        .registry
-        .store()
-        .session(&id)
-        .await?
-        .ok_or_else(|| ApiError::session_not_found(&id))?;
+    let row = stored(&state, &id).await?;
     let view = view(&state, row).await?;
     Ok(Json(StatusView {
         session_id: view.session_id,
@@ -259,12 +249,7 @@ async fn dispose(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let row = state
-        .registry
-        .store()
-        .session(&id)
-        .await?
-        .ok_or_else(|| ApiError::session_not_found(&id))?;
+    let row = stored(&state, &id).await?;
     if !row.disposed {
         if let Ok(handle) = state.registry.get(&id) {
             handle
@@ -301,4 +286,9 @@ async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError
         disposed: row.disposed,
         parent_session_id: row.parent_session_id,
     })
+}
+
+/// The stored row of a session, or 404.
+async fn stored(state: &AppState, id: &str) -> Result<SessionRow, ApiError> {
+    state.registry.store().session(id).await?.ok_or_else(|| ApiError::session_not_found(id))
 }

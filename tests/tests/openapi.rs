@@ -1,10 +1,10 @@
 //! `GET /openapi.json`: a valid OpenAPI 3 document, generated from the handlers, that covers every
 //! route the router serves.
 
-mod common;
-
 use std::collections::BTreeSet;
 
+use airlock_tests::MockModel;
+use airlock_tests::gateway::Gateway;
 use oas3::spec::{ObjectOrReference, ParameterIn, Schema};
 use serde_json::Value;
 
@@ -33,7 +33,8 @@ const ROUTES: &[(&str, &str)] = &[
 #[tokio::test]
 async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
     let dir = tempfile::tempdir().unwrap();
-    let gateway = common::start(dir.path().join("airlock.db")).await;
+    let mock = MockModel::start().await;
+    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
 
     let res = gateway.client.get(gateway.url("/openapi.json")).send().await.unwrap();
     assert_eq!(res.status(), 200);
@@ -168,7 +169,7 @@ async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
         assert!(!body.is_null(), "{method} {path} has no JSON request body");
     }
 
-    gateway.stop().await;
+    drop(gateway);
 }
 
 /// Whether `schema` is a reference to `target`.

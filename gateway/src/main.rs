@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 #[tokio::main]
 async fn main() -> ExitCode {
-    airlock_gateway::cli::Cli::parse().execute().await
+    airlock_gateway::cli::Cli::from_env_and_file().execute().await
 }

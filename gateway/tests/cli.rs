@@ -56,3 +56,56 @@ fn run_with_an_unknown_model_says_which_models_exist() {
         "{stderr}"
     );
 }
+
+/// Starts `airlock serve` in `dir` with `args`; returns once it listens, then kills it.
+fn serve_once(dir: &std::path::Path, args: &[&str]) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .args(args)
+        .current_dir(dir)
+        .env("AIRLOCK_CACHE_DIR", dir)
+        .env_remove("AIRLOCK_LISTEN")
+        .env_remove("AIRLOCK_DATA")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let listening =
+        stderr.lines().map_while(Result::ok).any(|l| l.starts_with("airlock: listening on"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(listening, "airlock serve started");
+}
+
+#[test]
+fn serve_reads_airlock_toml_and_a_flag_wins_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "listen = \"127.0.0.1:0\"\ndata = \"from-file.db\"\n",
+    )
+    .unwrap();
+    serve_once(dir.path(), &["--data", "from-flag.db"]);
+    assert!(dir.path().join("from-flag.db").exists());
+    assert!(!dir.path().join("from-file.db").exists(), "the flag wins over the file");
+    serve_once(dir.path(), &[]);
+    assert!(dir.path().join("from-file.db").exists(), "the file wins over the default");
+}
+
+#[test]
+fn a_bad_airlock_toml_is_refused_with_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("airlock.toml"), "lisen = \"127.0.0.1:0\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("airlock: airlock.toml is not valid") && stderr.contains("lisen"),
+        "{stderr}"
+    );
+}

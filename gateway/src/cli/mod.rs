@@ -1,12 +1,13 @@
 //! The `airlock` command line.
 
+mod file;
 mod run;
 mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use run::RunArgs;
 pub use serve::ServeArgs;
@@ -20,6 +21,9 @@ pub struct Cli {
     /// Where compiled core machine code is cached (default: the user's cache dir).
     #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
+    /// Settings file for `serve` (default: `./airlock.toml` when it exists).
+    #[arg(long, global = true, env = "AIRLOCK_CONFIG")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -31,6 +35,21 @@ enum Command {
 }
 
 impl Cli {
+    /// Parses the command line, then fills `serve` settings left at their defaults from
+    /// `airlock.toml`; a bad file ends the process with a message saying what to fix.
+    pub fn from_env_and_file() -> Cli {
+        let matches = Cli::command().get_matches();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        if let (Command::Serve(args), Some(("serve", serve))) =
+            (&mut cli.command, matches.subcommand())
+            && let Err(message) = file::apply(args, serve, cli.config.as_deref())
+        {
+            eprintln!("airlock: {message}");
+            std::process::exit(2);
+        }
+        cli
+    }
+
     /// Runs the chosen subcommand.
     pub async fn execute(self) -> ExitCode {
         let cache_dir = self.cache_dir.or_else(crate::core_host::default_cache_dir);

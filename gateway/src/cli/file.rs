@@ -1,0 +1,71 @@
+//! `airlock.toml`: settings for `airlock serve` from a file. A flag wins over its environment
+//! variable, which wins over the file, which wins over the built-in default.
+
+use std::path::{Path, PathBuf};
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, ValueEnum};
+use serde::Deserialize;
+
+use super::ServeArgs;
+use crate::store::Durability;
+
+/// The keys `airlock.toml` may hold (the long flag names of `airlock serve`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FileSettings {
+    listen: Option<String>,
+    data: Option<PathBuf>,
+    model: Option<String>,
+    durability: Option<String>,
+    max_body: Option<usize>,
+    cors_origin: Option<Vec<String>>,
+}
+
+/// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
+fn read(path: &Path, named: bool) -> Result<Option<FileSettings>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    toml::from_str(&text).map(Some).map_err(|e| format!("{} is not valid: {e}", path.display()))
+}
+
+/// Fills every `serve` setting that was left at its default from the file.
+pub fn apply(
+    args: &mut ServeArgs,
+    matches: &ArgMatches,
+    path: Option<&Path>,
+) -> Result<(), String> {
+    let (path, named) = match path {
+        Some(path) => (path, true),
+        None => (Path::new("airlock.toml"), false),
+    };
+    let Some(file) = read(path, named)? else { return Ok(()) };
+    let unset = |id: &str| {
+        matches.value_source(id) == Some(ValueSource::DefaultValue)
+            || matches.value_source(id).is_none()
+    };
+    if let Some(listen) = file.listen.filter(|_| unset("listen")) {
+        args.listen = listen;
+    }
+    if let Some(data) = file.data.filter(|_| unset("data")) {
+        args.data = data;
+    }
+    if let Some(model) = file.model.filter(|_| unset("model")) {
+        args.model = model;
+    }
+    if let Some(durability) = file.durability.filter(|_| unset("durability")) {
+        args.durability = Durability::from_str(&durability, true).map_err(|_| {
+            format!("{}: durability must be `full` or `normal`, not {durability:?}", path.display())
+        })?;
+    }
+    if let Some(max_body) = file.max_body.filter(|_| unset("max_body")) {
+        args.max_body = max_body;
+    }
+    if let Some(origins) = file.cors_origin.filter(|_| unset("cors_origins")) {
+        args.cors_origins = origins;
+    }
+    Ok(())
+}

@@ -387,6 +387,11 @@ async fn refused_requests_get_the_error_shape_and_write_nothing() {
         ),
         (gw.client.post(&url).json(&big), 413, "payload-too-large"),
         (
+            gw.client.get(gw.url(&format!("/v1/sessions/{s}/events?format=json&limit=many"))),
+            400,
+            "bad-request",
+        ),
+        (
             gw.client.post(gw.url("/v1/sessions/nope/messages")).json(&json!({"content": "x"})),
             404,
             "session-not-found",

@@ -1,5 +1,5 @@
-//! The API's one error shape, `{"error": {code, message, details}}`, and the JSON body extractor
-//! whose rejections use it.
+//! The API's one error shape, `{"error": {code, message, details}}`, and the JSON body and query
+//! extractors whose rejections use it.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -123,6 +123,28 @@ impl From<ActorError> for ApiError {
         );
         api.retry_after = Some(1);
         api
+    }
+}
+
+/// Query parameters: a value that does not fit is 400 `bad-request` in the shared error shape.
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de).map(QueryParams).map_err(|e| {
+            let field = e.path().to_string();
+            ApiError::bad_request(
+                if field == "." { "query" } else { &field },
+                format!("the query is not valid: {}", e.inner()),
+            )
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use airlock_core::Status;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as Frame, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -25,7 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::openapi::json_objects;
-use super::{ApiError, AppState, ErrorBody};
+use super::{ApiError, AppState, ErrorBody, QueryParams};
 use crate::actor::SessionHandle;
 use crate::registry::HubNotice;
 use crate::session::{Notice, QueueItem, seq_of};
@@ -102,7 +102,7 @@ type Tx = mpsc::Sender<Result<Frame, Infallible>>;
 async fn session_events(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Query(q): Query<EventsQuery>,
+    QueryParams(q): QueryParams<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     if state.registry.store().session(&id).await?.is_none() {

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
 
-pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody};
+pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
 
 use crate::registry::Registry;
 

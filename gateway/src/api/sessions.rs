@@ -2,7 +2,7 @@
 
 use airlock_core::{CancelCause, Input, Status, Target};
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::openapi::status_schema;
-use super::{ApiError, AppState, ErrorBody, JsonBody};
+use super::{ApiError, AppState, ErrorBody, JsonBody, QueryParams};
 use crate::registry::SessionSpec;
 use crate::store::SessionRow;
 
@@ -171,7 +171,7 @@ struct ListQuery {
 )]
 async fn list(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
+    QueryParams(q): QueryParams<ListQuery>,
 ) -> Result<Json<SessionPage>, ApiError> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let rows = state.registry.store().sessions(q.cursor, limit).await?;

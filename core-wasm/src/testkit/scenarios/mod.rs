@@ -1,0 +1,129 @@
+//! The transcript scenarios: one per rule of `spec/semantics.md`, each asserting the exact event
+//! sequence and returning the log, so the same scenario can run natively and in wasm and the two
+//! logs can be compared byte for byte.
+
+mod cancel;
+mod recovery;
+mod turns;
+
+pub use cancel::*;
+pub use recovery::*;
+pub use turns::*;
+
+use super::{Backend, Harness, Reply, user};
+use crate::wire::{ContentBlock, Role};
+
+/// A scenario: runs against a backend, asserts, and returns the log.
+pub type Scenario = fn(&dyn Backend) -> Vec<String>;
+
+/// Every scenario, by name.
+pub const ALL: &[(&str, Scenario)] = &[
+    ("simple_text_turn_in_canonical_order", simple_text_turn_in_canonical_order),
+    (
+        "tool_round_trip_second_request_carries_the_result",
+        tool_round_trip_second_request_carries_the_result,
+    ),
+    ("one_send_one_turn", one_send_one_turn),
+    ("idle_steer_starts_a_turn_at_once", idle_steer_starts_a_turn_at_once),
+    (
+        "steer_during_a_tool_lands_at_the_next_step_of_the_same_turn",
+        steer_during_a_tool_lands_at_the_next_step_of_the_same_turn,
+    ),
+    (
+        "idle_inject_does_not_wake_and_reaches_the_next_request",
+        idle_inject_does_not_wake_and_reaches_the_next_request,
+    ),
+    (
+        "inject_during_a_tool_lands_after_that_steps_results",
+        inject_during_a_tool_lands_after_that_steps_results,
+    ),
+    (
+        "pre_step_reject_blocks_the_turn_with_no_step_events",
+        pre_step_reject_blocks_the_turn_with_no_step_events,
+    ),
+    ("blocked_turn_parks_the_rest_of_the_queue", blocked_turn_parks_the_rest_of_the_queue),
+    ("empty_admitted_batch_makes_no_model_request", empty_admitted_batch_makes_no_model_request),
+    ("max_tokens_ends_a_single_step_turn", max_tokens_ends_a_single_step_turn),
+    (
+        "max_tokens_is_sticky_across_a_steered_continuation",
+        max_tokens_is_sticky_across_a_steered_continuation,
+    ),
+    ("max_tokens_does_not_leak_into_the_next_turn", max_tokens_does_not_leak_into_the_next_turn),
+    ("truncated_tool_calls_are_not_run", truncated_tool_calls_are_not_run),
+    (
+        "cancel_mid_stream_commits_the_interrupted_prefix",
+        cancel_mid_stream_commits_the_interrupted_prefix,
+    ),
+    ("cancel_clears_the_queued_tail", cancel_clears_the_queued_tail),
+    ("cancel_with_keep_inbox_parks_the_queue", cancel_with_keep_inbox_parks_the_queue),
+    (
+        "wake_latch_runs_a_send_that_arrives_while_a_cancel_drains",
+        wake_latch_runs_a_send_that_arrives_while_a_cancel_drains,
+    ),
+    ("idle_cancel_is_a_no_op", idle_cancel_is_a_no_op),
+    (
+        "cancel_right_after_a_waking_send_gives_one_turn_and_no_step",
+        cancel_right_after_a_waking_send_gives_one_turn_and_no_step,
+    ),
+    ("cancel_clears_steering", cancel_clears_steering),
+    (
+        "transient_failures_are_retried_then_succeed_in_one_turn",
+        transient_failures_are_retried_then_succeed_in_one_turn,
+    ),
+    (
+        "persistent_failure_ends_the_turn_with_error_and_no_message",
+        persistent_failure_ends_the_turn_with_error_and_no_message,
+    ),
+    (
+        "undispatched_calls_get_aborted_before_dispatch",
+        undispatched_calls_get_aborted_before_dispatch,
+    ),
+    (
+        "parallel_tool_results_are_committed_in_model_order",
+        parallel_tool_results_are_committed_in_model_order,
+    ),
+    (
+        "unknown_tool_gives_an_error_result_and_the_turn_goes_on",
+        unknown_tool_gives_an_error_result_and_the_turn_goes_on,
+    ),
+    (
+        "queue_edit_remove_and_promote_write_canceled_splices",
+        queue_edit_remove_and_promote_write_canceled_splices,
+    ),
+    (
+        "restore_of_a_recorded_log_equals_the_live_state",
+        restore_of_a_recorded_log_equals_the_live_state,
+    ),
+    ("crash_repair_closes_an_open_turn", crash_repair_closes_an_open_turn),
+    ("crash_repair_adds_nothing_to_a_balanced_log", crash_repair_adds_nothing_to_a_balanced_log),
+    ("accepted_followups_run_after_a_restart", accepted_followups_run_after_a_restart),
+];
+
+/// The text of every message in a request, in order, as `role:text`.
+pub(crate) fn request_texts(h: &Harness, index: usize) -> Vec<String> {
+    h.requests[index]
+        .messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Tool => "tool",
+            };
+            let text: Vec<String> = m.content.iter().map(block_text).collect();
+            format!("{role}:{}", text.join("|"))
+        })
+        .collect()
+}
+
+pub(crate) fn block_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text { text } | ContentBlock::Reasoning { text } => text.clone(),
+        ContentBlock::ToolCall { id, name, .. } => format!("call {id} {name}"),
+        ContentBlock::ToolResult { tool_call_id, content, .. } => {
+            let inner: Vec<String> = content.iter().map(block_text).collect();
+            format!("result {tool_call_id} {}", inner.join(" "))
+        }
+        ContentBlock::Image { .. } => "image".into(),
+    }
+}

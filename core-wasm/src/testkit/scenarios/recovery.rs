@@ -1,0 +1,87 @@
+//! Restore and crash repair: a folded log equals the live state; an open turn is closed; accepted
+//! followups run after a restart.
+
+use serde_json::Value;
+
+use super::{Backend, Harness, Reply};
+use crate::io::Input;
+use crate::wire::CancelCause;
+
+/// Folding a recorded log gives the same durable state as living through it.
+pub fn restore_of_a_recorded_log_equals_the_live_state(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Calls(vec![("c1", "echo", "{}")]), Reply::Text("a"), Reply::Hang("b")]);
+    h.followup("m1", "one")
+        .followup("m2", "two")
+        .cancel(true)
+        .inject("ctx", "later")
+        .followup("m3", "parked");
+    h.input(Input::Cancel { cause: CancelCause::User, keep_inbox: true });
+    assert_eq!(h.restored_snapshot(), h.snapshot(), "at idle");
+    h.script([Reply::Calls(vec![("c1", "echo", "{}"), ("c2", "slow", "{}")])])
+        .followup("m4", "work");
+    assert!(h.snapshot().contains("\"dispatched\":[\"c1\",\"c2\"]"), "{}", h.snapshot());
+    assert_eq!(h.restored_snapshot(), h.snapshot(), "mid-turn, a tool call running");
+    h.log
+}
+
+/// A crash mid-tool-call: restart closes the open turn with result, step and turn closers.
+pub fn crash_repair_closes_an_open_turn(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Calls(vec![("c1", "slow", "{}"), ("c2", "slow", "{}")])])
+        .followup("m1", "work");
+    let mark = h.transcript.len();
+    h.restart();
+    assert_eq!(
+        h.since(mark),
+        [
+            "-- restart",
+            "tool/result c1 [\"the gateway stopped while this call ran; its outcome is unknown\"] TOOL_OUTCOME_UNKNOWN",
+            "tool/result c2 [\"the gateway stopped before this call started\"] TOOL_NOT_STARTED",
+            "step/end 1.1",
+            "turn/end 1 interrupted",
+        ]
+    );
+    let last: Value = serde_json::from_str(h.log.last().unwrap()).unwrap();
+    let before: Value = serde_json::from_str(&h.log[h.log.len() - 5]).unwrap();
+    assert_eq!(last["time"], before["time"], "closers take the last event's time");
+    h.log
+}
+
+/// A balanced log gets no closers on restart.
+pub fn crash_repair_adds_nothing_to_a_balanced_log(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Text("fine")]).followup("m1", "hi");
+    let mark = h.transcript.len();
+    h.restart();
+    assert_eq!(h.since(mark), ["-- restart"]);
+    h.log
+}
+
+/// After a restart, accepted followups that never ran are run; the first request says `resume`.
+pub fn accepted_followups_run_after_a_restart(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Hang("mid"), Reply::Text("resumed")])
+        .followup("m1", "one")
+        .followup("m2", "two");
+    h.inject("ctx", "stays");
+    let mark = h.transcript.len();
+    h.restart();
+    assert_eq!(
+        h.since(mark)[..9],
+        [
+            "-- restart",
+            "step/end 1.1",
+            "turn/end 1 interrupted",
+            "status running",
+            "turn/start 2",
+            "splice next-step @0 -1",
+            "splice next-turn @0 -1",
+            "step/start 2.1",
+            "user/message ctx",
+        ]
+    );
+    assert!(h.lines().contains(&"request/header resume"));
+    assert_eq!(h.lines().last(), Some(&"status idle"));
+    h.log
+}

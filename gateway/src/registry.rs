@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 use crate::actor::SessionHandle;
 use crate::core_host::CoreHost;
 use crate::model;
-use crate::session::{Session, SessionError, now_ms};
+use crate::session::{Session, SessionError, SessionParts, now_ms};
 use crate::store::{SessionRow, Store, StoreError};
 use crate::tools::ToolRegistry;
 
@@ -144,8 +144,7 @@ impl Registry {
                 .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
             return Ok((existing, false));
         }
-        let log = Arc::new(self.store.clone());
-        let session = Session::create(parts.host, parts.config, parts.model, parts.tools, log)?;
+        let session = Session::create(parts)?;
         let handle = SessionHandle::spawn(session, Some(self.store.clone()));
         self.live.lock().expect("registry lock").insert(session_id.clone(), handle);
         crate::metrics::global().sessions.inc();
@@ -183,9 +182,8 @@ impl Registry {
             for row in rows.into_iter().filter(|r| !r.disposed) {
                 let spec: SessionSpec =
                     serde_json::from_value(row.spec.clone()).unwrap_or_default();
-                let Parts { host, config, model, tools } = self.build(&row.session_id, &spec)?;
-                let log = Arc::new(self.store.clone());
-                let mut session = Session::restore(host, config, model, tools, log).await?;
+                let parts = self.build(&row.session_id, &spec)?;
+                let mut session = Session::restore(parts).await?;
                 session.feed(Input::Recover).await?;
                 let handle = SessionHandle::spawn(session, Some(self.store.clone()));
                 self.live.lock().expect("registry lock").insert(row.session_id, handle);
@@ -197,7 +195,7 @@ impl Registry {
     }
 
     /// The parts a session is made of, per its spec.
-    fn build(&self, session_id: &str, spec: &SessionSpec) -> Result<Parts, RegistryError> {
+    fn build(&self, session_id: &str, spec: &SessionSpec) -> Result<SessionParts, RegistryError> {
         let model =
             model::from_name(&spec.model).map_err(|e| RegistryError::BadSpec(e.to_string()))?;
         let tools = match &spec.tools {
@@ -206,14 +204,7 @@ impl Registry {
         };
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
-        Ok(Parts { host: self.host.clone(), config, model, tools })
+        let log = Arc::new(self.store.clone());
+        Ok(SessionParts { host: self.host.clone(), config, model, tools, log })
     }
-}
-
-/// What a session is built from.
-struct Parts {
-    host: Arc<CoreHost>,
-    config: Config,
-    model: Arc<dyn model::ModelProvider>,
-    tools: ToolRegistry,
 }

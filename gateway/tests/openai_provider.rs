@@ -10,7 +10,7 @@ use airlock_core::{
 };
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
-use airlock_gateway::session::{MemoryLog, Session};
+use airlock_gateway::session::{MemoryLog, Session, SessionParts};
 use airlock_gateway::summary::summarize;
 use airlock_gateway::tools::ToolRegistry;
 use airlock_tests::{MockModel, Reply};
@@ -337,7 +337,8 @@ async fn a_session_retries_a_500_then_completes_the_turn() {
     let host = Arc::new(CoreHost::new(None).unwrap());
     let config = Config::new("s1", model.provider(), model.model());
     let log = Arc::new(MemoryLog::default());
-    let mut session = Session::create(host, config, model, ToolRegistry::builtin(), log).unwrap();
+    let tools = ToolRegistry::builtin();
+    let mut session = Session::create(SessionParts { host, config, model, tools, log }).unwrap();
 
     let task = message("m1", Role::User, vec![text("hello")]);
     session

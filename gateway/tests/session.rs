@@ -5,7 +5,7 @@ use std::sync::Arc;
 use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model;
-use airlock_gateway::session::{MemoryLog, Session, SessionError};
+use airlock_gateway::session::{MemoryLog, Session, SessionError, SessionParts};
 use airlock_gateway::summary::summarize;
 use airlock_gateway::tools::ToolRegistry;
 
@@ -13,8 +13,14 @@ fn session() -> Session {
     let host = Arc::new(CoreHost::new(None).unwrap());
     let model = model::from_name("demo").unwrap();
     let config = Config::new("s1", model.provider(), model.model());
-    Session::create(host, config, model, ToolRegistry::builtin(), Arc::new(MemoryLog::default()))
-        .unwrap()
+    Session::create(SessionParts {
+        host,
+        config,
+        model,
+        tools: ToolRegistry::builtin(),
+        log: Arc::new(MemoryLog::default()),
+    })
+    .unwrap()
 }
 
 fn followup(id: &str, text: &str) -> Input {

@@ -14,9 +14,15 @@ struct World {
 }
 
 async fn world() -> World {
+    world_with(&[]).await
+}
+
+/// A world whose gateway gets extra environment (timeouts, body limit).
+async fn world_with(env: &[(&str, &str)]) -> World {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
-    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    let gateway =
+        Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), env);
     World { _dir: dir, mock, gateway }
 }
 
@@ -137,15 +143,7 @@ async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
 
 #[tokio::test]
 async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_code() {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start().await;
-    let gateway = Gateway::start_with(
-        &dir.path().join("a.db"),
-        &mock.base_url(),
-        dir.path(),
-        &[("AIRLOCK_STALL_TIMEOUT_MS", "500")],
-    );
-    let w = World { _dir: dir, mock, gateway };
+    let w = world_with(&[("AIRLOCK_STALL_TIMEOUT_MS", "500")]).await;
     w.mock
         .push(Reply::status(429).retry_after("0"))
         .push(Reply::status(500))
@@ -351,17 +349,9 @@ async fn idempotency_key_returns_the_same_receipt_and_conflicts_on_another_body(
 
 #[tokio::test]
 async fn refused_requests_get_the_error_shape_and_write_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start().await;
     // A small body limit: a client still sending a large body when the 413 comes would see a
     // broken pipe instead of the answer.
-    let gateway = Gateway::start_with(
-        &dir.path().join("a.db"),
-        &mock.base_url(),
-        dir.path(),
-        &[("AIRLOCK_MAX_BODY", "1024")],
-    );
-    let w = World { _dir: dir, mock, gateway };
+    let w = world_with(&[("AIRLOCK_MAX_BODY", "1024")]).await;
     let s = w.gateway.session().await;
     let gw = &w.gateway;
     let url = gw.url(&messages(&s));

@@ -241,6 +241,11 @@ impl<'b> Harness<'b> {
         self.since(0)
     }
 
+    /// Transcript lines that start with any of `prefixes`, in order.
+    pub fn only(&self, prefixes: &[&str]) -> Vec<&str> {
+        self.lines().into_iter().filter(|l| prefixes.iter().any(|p| l.starts_with(p))).collect()
+    }
+
     fn perform(&mut self, output: Output) {
         match output {
             Output::AppendEvent(json) => {

@@ -13,7 +13,7 @@ use clap::Args;
 
 use crate::core_host::CoreHost;
 use crate::model;
-use crate::session::{MemoryLog, Session, SessionError};
+use crate::session::{MemoryLog, Session, SessionError, SessionParts};
 use crate::summary::summarize;
 use crate::tools::ToolRegistry;
 
@@ -54,7 +54,8 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     let session_id = uuid::Uuid::now_v7().to_string();
     let config = Config::new(&session_id, model.provider(), model.model());
     let log = Arc::new(MemoryLog::default());
-    let mut session = Session::create(host, config, model, ToolRegistry::builtin(), log)?;
+    let tools = ToolRegistry::builtin();
+    let mut session = Session::create(SessionParts { host, config, model, tools, log })?;
 
     let task = Message {
         id: uuid::Uuid::now_v7().to_string(),

@@ -112,55 +112,32 @@ pub struct Session {
 }
 
 impl Session {
-    /// A fresh session whose model sees every tool of `tools`.
-    pub fn create(
-        host: Arc<CoreHost>,
-        mut config: Config,
-        model: Arc<dyn ModelProvider>,
-        tools: ToolRegistry,
-        log: Arc<dyn SessionLog>,
-    ) -> Result<Session, SessionError> {
-        config.tools = tools.specs();
-        let core = host.create(&config, now_ms())?;
-        Ok(Self::with_core(host, config, core, model, tools, log, 0, Inbox::default()))
+    /// A fresh session whose model sees every tool of `parts.tools`.
+    pub fn create(parts: SessionParts) -> Result<Session, SessionError> {
+        let config = parts.config();
+        let core = parts.host.create(&config, now_ms())?;
+        Ok(Self::assemble(parts, config, Loaded { core, next_seq: 0, inbox: Inbox::default() }))
     }
 
     /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
-    pub async fn restore(
-        host: Arc<CoreHost>,
-        mut config: Config,
-        model: Arc<dyn ModelProvider>,
-        tools: ToolRegistry,
-        log: Arc<dyn SessionLog>,
-    ) -> Result<Session, SessionError> {
-        config.tools = tools.specs();
-        let events = log.read(&config.session_id).await?;
-        let core = host.restore(&config, &events)?;
-        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
-        Ok(Self::with_core(host, config, core, model, tools, log, durable.next_seq, durable.inbox))
+    pub async fn restore(parts: SessionParts) -> Result<Session, SessionError> {
+        let config = parts.config();
+        let loaded = Loaded::from_log(&parts.host, &config, parts.log.as_ref()).await?;
+        Ok(Self::assemble(parts, config, loaded))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn with_core(
-        host: Arc<CoreHost>,
-        config: Config,
-        core: WasmCore,
-        model: Arc<dyn ModelProvider>,
-        tools: ToolRegistry,
-        log: Arc<dyn SessionLog>,
-        next_seq: u64,
-        inbox: Inbox,
-    ) -> Session {
+    fn assemble(parts: SessionParts, config: Config, loaded: Loaded) -> Session {
+        let SessionParts { host, model, tools, log, .. } = parts;
         Session {
             host,
             config,
-            core,
+            core: loaded.core,
             log,
             model,
             tools,
             status: Status::Idle,
-            next_seq,
-            inbox,
+            next_seq: loaded.next_seq,
+            inbox: loaded.inbox,
             notices: broadcast::channel(NOTICE_BUFFER).0,
             answers: mpsc::unbounded_channel(),
             generation: 0,
@@ -437,16 +414,53 @@ impl Session {
         self.generation += 1;
         self.tasks.abort_all();
         self.streams.clear();
-        let events = self.log.read(&self.config.session_id).await?;
-        self.core = self.host.restore(&self.config, &events)?;
-        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
-        self.next_seq = durable.next_seq;
-        self.inbox = durable.inbox;
+        let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
+        (self.core, self.next_seq, self.inbox) = (loaded.core, loaded.next_seq, loaded.inbox);
         if self.status != Status::Idle {
             self.status = Status::Idle;
             let _ = self.notices.send(Notice::Status(Status::Idle));
         }
         Ok(())
+    }
+}
+
+/// What a session is made of.
+pub struct SessionParts {
+    /// The compiled core.
+    pub host: Arc<CoreHost>,
+    /// Its settings; `tools` is filled from `tools`.
+    pub config: Config,
+    /// Its model.
+    pub model: Arc<dyn ModelProvider>,
+    /// The tools its model sees.
+    pub tools: ToolRegistry,
+    /// Where its events go.
+    pub log: Arc<dyn SessionLog>,
+}
+
+impl SessionParts {
+    fn config(&self) -> Config {
+        Config { tools: self.tools.specs(), ..self.config.clone() }
+    }
+}
+
+/// A core instance and what the log says, read once from the log.
+struct Loaded {
+    core: WasmCore,
+    next_seq: u64,
+    inbox: Inbox,
+}
+
+impl Loaded {
+    async fn from_log(
+        host: &CoreHost,
+        config: &Config,
+        log: &dyn SessionLog,
+    ) -> Result<Loaded, SessionError> {
+        let events = log.read(&config.session_id).await?;
+        let core = host.restore(config, &events)?;
+        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
+        Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox })
     }
 }
 

@@ -60,8 +60,7 @@ pub fn cancel_with_keep_inbox_parks_the_queue(b: &dyn Backend) -> Vec<String> {
     assert_eq!(h.since(mark).last(), Some(&"status idle"));
     assert!(!h.since(mark).iter().any(|l| l.contains("canceled")));
     h.followup("m3", "three");
-    let users: Vec<&str> =
-        h.lines().into_iter().filter(|l| l.starts_with("user/message")).collect();
+    let users = h.only(&["user/message"]);
     assert_eq!(users, ["user/message m1", "user/message m2", "user/message m3"]);
     h.log
 }

@@ -82,11 +82,7 @@ pub fn one_send_one_turn(b: &dyn Backend) -> Vec<String> {
     ]);
     h.followup("m1", "first").followup("m2", "second").followup("m3", "third");
     h.finish_tool("slow done");
-    let turns: Vec<&str> = h
-        .lines()
-        .into_iter()
-        .filter(|l| l.starts_with("turn/") || l.starts_with("status"))
-        .collect();
+    let turns: Vec<&str> = h.only(&["turn/", "status"]);
     assert_eq!(
         turns,
         [
@@ -100,8 +96,7 @@ pub fn one_send_one_turn(b: &dyn Backend) -> Vec<String> {
             "status idle",
         ]
     );
-    let users: Vec<&str> =
-        h.lines().into_iter().filter(|l| l.starts_with("user/message")).collect();
+    let users = h.only(&["user/message"]);
     assert_eq!(users, ["user/message m1", "user/message m2", "user/message m3"]);
     h.log
 }
@@ -230,11 +225,7 @@ pub fn blocked_turn_parks_the_rest_of_the_queue(b: &dyn Backend) -> Vec<String> 
     assert_eq!(h.since(5), ["turn/end 1 blocked", "status idle"]);
     h.hold_decisions = false;
     h.script([Reply::Text("two done"), Reply::Text("three done")]).followup("m3", "three");
-    let users: Vec<&str> = h
-        .lines()
-        .into_iter()
-        .filter(|l| l.starts_with("user/message") || l.starts_with("turn/"))
-        .collect();
+    let users: Vec<&str> = h.only(&["user/message", "turn/"]);
     assert_eq!(
         users,
         [
@@ -325,7 +316,7 @@ pub fn max_tokens_does_not_leak_into_the_next_turn(b: &dyn Backend) -> Vec<Strin
     let mut h = Harness::new(b);
     h.script([Reply::MaxTokens("cut"), Reply::Text("fine")]);
     h.followup("m1", "one").followup("m2", "two");
-    let ends: Vec<&str> = h.lines().into_iter().filter(|l| l.starts_with("turn/end")).collect();
+    let ends = h.only(&["turn/end"]);
     assert_eq!(ends, ["turn/end 1 max-tokens", "turn/end 2 completed"]);
     h.log
 }

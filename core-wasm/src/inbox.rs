@@ -29,6 +29,16 @@ impl Delivery {
         }
     }
 
+    /// The `send` of this intent.
+    pub fn send(self, message: Message) -> crate::io::Input {
+        let (target, wakeup) = match self {
+            Delivery::Followup => (Target::NextTurn, true),
+            Delivery::Steer => (Target::NextStep, true),
+            Delivery::Inject => (Target::NextStep, false),
+        };
+        crate::io::Input::Send { message, target, wakeup }
+    }
+
     /// The wire name.
     pub fn name(self) -> &'static str {
         match self {

@@ -247,6 +247,18 @@ pub enum TurnEndReason {
 }
 
 impl TurnEndReason {
+    /// The wire name of the kind: `completed`, `max-tokens`, `aborted`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TurnEndReason::Completed => "completed",
+            TurnEndReason::MaxTokens => "max-tokens",
+            TurnEndReason::Aborted { .. } => "aborted",
+            TurnEndReason::Blocked => "blocked",
+            TurnEndReason::Error { .. } => "error",
+            TurnEndReason::Interrupted => "interrupted",
+        }
+    }
+
     /// Whether the loop goes on draining the inbox after this ending.
     pub fn continues_drain(&self) -> bool {
         matches!(self, TurnEndReason::Completed | TurnEndReason::MaxTokens)

@@ -58,8 +58,14 @@ pub struct View {
 struct Command {
     input: Input,
     key: Option<IdempotencyKey>,
+    /// Set by an owner: told where the interval that starts with this input ends.
+    owner: Option<oneshot::Sender<u64>>,
     reply: oneshot::Sender<Result<Outcome, ActorError>>,
 }
+
+/// Resolves with the seq of the last event before the next whole-agent idle after an owned input
+/// (its interval's `lastSeq`); fails only when the session's actor is gone.
+pub type IntervalEnd = oneshot::Receiver<u64>;
 
 /// The way into a live session.
 #[derive(Clone)]
@@ -72,7 +78,8 @@ pub struct SessionHandle {
 
 impl SessionHandle {
     /// Starts the actor task for a session.
-    pub fn spawn(session: Session, store: Option<Store>) -> SessionHandle {
+    pub fn spawn(mut session: Session, store: Option<Store>) -> SessionHandle {
+        session.take_went_idle(); // idle before any owner existed ends no interval
         let view = Arc::new(Mutex::new(view_of(&session)));
         let (commands, inbox) = mpsc::channel(256);
         let handle = SessionHandle {
@@ -96,8 +103,28 @@ impl SessionHandle {
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Outcome, ActorError> {
+        self.command(input, key, None).await
+    }
+
+    /// Feeds an input as the owner of the interval it starts: from its first event through the
+    /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
+    pub async fn feed_owned(&self, input: Input) -> Result<(Fed, IntervalEnd), ActorError> {
+        let (owner, end) = oneshot::channel();
+        match self.command(input, None, Some(owner)).await? {
+            Outcome::Fed(fed) => Ok((fed, end)),
+            Outcome::Replayed(_) | Outcome::KeyConflict => unreachable!("no idempotency key"),
+        }
+    }
+
+    async fn command(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+        owner: Option<oneshot::Sender<u64>>,
+    ) -> Result<Outcome, ActorError> {
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command { input, key, reply }).await.map_err(|_| ActorError::Gone)?;
+        let command = Command { input, key, owner, reply };
+        self.commands.send(command).await.map_err(|_| ActorError::Gone)?;
         answer.await.map_err(|_| ActorError::Gone)?
     }
 
@@ -122,11 +149,21 @@ async fn run(
     mut commands: mpsc::Receiver<Command>,
     view: Arc<Mutex<View>>,
 ) {
+    // Owners waiting for the next whole-agent idle.
+    let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
     loop {
         tokio::select! {
             command = commands.recv() => {
-                let Some(Command { input, key, reply }) = command else { break };
+                let Some(Command { input, key, owner, reply }) = command else { break };
                 let outcome = take(&mut session, store.as_ref(), input, key).await;
+                // An owner's interval starts with its input's first event; a refused input
+                // starts none (dropping the sender tells the owner).
+                if let (Some(owner), Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) }))) =
+                    (owner, &outcome)
+                {
+                    owners.push(owner);
+                }
+                settle(&mut session, &mut owners);
                 *view.lock().expect("view lock") = view_of(&session);
                 let _ = reply.send(outcome); // the caller went away; the input is in all the same
             }
@@ -137,9 +174,23 @@ async fn run(
                 if let Err(error) = session.feed_all(answers, None).await {
                     eprintln!("airlock: session {}: {error}", session.id());
                 }
+                settle(&mut session, &mut owners);
                 *view.lock().expect("view lock") = view_of(&session);
             }
         }
+    }
+}
+
+/// Ends the intervals of waiting owners once the agent has been idle: at the first transition to
+/// idle, or at once for an owner whose input left an idle agent idle (an inject).
+fn settle(session: &mut Session, owners: &mut Vec<oneshot::Sender<u64>>) {
+    let end = match session.take_went_idle() {
+        Some(seq) => seq,
+        None if session.status() == Status::Idle => session.next_seq().saturating_sub(1),
+        None => return,
+    };
+    for owner in owners.drain(..) {
+        let _ = owner.send(end); // an owner that went away no longer needs it
     }
 }
 

@@ -38,6 +38,9 @@ pub enum RegistryError {
     /// No such session.
     #[error("no session has id {0:?}")]
     NotFound(String),
+    /// The session was disposed: its log is readable, it takes no input.
+    #[error("session {0:?} was disposed; its log stays readable but it takes no input")]
+    Disposed(String),
     /// The spec names something this gateway cannot provide.
     #[error("{0}")]
     BadSpec(String),
@@ -180,18 +183,35 @@ impl Registry {
             let Some(last) = rows.last() else { break };
             cursor = Some(last.session_id.clone());
             for row in rows.into_iter().filter(|r| !r.disposed) {
-                let spec: SessionSpec =
-                    serde_json::from_value(row.spec.clone()).unwrap_or_default();
-                let parts = self.build(&row.session_id, &spec)?;
-                let mut session = Session::restore(parts).await?;
-                session.feed(Input::Recover).await?;
-                let handle = SessionHandle::spawn(session, Some(self.store.clone()));
-                self.live.lock().expect("registry lock").insert(row.session_id, handle);
-                crate::metrics::global().sessions.inc();
+                self.bring_back(row).await?;
                 count += 1;
             }
         }
         Ok(count)
+    }
+
+    /// The live session with this id, brought back from its log when it is not in memory.
+    pub async fn resume(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
+        if let Ok(handle) = self.get(session_id) {
+            return Ok(handle);
+        }
+        match self.store.session(session_id).await? {
+            Some(row) if row.disposed => Err(RegistryError::Disposed(session_id.to_owned())),
+            Some(row) => self.bring_back(row).await,
+            None => Err(RegistryError::NotFound(session_id.to_owned())),
+        }
+    }
+
+    /// Rebuilds a stored session from its log, closes its open turn, runs its accepted followups.
+    async fn bring_back(&self, row: SessionRow) -> Result<SessionHandle, RegistryError> {
+        let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
+        let parts = self.build(&row.session_id, &spec)?;
+        let mut session = Session::restore(parts).await?;
+        session.feed(Input::Recover).await?;
+        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+        self.live.lock().expect("registry lock").insert(row.session_id, handle.clone());
+        crate::metrics::global().sessions.inc();
+        Ok(handle)
     }
 
     /// The parts a session is made of, per its spec.

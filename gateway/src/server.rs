@@ -68,14 +68,20 @@ pub struct Gateway {
 impl Gateway {
     /// Opens the store and recovers every session (before anything is served, as the spec asks).
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
-        crate::model::from_name(&settings.model)?;
-        let store = Store::open(Path::new(&settings.data), settings.durability)?;
-        let host = Arc::new(CoreHost::new(settings.cache_dir.as_deref())?);
-        let registry =
-            Arc::new(Registry::new(store, host, ToolRegistry::builtin(), settings.model.clone()));
+        let registry = open_registry(
+            &settings.data,
+            &settings.model,
+            settings.durability,
+            settings.cache_dir.as_deref(),
+        )?;
         registry.recover_all().await?;
+        Ok(Gateway::over(registry, settings))
+    }
+
+    /// A gateway over a registry that is already open (`airlock acp --listen` shares its own).
+    pub fn over(registry: Arc<Registry>, settings: Settings) -> Gateway {
         let (stop, shutdown) = watch::channel(false);
-        Ok(Gateway { state: AppState { registry, shutdown }, stop, settings })
+        Gateway { state: AppState { registry, shutdown }, stop, settings }
     }
 
     /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
@@ -95,6 +101,20 @@ impl Gateway {
             })
             .await
     }
+}
+
+/// A registry over the SQLite file at `data`, with the built-in core and tools; `model` serves
+/// sessions that name none. Nothing is recovered yet.
+pub fn open_registry(
+    data: &Path,
+    model: &str,
+    durability: Durability,
+    cache_dir: Option<&Path>,
+) -> Result<Arc<Registry>, ServeError> {
+    crate::model::from_name(model)?;
+    let store = Store::open(data, durability)?;
+    let host = Arc::new(CoreHost::new(cache_dir)?);
+    Ok(Arc::new(Registry::new(store, host, ToolRegistry::builtin(), model.to_owned())))
 }
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {

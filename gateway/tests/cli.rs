@@ -15,7 +15,7 @@ fn airlock_run(task: &str) -> (i32, String, String) {
 }
 
 #[test]
-fn run_hello_prints_the_demo_answer_and_exits_0() {
+fn cli_completed_prints_the_final_response_and_exits_0() {
     let (code, stdout, stderr) = airlock_run("hello");
     assert_eq!(code, 0, "stderr: {stderr}");
     assert!(stdout.starts_with("You said: \"hello\". I am the demo model"), "{stdout}");
@@ -34,7 +34,7 @@ fn run_with_a_tool_call_prints_the_summary_of_the_result() {
 }
 
 #[test]
-fn run_with_a_failing_provider_prints_code_and_message_and_exits_1() {
+fn cli_error_prints_code_and_message_and_exits_1() {
     let (code, stdout, stderr) = airlock_run("/fail AUTH the key was rejected");
     assert_eq!(code, 1);
     assert_eq!(stdout, "");
@@ -107,5 +107,93 @@ fn a_bad_airlock_toml_is_refused_with_what_to_fix() {
     assert!(
         stderr.starts_with("airlock: airlock.toml is not valid") && stderr.contains("lisen"),
         "{stderr}"
+    );
+}
+
+/// `airlock run` against the mock model, with a database the test keeps.
+fn run_on_mock(mock_url: &str, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("run")
+        .args(["--model", "openai:mock", "--data"])
+        .arg(dir.join("run.db"))
+        .args(args)
+        .env("AIRLOCK_CACHE_DIR", dir)
+        .env("AIRLOCK_BASE_URL", mock_url)
+        .output()
+        .expect("airlock runs")
+}
+
+#[tokio::test]
+async fn cli_json_prints_the_run_result() {
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(airlock_tests::Reply::text("Forty-two.", 2));
+    let dir = tempfile::tempdir().unwrap();
+    let url = mock.base_url();
+    let path = dir.path().to_owned();
+    let out =
+        tokio::task::spawn_blocking(move || run_on_mock(&url, &path, &["--json", "the answer?"]))
+            .await
+            .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["finalResponse"], "Forty-two.");
+    assert_eq!(result["finishReason"], "completed");
+    assert_eq!(result["firstSeq"], 0);
+    assert!(out.stderr.is_empty(), "not a terminal: no progress");
+}
+
+#[tokio::test]
+async fn cli_setup_events_before_the_task_are_not_summarized() {
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(airlock_tests::Reply::text("The first task went fine.", 1));
+    mock.push(airlock_tests::Reply::status(401));
+    let dir = tempfile::tempdir().unwrap();
+    let (url, path) = (mock.base_url(), dir.path().to_owned());
+    let first = tokio::task::spawn_blocking(move || run_on_mock(&url, &path, &["--json", "setup"]))
+        .await
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let session = first["sessionId"].as_str().unwrap().to_owned();
+
+    // The same session again: its earlier completed turn is not this run's result.
+    let (url, path) = (mock.base_url(), dir.path().to_owned());
+    let second = tokio::task::spawn_blocking(move || {
+        run_on_mock(&url, &path, &["--session", &session, "now fail"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(String::from_utf8(second.stdout).unwrap(), "");
+    let stderr = String::from_utf8(second.stderr).unwrap();
+    assert!(stderr.starts_with("airlock: AUTH: "), "{stderr}");
+}
+
+#[tokio::test]
+async fn cli_aborted_final_turn_exits_1() {
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(
+        airlock_tests::Reply::text("never finished", 3).delay(std::time::Duration::from_secs(120)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--model", "openai:mock", "slow"])
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env("AIRLOCK_BASE_URL", mock.base_url())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    mock.requested(1).await; // the turn is streaming
+    // Ctrl-C: the run cancels its turn.
+    let status =
+        std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(status.unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "airlock: aborted: the run was cancelled (user)\n"
     );
 }

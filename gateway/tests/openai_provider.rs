@@ -10,8 +10,8 @@ use airlock_core::{
 };
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
+use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Session, SessionParts};
-use airlock_gateway::summary::summarize;
 use airlock_gateway::tools::ToolRegistry;
 use airlock_tests::{MockModel, Reply};
 use futures::StreamExt;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model;
+use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Session, SessionError, SessionParts};
-use airlock_gateway::summary::summarize;
 use airlock_gateway::tools::ToolRegistry;
 
 fn session() -> Session {

@@ -168,6 +168,13 @@ impl Gateway {
         Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
     }
 
+    /// POST JSON whose answer is an SSE stream (e.g. `…/runs?stream=true`).
+    pub async fn post_sse(&self, path: &str, body: Value) -> Sse {
+        let res = self.client.post(self.url(path)).json(&body).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+    }
+
     /// The SSE stream of a session, resumed after `last_event_id` if given.
     pub async fn sse(&self, session: &str, last_event_id: Option<u64>) -> Sse {
         let mut req = self.client.get(self.url(&format!("/v1/sessions/{session}/events")));
@@ -196,6 +203,8 @@ pub enum Frame {
     Status(String),
     /// `session.queue`.
     Queue(Value),
+    /// Any other named frame (`run.result`, `error`): its name and data.
+    Other(String, Value),
 }
 
 type Frames =
@@ -209,18 +218,22 @@ pub struct Sse {
 impl Sse {
     /// The next frame; a stream silent for 30 s fails the test (a hung turn is a bug).
     pub async fn next(&mut self) -> Frame {
+        self.next_or_end().await.expect("the stream is open")
+    }
+
+    /// The next frame, or `None` once the server closed the stream.
+    pub async fn next_or_end(&mut self) -> Option<Frame> {
         let event = tokio::time::timeout(Duration::from_secs(30), self.frames.next())
             .await
-            .expect("a frame within 30 s")
-            .expect("the stream is open")
+            .expect("a frame within 30 s")?
             .expect("a well-formed frame");
         let data: Value = serde_json::from_str(&event.data).expect("frames carry JSON");
-        match event.event.as_str() {
+        Some(match event.event.as_str() {
             "session.event" => Frame::Event(event.id.parse().expect("events have ids"), data),
             "session.status" => Frame::Status(data["status"].as_str().unwrap().to_owned()),
             "session.queue" => Frame::Queue(data),
-            other => panic!("unexpected frame {other}"),
-        }
+            other => Frame::Other(other.to_owned(), data),
+        })
     }
 
     /// Frames until one matches.

@@ -10,5 +10,6 @@
 
 pub mod gateway;
 pub mod mock_model;
+pub mod world;
 
 pub use mock_model::{MockModel, Reply};

@@ -3,43 +3,21 @@
 
 use std::time::Duration;
 
-use airlock_tests::gateway::{Frame, Gateway, seqs, types};
-use airlock_tests::{MockModel, Reply};
+use airlock_tests::Reply;
+use airlock_tests::gateway::{Frame, seqs, types};
+use airlock_tests::world::{World, messages, world, world_with};
 use serde_json::{Value, json};
-
-struct World {
-    _dir: tempfile::TempDir,
-    mock: MockModel,
-    gateway: Gateway,
-}
-
-async fn world() -> World {
-    world_with(&[]).await
-}
-
-/// A world whose gateway gets extra environment (timeouts, body limit).
-async fn world_with(env: &[(&str, &str)]) -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start().await;
-    let gateway =
-        Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), env);
-    World { _dir: dir, mock, gateway }
-}
-
-fn messages(s: &str) -> String {
-    format!("/v1/sessions/{s}/messages")
-}
 
 #[tokio::test]
 async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
     let w = world().await;
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
     w.mock.push(Reply::text("Held but sure.", 3).hold_until(gate.clone()));
-    let s = w.gateway.session().await;
-    let mut sse = w.gateway.sse(&s, None).await;
-    let (code, receipt) = w.gateway.post(&messages(&s), json!({"content": "hello"})).await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let (code, receipt) = w.gw.post(&messages(&s), json!({"content": "hello"})).await;
     assert_eq!((code, receipt["seq"].as_u64()), (202, Some(0)));
-    let logged = types_of(&w.gateway.log(&s).await);
+    let logged = types_of(&w.gw.log(&s).await);
     assert!(
         !logged.contains(&"assistant/message".to_owned()),
         "the answer is not in yet: {logged:?}"
@@ -93,11 +71,11 @@ async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
     // The first turn waits until every post is acknowledged: all 100 arrive while it runs.
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
     w.mock.push(Reply::text("First of many.", 3).hold_until(gate.clone()));
-    let s = w.gateway.session().await;
-    let mut sse = w.gateway.sse(&s, None).await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
     assert_eq!(sse.next().await, Frame::Status("idle".into()), "the snapshot on connect");
     let posts = (0..100).map(|i| {
-        let (client, url) = (w.gateway.client.clone(), w.gateway.url(&messages(&s)));
+        let (client, url) = (w.gw.client.clone(), w.gw.url(&messages(&s)));
         tokio::spawn(async move {
             let res = client
                 .post(url)
@@ -150,9 +128,9 @@ async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_co
         .push(Reply::text("stuck", 3).stall_after(1))
         .push(Reply::text("garbled", 3).malformed_after(1))
         .push(Reply::text("Made it.", 2));
-    let s = w.gateway.session().await;
-    let mut sse = w.gateway.sse(&s, None).await;
-    w.gateway.post(&messages(&s), json!({"content": "try hard"})).await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.gw.post(&messages(&s), json!({"content": "try hard"})).await;
     let frames = sse.until_idle().await;
     let retries: Vec<String> = frames
         .iter()
@@ -167,7 +145,7 @@ async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_co
     assert_eq!(last_end(&frames)["kind"], "completed");
 
     w.mock.push(Reply::text("cut", 3).disconnect_after(1)).push(Reply::text("Again.", 1));
-    w.gateway.post(&messages(&s), json!({"content": "once more"})).await;
+    w.gw.post(&messages(&s), json!({"content": "once more"})).await;
     let frames = sse.until_idle().await;
     let retry = frames.iter().find_map(|f| match f {
         Frame::Event(_, e) if e["type"] == "llm/retry" => Some(e["data"]["error"]["code"].clone()),
@@ -179,7 +157,7 @@ async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_co
     for _ in 0..5 {
         w.mock.push(Reply::status(503).retry_after("0"));
     }
-    w.gateway.post(&messages(&s), json!({"content": "again"})).await;
+    w.gw.post(&messages(&s), json!({"content": "again"})).await;
     let frames = sse.until_idle().await;
     let end = last_end(&frames);
     assert_eq!(
@@ -196,10 +174,10 @@ async fn model_faults_are_retried_and_a_persistent_one_ends_the_turn_with_its_co
 async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followup() {
     let w = world().await;
     w.mock.push(Reply::text("one two three four", 4).delay(Duration::from_secs(60)));
-    let s = w.gateway.session().await;
-    let mut sse = w.gateway.sse(&s, None).await;
-    w.gateway.post(&messages(&s), json!({"content": "first"})).await;
-    let (_, queued) = w.gateway.post(&messages(&s), json!({"content": "second"})).await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.gw.post(&messages(&s), json!({"content": "first"})).await;
+    let (_, queued) = w.gw.post(&messages(&s), json!({"content": "second"})).await;
     let queued_seq = queued["seq"].as_u64().unwrap();
     // Crash once the first chunk is streaming and the queued followup's receipt was seen.
     let (mut chunk, mut receipt) = (false, false);
@@ -216,7 +194,7 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
     drop(sse);
 
     w.mock.push(Reply::text("Second answered.", 2));
-    let World { _dir, mock, gateway } = w;
+    let World { dir: _dir, mock, gw: gateway } = w;
     let gateway = gateway.crash_and_restart();
     let mut sse = gateway.sse(&s, Some(last_seen)).await;
     // Recovery ran before the gateway listened; the stream may catch up on all of it from the
@@ -247,9 +225,9 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
 #[tokio::test]
 async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
     let w = world().await;
-    let s = w.gateway.session().await;
+    let s = w.gw.session().await;
     let posts = (0..50).map(|i| {
-        let (client, url) = (w.gateway.client.clone(), w.gateway.url(&messages(&s)));
+        let (client, url) = (w.gw.client.clone(), w.gw.url(&messages(&s)));
         tokio::spawn(async move {
             let res =
                 client.post(url).json(&json!({"content": format!("m{i}")})).send().await.ok()?;
@@ -264,7 +242,7 @@ async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
         }
     }
     assert_eq!(acknowledged.len(), 50);
-    let World { _dir, mock, gateway } = w;
+    let World { dir: _dir, mock, gw: gateway } = w;
     let gateway = gateway.crash_and_restart();
     let log = gateway.log(&s).await;
     let inserted: Vec<&str> = log
@@ -286,34 +264,33 @@ async fn sse_resume_mid_turn_with_last_event_id_or_after_sends_exactly_the_missi
     let w = world().await;
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
     w.mock.push(Reply::text("a b c d e f", 6).hold_until(gate.clone()));
-    let s = w.gateway.session().await;
-    let mut first = w.gateway.sse(&s, None).await;
-    w.gateway.post(&messages(&s), json!({"content": "stream"})).await;
+    let s = w.gw.session().await;
+    let mut first = w.gw.sse(&s, None).await;
+    w.gw.post(&messages(&s), json!({"content": "stream"})).await;
     let seen =
         first.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
     let cursor = *seqs(&seen).last().unwrap();
     drop(first);
 
-    let mut by_header = w.gateway.sse(&s, Some(cursor)).await;
-    let mut by_query = w.gateway.sse_query(&s, &format!("?after={cursor}")).await;
+    let mut by_header = w.gw.sse(&s, Some(cursor)).await;
+    let mut by_query = w.gw.sse_query(&s, &format!("?after={cursor}")).await;
     gate.notify_one(); // the turn goes on while both resumed streams follow it
     let a = seqs(&by_header.until_idle().await);
     let b = seqs(&by_query.until_idle().await);
     assert_eq!(a.first(), Some(&(cursor + 1)), "exactly the missing events, from the cursor on");
     assert!(a.windows(2).all(|w| w[1] == w[0] + 1), "no gap, no duplicate: {a:?}");
     assert_eq!(a, b, "Last-Event-ID and ?after= agree");
-    let log = w.gateway.log(&s).await;
+    let log = w.gw.log(&s).await;
     assert_eq!(*a.last().unwrap() as usize, log.len() - 1, "and nothing after the end is missing");
 }
 
 #[tokio::test]
 async fn idempotency_key_returns_the_same_receipt_and_conflicts_on_another_body() {
     let w = world().await;
-    let s = w.gateway.session().await;
+    let s = w.gw.session().await;
     let send = |body: Value| {
-        w.gateway
-            .client
-            .post(w.gateway.url(&messages(&s)))
+        w.gw.client
+            .post(w.gw.url(&messages(&s)))
             .header("idempotency-key", "key-1")
             .json(&body)
             .send()
@@ -330,7 +307,7 @@ async fn idempotency_key_returns_the_same_receipt_and_conflicts_on_another_body(
     assert_eq!(other.status(), 409);
     assert_eq!(other.json::<Value>().await.unwrap()["error"]["code"], "idempotency-conflict");
 
-    let World { _dir, mock, gateway } = w;
+    let World { dir: _dir, mock, gw: gateway } = w;
     let gateway = gateway.crash_and_restart();
     let after_restart = gateway
         .client
@@ -352,8 +329,8 @@ async fn refused_requests_get_the_error_shape_and_write_nothing() {
     // A small body limit: a client still sending a large body when the 413 comes would see a
     // broken pipe instead of the answer.
     let w = world_with(&[("AIRLOCK_MAX_BODY", "1024")]).await;
-    let s = w.gateway.session().await;
-    let gw = &w.gateway;
+    let s = w.gw.session().await;
+    let gw = &w.gw;
     let url = gw.url(&messages(&s));
     let big = json!({"content": "x".repeat(2000)});
     let cases = [

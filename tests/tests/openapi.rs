@@ -22,6 +22,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/v1/sessions/{id}/queue/{message_id}"),
     ("POST", "/v1/sessions/{id}/queue/{message_id}/steer"),
     ("POST", "/v1/sessions/{id}/cancel"),
+    ("POST", "/v1/sessions/{id}/runs"),
+    ("POST", "/v1/runs"),
     ("GET", "/v1/sessions/{id}/events"),
     ("GET", "/v1/events"),
     ("GET", "/healthz"),
@@ -164,6 +166,8 @@ async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
         ("POST", "/v1/sessions/{id}/messages"),
         ("PATCH", "/v1/sessions/{id}/queue/{message_id}"),
         ("POST", "/v1/sessions/{id}/cancel"),
+        ("POST", "/v1/sessions/{id}/runs"),
+        ("POST", "/v1/runs"),
     ] {
         let body = &op(method, path)["requestBody"]["content"]["application/json"]["schema"];
         assert!(!body.is_null(), "{method} {path} has no JSON request body");

@@ -3,47 +3,17 @@
 //! with and without the queue, a subscriber that reads nothing for a while, the cross-session
 //! stream, and disposal.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use airlock_tests::gateway::{Frame, Gateway, seqs, types};
-use airlock_tests::{MockModel, Reply};
+use airlock_tests::Reply;
+use airlock_tests::gateway::{Frame, seqs, types};
+use airlock_tests::world::{first_chunk, held, world};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::Notify;
-
-struct World {
-    _dir: tempfile::TempDir,
-    mock: MockModel,
-    gw: Gateway,
-}
-
-async fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start().await;
-    let gw = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
-    World { _dir: dir, mock, gw }
-}
-
-/// A reply held after its first chunk until the gate opens: the turn runs while the test acts.
-fn held(text: &str) -> (Reply, Arc<Notify>) {
-    let gate = Arc::new(Notify::new());
-    (Reply::text(text, 3).hold_until(gate.clone()), gate)
-}
 
 /// A reply that never finishes: the turn runs until cancelled.
 fn endless() -> Reply {
     Reply::text("one two three", 3).delay(Duration::from_secs(120))
-}
-
-fn first_chunk(frame: &Frame) -> bool {
-    matches!(frame, Frame::Event(_, e) if e["type"] == "assistant/chunk")
-}
-
-async fn send(w: &World, s: &str, body: Value) -> String {
-    let (code, receipt) = w.gw.post(&format!("/v1/sessions/{s}/messages"), body).await;
-    assert_eq!(code, 202, "{receipt}");
-    receipt["messageId"].as_str().unwrap().to_owned()
 }
 
 fn entered(frames: &[Frame]) -> Vec<(u64, String)> {
@@ -69,8 +39,8 @@ async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow
     w.mock.push(reply).push(Reply::text("Steered.", 1));
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
-    let m1 = send(&w, &s, json!({"content": "first"})).await;
-    let m2 = send(&w, &s, json!({"content": "second"})).await;
+    let m1 = w.send(&s, json!({"content": "first"})).await;
+    let m2 = w.send(&s, json!({"content": "second"})).await;
     let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m2}")).await;
     assert_eq!(
         (receipt["state"].as_str(), receipt["target"].as_str()),
@@ -106,10 +76,10 @@ async fn steer_and_inject_sent_while_running_enter_the_same_turn() {
     w.mock.push(reply).push(Reply::text("Adjusted.", 1));
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
-    let m1 = send(&w, &s, json!({"content": "work"})).await;
+    let m1 = w.send(&s, json!({"content": "work"})).await;
     let mut frames = sse.until(first_chunk).await;
-    let ctx = send(&w, &s, json!({"content": "fyi", "delivery": "inject"})).await;
-    let steer = send(&w, &s, json!({"content": "go left", "delivery": "steer"})).await;
+    let ctx = w.send(&s, json!({"content": "fyi", "delivery": "inject"})).await;
+    let steer = w.send(&s, json!({"content": "go left", "delivery": "steer"})).await;
     gate.notify_one();
     frames.extend(sse.until_idle().await);
     assert_eq!(entered(&frames), [(1, m1), (1, ctx), (1, steer)]);
@@ -123,8 +93,8 @@ async fn cancel_keeps_the_queue_parked_by_default_and_clears_it_with_keep_inbox_
     w.mock.push(endless()).push(endless());
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
-    send(&w, &s, json!({"content": "one"})).await;
-    let m2 = send(&w, &s, json!({"content": "two"})).await;
+    w.send(&s, json!({"content": "one"})).await;
+    let m2 = w.send(&s, json!({"content": "two"})).await;
     sse.until(first_chunk).await;
 
     let (code, body) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
@@ -138,7 +108,7 @@ async fn cancel_keeps_the_queue_parked_by_default_and_clears_it_with_keep_inbox_
     let (_, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
     assert_eq!(queue["items"][0]["messageId"], m2.as_str(), "parked, not eaten");
 
-    let m3 = send(&w, &s, json!({"content": "three"})).await;
+    let m3 = w.send(&s, json!({"content": "three"})).await;
     let frames = sse.until(first_chunk).await;
     assert_eq!(
         entered(&frames).first().map(|(_, id)| id.as_str()),
@@ -164,7 +134,7 @@ async fn a_subscriber_that_reads_nothing_does_not_slow_the_turn_and_later_gets_e
     let s = w.gw.session().await;
     let mut idle_reader = w.gw.sse(&s, None).await;
     let mut reader = w.gw.sse(&s, None).await;
-    send(&w, &s, json!({"content": "talk a lot"})).await;
+    w.send(&s, json!({"content": "talk a lot"})).await;
     let live = reader.until_idle().await;
     let late = idle_reader.until_idle().await;
     assert_eq!(seqs(&late), seqs(&live));
@@ -186,7 +156,7 @@ async fn the_cross_session_stream_announces_sessions_and_their_status() {
         (frame.event, serde_json::from_str::<Value>(&frame.data).unwrap())
     };
     assert_eq!(next().await, ("session.added".into(), json!({"sessionId": s})));
-    send(&w, &s, json!({"content": "hi"})).await;
+    w.send(&s, json!({"content": "hi"})).await;
     assert_eq!(
         next().await,
         ("session.status".into(), json!({"sessionId": s, "status": "running"}))
@@ -202,7 +172,7 @@ async fn a_disposed_session_refuses_input_and_keeps_its_log_readable() {
     let w = world().await;
     let s = w.gw.session().await;
     let mut sse = w.gw.sse(&s, None).await;
-    send(&w, &s, json!({"content": "hi"})).await;
+    w.send(&s, json!({"content": "hi"})).await;
     sse.until_idle().await;
     let deleted = w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}"))).send().await.unwrap();
     assert_eq!(deleted.status(), 202);

@@ -82,13 +82,24 @@ pub struct ErrorDetail {
     pub details: Value,
 }
 
+impl ApiError {
+    fn body(self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail { code: self.code, message: self.message, details: self.details },
+        }
+    }
+
+    /// The error body as JSON text (for a stream that can no longer answer a status).
+    pub fn body_json(self) -> String {
+        serde_json::to_string(&self.body()).expect("error bodies serialize")
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            error: ErrorDetail { code: self.code, message: self.message, details: self.details },
-        };
-        let mut response = (self.status, axum::Json(body)).into_response();
-        if let Some(seconds) = self.retry_after {
+        let (status, retry_after) = (self.status, self.retry_after);
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(seconds) = retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
@@ -105,6 +116,9 @@ impl From<RegistryError> for ApiError {
     fn from(error: RegistryError) -> Self {
         match error {
             RegistryError::NotFound(id) => ApiError::session_not_found(&id),
+            RegistryError::Disposed(_) => {
+                ApiError::new(StatusCode::CONFLICT, "session-disposed", error.to_string())
+            }
             RegistryError::BadSpec(message) => ApiError::bad_request("model", message),
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => {

@@ -27,11 +27,9 @@ use utoipa_axum::routes;
 use super::openapi::json_objects;
 use super::{ApiError, AppState, ErrorBody, QueryParams};
 use crate::actor::SessionHandle;
+use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
 use crate::session::{Notice, QueueItem, seq_of};
-
-/// Events per read when catching up from the log.
-const PAGE: usize = 500;
 
 /// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -69,7 +67,7 @@ fn events_schema() -> Array {
     json_objects("A log event envelope: `{seq, type, …}`.")
 }
 
-type Tx = mpsc::Sender<Result<Frame, Infallible>>;
+pub(super) type Tx = mpsc::Sender<Result<Frame, Infallible>>;
 
 /// A session's log: an SSE stream by default (resumable, no gap, no duplicate), or a JSON page
 /// with `Accept: application/json` or `?format=json`.
@@ -153,7 +151,7 @@ fn event_frame(json: &str, seq: u64) -> Frame {
     Frame::default().id(seq.to_string()).event("session.event").data(json)
 }
 
-fn status_frame(id: &str, status: Status) -> Frame {
+pub(super) fn status_frame(id: &str, status: Status) -> Frame {
     Frame::default()
         .event("session.status")
         .data(json!({"sessionId": id, "status": status}).to_string())
@@ -165,80 +163,46 @@ fn queue_frame(id: &str, items: &[QueueItem]) -> Frame {
         .data(json!({"sessionId": id, "items": items}).to_string())
 }
 
-/// Streams one session: snapshots, the log after the cursor, then live notices.
-async fn follow_session(state: AppState, id: String, mut after: Option<u64>, tx: Tx) {
+/// Streams one session: snapshots, the log after the cursor, then live.
+async fn follow_session(state: AppState, id: String, after: Option<u64>, tx: Tx) {
     let _counted = crate::metrics::SubscriberGuard::new();
-    let handle: Option<SessionHandle> = state.registry.get(&id).ok();
+    let handle = state.registry.get(&id).ok();
     // Subscribe before reading the log: nothing committed in between is missed.
-    let mut notices = handle.as_ref().map(SessionHandle::subscribe);
+    let follower = Follower::new(state.registry.store().clone(), &id, handle.clone(), after);
     let mut shutdown = state.shutdown.clone();
-    let send = |frame: Frame| {
-        let tx = tx.clone();
-        async move { tx.send(Ok(frame)).await.is_ok() }
-    };
-    if !send(Frame::default().comment("connected").retry(Duration::from_secs(1))).await {
-        return;
-    }
+    let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
     let view = handle.as_ref().map(SessionHandle::view);
-    let status = view.as_ref().map_or(Status::Idle, |v| v.status);
-    if !send(status_frame(&id, status)).await {
-        return;
+    frames.push(status_frame(&id, view.as_ref().map_or(Status::Idle, |v| v.status)));
+    if let Some(view) = view.filter(|v| !v.queue.is_empty()) {
+        frames.push(queue_frame(&id, &view.queue));
     }
-    if let Some(view) = view.filter(|v| !v.queue.is_empty())
-        && !send(queue_frame(&id, &view.queue)).await
-    {
-        return;
+    for frame in frames {
+        if tx.send(Ok(frame)).await.is_err() {
+            return;
+        }
     }
-    if !catch_up(&state, &id, &mut after, &tx).await {
-        return;
+    tokio::select! {
+        _ = shutdown.changed() => {}
+        _ = tx.closed() => {}
+        _ = forward(&id, follower, &tx) => {}
     }
-    loop {
-        let notice = tokio::select! {
-            _ = shutdown.changed() => return,
-            _ = tx.closed() => return,
-            notice = async { match notices.as_mut() { Some(n) => n.recv().await, None => std::future::pending().await } } => notice,
-        };
-        let delivered = match notice {
-            Ok(Notice::Event(json)) => match seq_of(&json) {
-                Ok(seq) if after.is_some_and(|a| seq <= a) => true,
-                Ok(seq) if after.map_or(seq == 0, |a| seq == a + 1) => {
-                    after = Some(seq);
-                    send(event_frame(&json, seq)).await
-                }
-                _ => catch_up(&state, &id, &mut after, &tx).await,
-            },
-            Ok(Notice::Status(status)) => send(status_frame(&id, status)).await,
-            Ok(Notice::Queue(items)) => send(queue_frame(&id, &items)).await,
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Fell behind the live notices: the log has everything.
-                let status = handle.as_ref().map_or(Status::Idle, |h| h.view().status);
-                catch_up(&state, &id, &mut after, &tx).await
-                    && send(status_frame(&id, status)).await
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        if !delivered {
+}
+
+/// Sends every update of a follower as a frame until the client or the session is gone.
+pub(super) async fn forward(id: &str, mut follower: Follower, tx: &Tx) {
+    while let Ok(Some(update)) = follower.next().await {
+        if tx.send(Ok(update_frame(id, &update))).await.is_err() {
             return;
         }
     }
 }
 
-/// Sends every logged event after the cursor; `false` once the client is gone or storage fails.
-async fn catch_up(state: &AppState, id: &str, after: &mut Option<u64>, tx: &Tx) -> bool {
-    loop {
-        let Ok(events) = state.registry.store().events(id, *after, PAGE).await else {
-            return false;
-        };
-        for json in &events {
-            let Ok(seq) = seq_of(json) else { return false };
-            if tx.send(Ok(event_frame(json, seq))).await.is_err() {
-                return false;
-            }
-            *after = Some(seq);
-        }
-        if events.len() < PAGE {
-            return true;
-        }
+/// The frame of one update.
+pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
+    match update {
+        Update::Event { seq, json } => event_frame(json, *seq),
+        Update::Status(status) => status_frame(id, *status),
+        Update::Queue(items) => queue_frame(id, items),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
 
-use airlock_core::{CancelCause, ContentBlock, Input, Message, Role, Source, Status, Target};
+use airlock_core::{CancelCause, ContentBlock, Input, Message, Status, Target};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -17,6 +17,7 @@ use super::receipts::{self, Receipt};
 use super::sessions::Accepted;
 use super::{ApiError, AppState, ErrorBody, JsonBody};
 use crate::actor::{Outcome, SessionHandle};
+use crate::owned::user_message;
 use crate::session::{IdempotencyKey, QueueItem};
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
@@ -34,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// `string | [ContentBlock]`.
 #[derive(Clone, Deserialize, Serialize, ToSchema)]
 #[serde(untagged)]
-enum Content {
+pub(super) enum Content {
     /// Text, the same as one text block.
     Text(String),
     /// Content blocks, e.g. `[{"type": "text", "text": "…"}]`; their schema lives in
@@ -50,12 +51,26 @@ impl Content {
             Content::Blocks(blocks) => blocks,
         }
     }
+
+    /// The blocks of content that must not be empty (a message to send).
+    pub(super) fn message_blocks(self) -> Result<Vec<ContentBlock>, ApiError> {
+        let blocks = self.blocks();
+        let empty =
+            blocks.iter().all(|b| matches!(b, ContentBlock::Text { text } if text.is_empty()));
+        if empty {
+            return Err(ApiError::bad_request(
+                "content",
+                "content is empty; send some text or content blocks",
+            ));
+        }
+        Ok(blocks)
+    }
 }
 
 /// How a message joins the session.
 #[derive(Clone, Copy, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-enum Delivery {
+pub(super) enum Delivery {
     /// Waits for the next turn (the default).
     #[default]
     Followup,
@@ -63,6 +78,16 @@ enum Delivery {
     Steer,
     /// Context for the next step; does not wake the agent.
     Inject,
+}
+
+impl From<Delivery> for airlock_core::Delivery {
+    fn from(delivery: Delivery) -> Self {
+        match delivery {
+            Delivery::Followup => airlock_core::Delivery::Followup,
+            Delivery::Steer => airlock_core::Delivery::Steer,
+            Delivery::Inject => airlock_core::Delivery::Inject,
+        }
+    }
 }
 
 /// A message to send.
@@ -100,7 +125,7 @@ struct QueueView {
 }
 
 /// The live session, or why there is none: 404 unknown, 409 disposed.
-async fn live(state: &AppState, id: &str) -> Result<SessionHandle, ApiError> {
+pub(super) async fn live(state: &AppState, id: &str) -> Result<SessionHandle, ApiError> {
     if let Ok(handle) = state.registry.get(id) {
         return Ok(handle);
     }
@@ -112,10 +137,6 @@ async fn live(state: &AppState, id: &str) -> Result<SessionHandle, ApiError> {
         )),
         _ => Err(ApiError::session_not_found(id)),
     }
-}
-
-fn user_message(id: String, content: Vec<ContentBlock>) -> Message {
-    Message { id, role: Role::User, content, source: Source::of("user") }
 }
 
 /// Sends a message: answered once it is durable, never when the agent is done with it.
@@ -161,15 +182,8 @@ async fn enqueue(
     body: SendBody,
 ) -> Result<Response, ApiError> {
     let handle = live(state, id).await?;
-    if matches!(&body.content, Content::Text(t) if t.is_empty())
-        || matches!(&body.content, Content::Blocks(b) if b.is_empty())
-    {
-        return Err(ApiError::bad_request(
-            "content",
-            "content is empty; send some text or content blocks",
-        ));
-    }
-    let message_id = uuid::Uuid::now_v7().to_string();
+    let message = user_message(body.content.clone().message_blocks()?);
+    let message_id = message.id.clone();
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(value) => {
@@ -189,13 +203,8 @@ async fn enqueue(
             })
         }
     };
-    let (target, wakeup) = match body.delivery {
-        Delivery::Followup => (Target::NextTurn, true),
-        Delivery::Steer => (Target::NextStep, true),
-        Delivery::Inject => (Target::NextStep, false),
-    };
-    let message = user_message(message_id.clone(), body.content.blocks());
-    match handle.feed(Input::Send { message, target, wakeup }, key).await? {
+    let input = airlock_core::Delivery::from(body.delivery).send(message);
+    match handle.feed(input, key).await? {
         Outcome::Fed(fed) => match (fed.refusal, fed.first_seq) {
             (None, Some(seq)) => {
                 Ok((StatusCode::ACCEPTED, Json(MessageAccepted { message_id, seq }))

@@ -8,6 +8,7 @@ mod events;
 mod messages;
 mod openapi;
 mod receipts;
+mod runs;
 mod sessions;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
+pub use openapi::json_objects;
 
 use crate::registry::Registry;
 
@@ -39,6 +41,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
     let (router, doc) = openapi::router()
         .merge(sessions::router())
         .merge(messages::router())
+        .merge(runs::router())
         .merge(events::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

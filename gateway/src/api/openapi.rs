@@ -33,6 +33,8 @@ use super::{AppState, ErrorBody};
     tags(
         (name = "sessions", description = "Create, list, read and dispose sessions."),
         (name = "input", description = "Messages, receipts, the queue and cancel."),
+        (name = "runs", description = "Owned runs: a message and the result of the interval \
+            it starts, through the next whole-agent idle."),
         (name = "observation", description = "A session's log as SSE or JSON pages, and the \
             cross-session stream."),
         (name = "service", description = "Health, readiness and this document."),

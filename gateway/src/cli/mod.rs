@@ -1,6 +1,7 @@
 //! The `airlock` command line.
 
 mod file;
+mod progress;
 mod run;
 mod serve;
 

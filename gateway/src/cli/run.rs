@@ -1,30 +1,40 @@
-//! `airlock run "task"`: the one-shot CLI. It owns the idle-to-idle interval of a fresh session,
-//! so it may report a result: the final response on stdout, and an exit code that is 0 only when
-//! the last turn completed.
+//! `airlock run "task"`: the one-shot CLI. It owns the idle-to-idle interval of its session, so it
+//! may report a result: the final response on stdout, and an exit code that is 0 only when the
+//! last turn completed. Sessions live in a SQLite file: a temporary one unless `--data` names one.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use airlock_core::{
-    CancelCause, Config, ContentBlock, Input, Message, Role, Source, Target, TurnEndReason,
-};
+use airlock_core::{CancelCause, ContentBlock, Delivery, Input, TurnEndReason};
 use clap::Args;
 
-use crate::core_host::CoreHost;
-use crate::model;
-use crate::session::{MemoryLog, Session, SessionError, SessionParts};
-use crate::summary::summarize;
-use crate::tools::ToolRegistry;
+use super::progress::Progress;
+use crate::follow::Follower;
+use crate::owned::{OwnError, Summary, submit, user_message};
+use crate::registry::{RegistryError, SessionSpec};
+use crate::server::{ServeError, open_registry};
+use crate::store::Durability;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The task, sent as the session's first message.
+    /// The task, sent as a followup.
     pub task: String,
     /// The model: `demo` (offline, no key), `openai:<model>` or `deepseek:<model>`.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
+    /// The system prompt of a new session.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Keep the session in this SQLite file (default: a temporary file, removed at exit).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Continue this session of `--data` instead of starting a fresh one.
+    #[arg(long, requires = "data")]
+    pub session: Option<String>,
+    /// Print the `RunResult` as JSON instead of the final response.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs the task; prints the result per `semantics.md` and returns the exit code.
@@ -41,64 +51,124 @@ pub async fn run(args: RunArgs, cache_dir: Option<PathBuf>) -> ExitCode {
 #[derive(Debug, thiserror::Error)]
 enum RunError {
     #[error(transparent)]
-    Model(#[from] model::ModelSetupError),
+    Setup(#[from] ServeError),
     #[error(transparent)]
-    Session(#[from] SessionError),
-    #[error("the core refused the task ({0}); this is a bug in the core")]
-    Refused(String),
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Own(#[from] OwnError),
+    #[error("cannot make a temporary database: {0}")]
+    Temp(std::io::Error),
+    #[error("cannot listen for Ctrl-C: {0}")]
+    Signal(std::io::Error),
+}
+
+/// Ctrl-C (SIGINT), listened for from the moment it is made.
+struct Interrupt {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupt {
+    fn listen() -> std::io::Result<Interrupt> {
+        #[cfg(unix)]
+        let interrupt = Interrupt {
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?,
+        };
+        #[cfg(not(unix))]
+        let interrupt = Interrupt {};
+        Ok(interrupt)
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        self.signal.recv().await;
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, RunError> {
-    let model = model::from_name(&args.model)?;
-    let host = Arc::new(CoreHost::new(cache_dir.as_deref()).map_err(SessionError::Core)?);
-    let session_id = uuid::Uuid::now_v7().to_string();
-    let config = Config::new(&session_id, model.provider(), model.model());
-    let log = Arc::new(MemoryLog::default());
-    let tools = ToolRegistry::builtin();
-    let mut session = Session::create(SessionParts { host, config, model, tools, log })?;
-
-    let task = Message {
-        id: uuid::Uuid::now_v7().to_string(),
-        role: Role::User,
-        content: vec![ContentBlock::Text { text: args.task }],
-        source: Source::of("user"),
+    let temp = match &args.data {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().map_err(RunError::Temp)?),
     };
-    let fed =
-        session.feed(Input::Send { message: task, target: Target::NextTurn, wakeup: true }).await?;
-    if let Some(refusal) = fed.refusal {
-        return Err(RunError::Refused(refusal.message));
-    }
+    let (data, durability) = match (&args.data, &temp) {
+        (Some(path), _) => (path.clone(), Durability::Full),
+        // Gone at exit anyway: no need to survive power loss.
+        (None, Some(dir)) => (dir.path().join("run.db"), Durability::Normal),
+        (None, None) => unreachable!("a temporary directory exists without --data"),
+    };
+    let registry = open_registry(&data, &args.model, durability, cache_dir.as_deref())?;
+    let handle = match &args.session {
+        Some(id) => registry.resume(id).await?,
+        None => {
+            let spec = SessionSpec { system: args.system.clone(), ..SessionSpec::default() };
+            let (row, _) = registry.create(uuid::Uuid::now_v7().to_string(), spec).await?;
+            registry.get(&row.session_id)?
+        }
+    };
+    let store = registry.store().clone();
+    // Ctrl-C cancels the run (clearing the inbox); its turn then ends aborted and we exit 1.
+    // Listened for before the task goes in, so an early Ctrl-C is not the default exit.
+    let mut interrupt = Interrupt::listen().map_err(RunError::Signal)?;
+    // Subscribed before the task goes in: the progress shows the whole interval.
+    let follower = Follower::new(store.clone(), handle.id(), Some(handle.clone()), None);
+    let task = user_message(vec![ContentBlock::Text { text: args.task.clone() }]);
+    let mut run = submit(&handle, task, Delivery::Followup).await?;
+    let mut follower = follower.starting_at(run.first_seq);
+    let mut progress = Progress::on_terminal();
 
-    // Ctrl-C cancels the run (clearing the inbox); the turn then ends aborted and we exit 1.
-    let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
     let mut interrupted = false;
-    while session.status() == airlock_core::Status::Running {
+    let last_seq = loop {
         tokio::select! {
-            answer = session.next_answer() => { session.feed(answer).await?; }
-            _ = &mut interrupt, if !interrupted => {
+            last = run.last_seq() => break last?,
+            Ok(Some(update)) = follower.next(), if progress.is_some() => {
+                if let Some(progress) = progress.as_mut() {
+                    progress.show(&update);
+                }
+            }
+            _ = interrupt.recv(), if !interrupted => {
                 interrupted = true;
-                session.feed(Input::Cancel { cause: CancelCause::User, keep_inbox: false }).await?;
+                let cancel = Input::Cancel { cause: CancelCause::User, keep_inbox: false };
+                handle.feed(cancel, None).await.map_err(OwnError::from)?;
             }
         }
+    };
+    if let Some(mut progress) = progress {
+        // Show the rest of the interval before the result.
+        while follower.cursor().is_none_or(|seen| seen < last_seq)
+            && let Ok(Some(update)) = follower.next().await
+        {
+            progress.show(&update);
+        }
+        progress.finish();
     }
-    let events = session.events().await.map_err(SessionError::Store)?;
-    Ok(report(&summarize(&events)))
+    let result = run.result(&store, last_seq).await?;
+    if args.json {
+        println!("{}", serde_json::to_string(&result).expect("results serialize"));
+    }
+    Ok(report(&result.summary, !args.json))
 }
 
-/// Prints the owned interval's result and picks the exit code.
-fn report(summary: &crate::summary::RunSummary) -> ExitCode {
+/// Reports the owned interval's result (the final response only when `print`) and picks the exit
+/// code: 0 only when the last turn completed.
+fn report(summary: &Summary, print: bool) -> ExitCode {
     let fail = |code: &str, message: &str| {
         eprintln!("airlock: {code}: {message}");
         ExitCode::FAILURE
     };
     match &summary.finish {
         Some(TurnEndReason::Completed) => {
-            println!("{}", summary.final_response);
+            if print {
+                println!("{}", summary.final_response);
+            }
             ExitCode::SUCCESS
         }
         Some(TurnEndReason::Error { error }) => fail(&error.code, &error.message),
         Some(TurnEndReason::MaxTokens) => {
-            println!("{}", summary.final_response);
+            if print {
+                println!("{}", summary.final_response);
+            }
             fail(
                 "max-tokens",
                 "the answer was cut off at the model's output token limit; raise the limit or ask for less",
@@ -113,5 +183,15 @@ fn report(summary: &crate::summary::RunSummary) -> ExitCode {
             fail("interrupted", "the run was interrupted by a crash")
         }
         None => fail("no-turn", "the task never started a turn"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_no_turn_exits_1() {
+        assert_eq!(report(&Summary::default(), true), ExitCode::FAILURE);
     }
 }

@@ -109,6 +109,8 @@ pub struct Session {
     generation: u64,
     tasks: JoinSet<()>,
     streams: BTreeMap<u64, AbortHandle>,
+    /// The seq of the last event before the first transition to idle not yet taken.
+    went_idle: Option<u64>,
 }
 
 impl Session {
@@ -143,6 +145,7 @@ impl Session {
             generation: 0,
             tasks: JoinSet::new(),
             streams: BTreeMap::new(),
+            went_idle: None,
         }
     }
 
@@ -174,6 +177,12 @@ impl Session {
     /// The log so far.
     pub async fn events(&self) -> Result<Vec<String>, StoreError> {
         self.log.read(&self.config.session_id).await
+    }
+
+    /// Where the agent last became idle, once: the seq of the last event before the first
+    /// transition to idle since the previous call. Owners of intervals end them there.
+    pub fn take_went_idle(&mut self) -> Option<u64> {
+        self.went_idle.take()
     }
 
     /// The core instance (for tests that need to reach into it, e.g. to lower its fuel).
@@ -274,9 +283,11 @@ impl Session {
             self.next_seq = first + count;
         }
         let mut spliced = false;
+        let mut next = first_seq.unwrap_or(self.next_seq);
         for output in &batch.outputs {
             match output {
                 Output::AppendEvent(json) => {
+                    next += 1;
                     // Only splices and turn ends matter here; a substring test spares the parse
                     // of every chunk (a false positive is just parsed and ignored).
                     let relevant =
@@ -294,8 +305,7 @@ impl Session {
                     let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
                 }
                 Output::Status(status) => {
-                    self.status = *status;
-                    let _ = self.notices.send(Notice::Status(*status));
+                    self.set_status(*status, next);
                 }
                 _ => {}
             }
@@ -416,11 +426,20 @@ impl Session {
         self.streams.clear();
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         (self.core, self.next_seq, self.inbox) = (loaded.core, loaded.next_seq, loaded.inbox);
-        if self.status != Status::Idle {
-            self.status = Status::Idle;
-            let _ = self.notices.send(Notice::Status(Status::Idle));
-        }
+        self.set_status(Status::Idle, self.next_seq);
         Ok(())
+    }
+
+    /// Records and announces a status change; `next` is the seq the next event will get.
+    fn set_status(&mut self, status: Status, next: u64) {
+        if status == self.status {
+            return;
+        }
+        self.status = status;
+        if status == Status::Idle && self.went_idle.is_none() {
+            self.went_idle = next.checked_sub(1);
+        }
+        let _ = self.notices.send(Notice::Status(status));
     }
 }
 

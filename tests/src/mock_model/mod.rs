@@ -38,10 +38,21 @@ pub use reply::Reply;
 use reply::Played;
 
 /// What the server shares with its handler.
-#[derive(Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// How many requests have arrived.
+    arrived: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            script: Mutex::default(),
+            requests: Mutex::default(),
+            arrived: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 /// One request as it arrived.
@@ -90,6 +101,12 @@ impl MockModel {
         lock(&self.shared.requests).iter().map(|r| r.body.clone()).collect()
     }
 
+    /// Resolves once `count` requests have arrived in all (a test's "the model was asked").
+    pub async fn requested(&self, count: usize) {
+        let mut arrived = self.shared.arrived.subscribe();
+        arrived.wait_for(|n| *n >= count).await.expect("the mock holds the sender");
+    }
+
     /// The `Authorization` header of every request received so far, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
         lock(&self.shared.requests).iter().map(|r| r.authorization.clone()).collect()
@@ -120,6 +137,7 @@ async fn chat_completions(
         requests.push(Recorded { body: body.clone(), authorization });
         requests.len()
     };
+    shared.arrived.send_replace(number);
     let reply = lock(&shared.script).pop_front().unwrap_or_default();
     match reply.play(&body, number) {
         Played::Status { status, retry_after, body } => {

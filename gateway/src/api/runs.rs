@@ -1,0 +1,281 @@
+//! Owned runs: `POST /v1/sessions/{id}/runs` and `POST /v1/runs`. The caller owns the interval
+//! from its message's receipt through the next whole-agent idle and gets its [`RunResult`]. A
+//! client that goes away cancels nothing: the agent keeps working.
+
+use std::time::Duration;
+
+use airlock_core::Status;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event as Frame, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::events::{Tx, status_frame, update_frame};
+use super::messages::{Content, Delivery, live};
+use super::{ApiError, AppState, ErrorBody, JsonBody, QueryParams};
+use crate::actor::SessionHandle;
+use crate::follow::{Follower, Update};
+use crate::owned::{OwnError, OwnedRun, RunResult, submit, user_message};
+use crate::registry::SessionSpec;
+
+/// `/v1/sessions/{id}/runs` and `/v1/runs` (paths in the annotations).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(session_run)).routes(routes!(new_session_run))
+}
+
+/// A message whose interval the caller owns.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RunBody {
+    content: Content,
+    #[serde(default)]
+    delivery: Delivery,
+    /// Give up waiting after this many milliseconds (504 `run-timeout`); the agent keeps working.
+    timeout_ms: Option<u64>,
+}
+
+/// A message for a new session, whose interval the caller owns.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NewRunBody {
+    content: Content,
+    /// The model spec, e.g. `demo` or `openai:gpt-4o-mini`; the gateway's default when absent.
+    model: Option<String>,
+    /// The system prompt.
+    system: Option<String>,
+    /// Give up waiting after this many milliseconds (504 `run-timeout`); the agent keeps working.
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct RunQuery {
+    /// `true`: the interval as SSE, ending with `event: run.result`.
+    stream: Option<bool>,
+}
+
+/// Sends a message and answers the result of the interval it starts: from its receipt through
+/// the next whole-agent idle, whatever else ran in it.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/runs",
+    operation_id = "runInSession",
+    tag = "runs",
+    params(("id" = String, Path, description = "The session id"), RunQuery),
+    request_body = RunBody,
+    responses(
+        (status = 200, description = "The interval's result; with `?stream=true` the interval as \
+            SSE (`session.event`, `session.status` and `session.queue` frames), then \
+            `event: run.result` with the result, or `event: error` on a timeout", content(
+            (RunResult = "application/json"),
+            (String = "text/event-stream"),
+        )),
+        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 409, description = "`session-disposed` or `session-conflict`", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
+            agent keeps working", body = ErrorBody),
+    )
+)]
+async fn session_run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    QueryParams(q): QueryParams<RunQuery>,
+    JsonBody(body): JsonBody<RunBody>,
+) -> Result<Response, ApiError> {
+    let handle = live(&state, &id).await?;
+    let owner =
+        Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
+    owner.run(body.content, body.delivery).await
+}
+
+/// Creates a session, sends it a message and answers the result of the interval it starts.
+#[utoipa::path(
+    post,
+    path = "/v1/runs",
+    operation_id = "runInNewSession",
+    tag = "runs",
+    params(RunQuery),
+    request_body = NewRunBody,
+    responses(
+        (status = 200, description = "The interval's result (`sessionId` names the new \
+            session); with `?stream=true` the interval as SSE, as for a session's runs", content(
+            (RunResult = "application/json"),
+            (String = "text/event-stream"),
+        )),
+        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
+        (status = 413, description = "`payload-too-large`", body = ErrorBody),
+        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
+            agent keeps working", body = ErrorBody),
+    )
+)]
+async fn new_session_run(
+    State(state): State<AppState>,
+    QueryParams(q): QueryParams<RunQuery>,
+    JsonBody(body): JsonBody<NewRunBody>,
+) -> Result<Response, ApiError> {
+    let content = body.content.message_blocks()?;
+    let spec = SessionSpec {
+        model: body.model.unwrap_or_default(),
+        system: body.system,
+        tools: None,
+        metadata: None,
+    };
+    let (row, _) = state.registry.create(uuid::Uuid::now_v7().to_string(), spec).await?;
+    let handle = state.registry.get(&row.session_id)?;
+    let owner =
+        Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
+    owner.run(Content::Blocks(content), Delivery::Followup).await
+}
+
+/// One owned run being answered.
+struct Owner {
+    state: AppState,
+    handle: SessionHandle,
+    stream: bool,
+    timeout: Option<u64>,
+}
+
+impl Owner {
+    async fn run(self, content: Content, delivery: Delivery) -> Result<Response, ApiError> {
+        let message = user_message(content.message_blocks()?);
+        // Subscribe before the message goes in, so the stream misses nothing of the interval.
+        let store = self.state.registry.store().clone();
+        let follower = Follower::new(store, self.handle.id(), Some(self.handle.clone()), None);
+        let run = submit(&self.handle, message, delivery.into()).await?;
+        let deadline =
+            self.timeout.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+        if self.stream {
+            let (tx, rx) = mpsc::channel(64);
+            let follower = follower.starting_at(run.first_seq);
+            tokio::spawn(self.stream_interval(run, follower, deadline, tx));
+            return Ok(Sse::new(ReceiverStream::new(rx)).into_response());
+        }
+        let result = self.finish(run, deadline).await?;
+        Ok(Json(result).into_response())
+    }
+
+    /// Waits for the interval's end (or the deadline) and reads its result.
+    async fn finish(
+        &self,
+        mut run: OwnedRun,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<RunResult, ApiError> {
+        let last_seq = match deadline {
+            None => run.last_seq().await?,
+            Some(deadline) => match tokio::time::timeout_at(deadline, run.last_seq()).await {
+                Ok(last) => last?,
+                Err(_) => return Err(self.timed_out(&run)),
+            },
+        };
+        Ok(run.result(self.state.registry.store(), last_seq).await?)
+    }
+
+    /// 504 `run-timeout`: where the log is now, so the caller can follow it from there.
+    fn timed_out(&self, run: &OwnedRun) -> ApiError {
+        let last_seq = self.handle.view().next_seq.saturating_sub(1);
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "run-timeout",
+            "the run did not reach idle in time; the agent keeps working: follow its events \
+             from lastSeq or read the session later",
+        )
+        .details(json!({"messageId": run.message_id, "lastSeq": last_seq}))
+    }
+
+    /// Streams the interval's frames, then `run.result` (or `error` on a timeout).
+    async fn stream_interval(
+        self,
+        mut run: OwnedRun,
+        mut follower: Follower,
+        deadline: Option<tokio::time::Instant>,
+        tx: Tx,
+    ) {
+        let id = self.handle.id().to_owned();
+        let mut shutdown = self.state.shutdown.clone();
+        let mut end = None;
+        let mut last_status = None;
+        let send = |frame: Frame| {
+            let tx = tx.clone();
+            async move { tx.send(Ok(frame)).await.is_ok() }
+        };
+        let expired = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(expired);
+        while end.is_none_or(|last| follower.cursor().is_none_or(|c| c < last)) {
+            let update = tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tx.closed() => return,
+                () = &mut expired, if end.is_none() => {
+                    let _ = send(error_frame(self.timed_out(&run))).await;
+                    return;
+                }
+                last = run.last_seq(), if end.is_none() => match last {
+                    Ok(last) => { end = Some(last); continue }
+                    Err(error) => { let _ = send(error_frame(error.into())).await; return }
+                },
+                update = follower.next() => update,
+            };
+            let update = match update {
+                Ok(Some(update)) => update,
+                Ok(None) => return, // the session is gone
+                Err(error) => {
+                    let _ = send(error_frame(error.into())).await;
+                    return;
+                }
+            };
+            if let Update::Status(status) = update {
+                last_status = Some(status);
+            }
+            if !send(update_frame(&id, &update)).await {
+                return;
+            }
+        }
+        let Some(last_seq) = end else { return };
+        // The interval ends at whole-agent idle: say so if the stream has not yet.
+        if last_status == Some(Status::Running) && !send(status_frame(&id, Status::Idle)).await {
+            return;
+        }
+        let frame = match run.result(self.state.registry.store(), last_seq).await {
+            Ok(result) => Frame::default()
+                .event("run.result")
+                .data(serde_json::to_string(&result).expect("results serialize")),
+            Err(error) => error_frame(error.into()),
+        };
+        let _ = send(frame).await;
+    }
+}
+
+/// `event: error` with the error body, for a stream that cannot answer a status code any more.
+fn error_frame(error: ApiError) -> Frame {
+    Frame::default().event("error").data(error.body_json())
+}
+
+impl From<OwnError> for ApiError {
+    fn from(error: OwnError) -> Self {
+        match error {
+            OwnError::Actor(error) => error.into(),
+            OwnError::Store(error) => error.into(),
+            OwnError::Refused(refusal) => {
+                ApiError::new(StatusCode::CONFLICT, "session-conflict", refusal.message)
+            }
+        }
+    }
+}

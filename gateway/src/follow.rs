@@ -1,0 +1,142 @@
+//! Following a session: every committed event after a cursor exactly once and in seq order,
+//! read from the log first and then live, with the status and queue notices as they come.
+//!
+//! The SSE stream, owned runs, `airlock stdio`, `airlock acp` and the CLI's progress all read a
+//! session through a [`Follower`]. It subscribes when made, so nothing committed after that is
+//! missed; a subscriber that falls behind the live notices re-reads the log from its cursor.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use airlock_core::Status;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::actor::SessionHandle;
+use crate::session::{Notice, QueueItem, seq_of};
+use crate::store::{Store, StoreError};
+
+/// Events per read when catching up from the log.
+const PAGE: usize = 500;
+
+/// One thing a follower saw.
+#[derive(Clone, Debug)]
+pub enum Update {
+    /// A committed event.
+    Event {
+        /// Its seq.
+        seq: u64,
+        /// Its JSON envelope.
+        json: Arc<str>,
+    },
+    /// Whole-agent status changed.
+    Status(Status),
+    /// The inbox after a splice, `next-step` first.
+    Queue(Arc<Vec<QueueItem>>),
+}
+
+/// Reads one session's events after a cursor, then live.
+pub struct Follower {
+    store: Store,
+    session_id: String,
+    handle: Option<SessionHandle>,
+    notices: Option<broadcast::Receiver<Notice>>,
+    /// The seq of the last event yielded (`None`: none yet, start at 0).
+    after: Option<u64>,
+    backlog: VecDeque<String>,
+    catching_up: bool,
+    /// After a lag: the status to report once caught up.
+    resync_status: bool,
+    /// Status and queue notices are held back until the live notices reach this seq, so an
+    /// owner's stream shows none from before its interval.
+    quiet_before: u64,
+}
+
+impl Follower {
+    /// Follows the session from the event after `after`. `handle` is the live session, if any;
+    /// without one only the log is read.
+    pub fn new(
+        store: Store,
+        session_id: &str,
+        handle: Option<SessionHandle>,
+        after: Option<u64>,
+    ) -> Follower {
+        let notices = handle.as_ref().map(SessionHandle::subscribe);
+        Follower {
+            store,
+            session_id: session_id.to_owned(),
+            handle,
+            notices,
+            after,
+            backlog: VecDeque::new(),
+            catching_up: true,
+            resync_status: false,
+            quiet_before: 0,
+        }
+    }
+
+    /// Follows a live session from `first_seq` (an owned interval's first event): subscribed
+    /// before the input is fed, started once its first event is known.
+    pub fn starting_at(mut self, first_seq: u64) -> Follower {
+        self.after = first_seq.checked_sub(1);
+        self.quiet_before = first_seq;
+        self
+    }
+
+    /// The seq of the last event yielded.
+    pub fn cursor(&self) -> Option<u64> {
+        self.after
+    }
+
+    /// The next update; `None` once the session's actor is gone (or, without one, at the end of
+    /// the log).
+    pub async fn next(&mut self) -> Result<Option<Update>, StoreError> {
+        loop {
+            if let Some(json) = self.backlog.pop_front() {
+                let seq = seq_of(&json)?;
+                self.after = Some(seq);
+                return Ok(Some(Update::Event { seq, json: Arc::from(json) }));
+            }
+            if self.catching_up {
+                let page = self.store.events(&self.session_id, self.after, PAGE).await?;
+                self.catching_up = page.len() == PAGE;
+                self.backlog.extend(page);
+                continue;
+            }
+            if std::mem::take(&mut self.resync_status)
+                && let Some(handle) = &self.handle
+            {
+                return Ok(Some(Update::Status(handle.view().status)));
+            }
+            let Some(notices) = self.notices.as_mut() else { return Ok(None) };
+            match notices.recv().await {
+                Ok(Notice::Event(json)) => {
+                    let seq = seq_of(&json)?;
+                    if seq >= self.quiet_before {
+                        self.quiet_before = 0;
+                    }
+                    match self.after {
+                        Some(after) if seq <= after => {}
+                        _ if self.after.map_or(seq == 0, |after| seq == after + 1) => {
+                            self.after = Some(seq);
+                            return Ok(Some(Update::Event { seq, json }));
+                        }
+                        // A gap: the notices started after the cursor. The log has the rest.
+                        _ => self.catching_up = true,
+                    }
+                }
+                Ok(Notice::Status(status)) if self.quiet_before == 0 => {
+                    return Ok(Some(Update::Status(status)));
+                }
+                Ok(Notice::Queue(items)) if self.quiet_before == 0 => {
+                    return Ok(Some(Update::Queue(items)));
+                }
+                Ok(Notice::Status(_) | Notice::Queue(_)) => {}
+                Err(RecvError::Lagged(_)) => {
+                    // Fell behind the live notices: the log has every event, the view the status.
+                    (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);
+                }
+                Err(RecvError::Closed) => return Ok(None),
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The usual end-to-end setting: a mock model and a real `airlock serve` on a temp SQLite file,
+//! plus the helpers most tests share.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::gateway::{Frame, Gateway};
+use crate::{MockModel, Reply};
+
+/// A mock model and a gateway whose `openai:` sessions it answers.
+pub struct World {
+    /// The temp dir holding the database and the core cache.
+    pub dir: tempfile::TempDir,
+    /// The model.
+    pub mock: MockModel,
+    /// The gateway.
+    pub gw: Gateway,
+}
+
+/// A fresh world.
+pub async fn world() -> World {
+    world_with(&[]).await
+}
+
+/// A world whose gateway gets extra environment (timeouts, body limit).
+pub async fn world_with(env: &[(&str, &str)]) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), env);
+    World { dir, mock, gw }
+}
+
+impl World {
+    /// Sends a message (`{content, delivery?}`); answers its id once it was accepted.
+    pub async fn send(&self, s: &str, body: Value) -> String {
+        let (code, receipt) = self.gw.post(&messages(s), body).await;
+        assert_eq!(code, 202, "{receipt}");
+        receipt["messageId"].as_str().unwrap().to_owned()
+    }
+}
+
+/// `/v1/sessions/{s}/messages`.
+pub fn messages(s: &str) -> String {
+    format!("/v1/sessions/{s}/messages")
+}
+
+/// A reply held after its first chunk until the gate opens: the turn runs while the test acts.
+pub fn held(text: &str) -> (Reply, Arc<Notify>) {
+    let gate = Arc::new(Notify::new());
+    (Reply::text(text, 3).hold_until(gate.clone()), gate)
+}
+
+/// Whether a frame is an `assistant/chunk` event (a turn is streaming).
+pub fn first_chunk(frame: &Frame) -> bool {
+    matches!(frame, Frame::Event(_, e) if e["type"] == "assistant/chunk")
+}

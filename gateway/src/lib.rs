@@ -16,5 +16,6 @@ pub mod owned;
 pub mod registry;
 pub mod server;
 pub mod session;
+pub mod stdio;
 pub mod store;
 pub mod tools;

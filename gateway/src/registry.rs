@@ -27,6 +27,9 @@ pub struct SessionSpec {
     /// Names of the tools the model sees (all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// The output token limit of each model request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
     /// Anything the client wants kept with the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
@@ -224,6 +227,7 @@ impl Registry {
         };
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
+        config.max_tokens = spec.max_tokens;
         let log = Arc::new(self.store.clone());
         Ok(SessionParts { host: self.host.clone(), config, model, tools, log })
     }

@@ -131,8 +131,7 @@ async fn new_session_run(
     let spec = SessionSpec {
         model: body.model.unwrap_or_default(),
         system: body.system,
-        tools: None,
-        metadata: None,
+        ..SessionSpec::default()
     };
     let (row, _) = state.registry.create(uuid::Uuid::now_v7().to_string(), spec).await?;
     let handle = state.registry.get(&row.session_id)?;

@@ -134,6 +134,7 @@ async fn create(
         model: body.model.unwrap_or_else(|| state.registry.default_model().to_owned()),
         system: body.system,
         tools: body.tools,
+        max_tokens: None,
         metadata: body.metadata,
     };
     let (row, created) = state.registry.create(session_id, spec.clone()).await?;

@@ -1,9 +1,11 @@
 //! The `airlock` command line.
 
+mod embedded;
 mod file;
 mod progress;
 mod run;
 mod serve;
+mod stdio;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +35,8 @@ enum Command {
     Serve(ServeArgs),
     /// Run one task in a fresh session and print the final response.
     Run(RunArgs),
+    /// Speak the low-level SDK protocol (JSON-RPC lines) on stdin/stdout.
+    Stdio(stdio::StdioArgs),
 }
 
 impl Cli {
@@ -57,6 +61,7 @@ impl Cli {
         match self.command {
             Command::Run(args) => run::run(args, cache_dir).await,
             Command::Serve(args) => serve::serve(args, cache_dir).await,
+            Command::Stdio(args) => stdio::run(args, cache_dir).await,
         }
     }
 }

@@ -8,12 +8,11 @@ use std::process::ExitCode;
 use airlock_core::{CancelCause, ContentBlock, Delivery, Input, TurnEndReason};
 use clap::Args;
 
+use super::embedded::{EmbedError, Embedded};
 use super::progress::Progress;
 use crate::follow::Follower;
 use crate::owned::{OwnError, Summary, submit, user_message};
 use crate::registry::{RegistryError, SessionSpec};
-use crate::server::{ServeError, open_registry};
-use crate::store::Durability;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
@@ -51,13 +50,11 @@ pub async fn run(args: RunArgs, cache_dir: Option<PathBuf>) -> ExitCode {
 #[derive(Debug, thiserror::Error)]
 enum RunError {
     #[error(transparent)]
-    Setup(#[from] ServeError),
+    Setup(#[from] EmbedError),
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Own(#[from] OwnError),
-    #[error("cannot make a temporary database: {0}")]
-    Temp(std::io::Error),
     #[error("cannot listen for Ctrl-C: {0}")]
     Signal(std::io::Error),
 }
@@ -88,17 +85,8 @@ impl Interrupt {
 }
 
 async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, RunError> {
-    let temp = match &args.data {
-        Some(_) => None,
-        None => Some(tempfile::tempdir().map_err(RunError::Temp)?),
-    };
-    let (data, durability) = match (&args.data, &temp) {
-        (Some(path), _) => (path.clone(), Durability::Full),
-        // Gone at exit anyway: no need to survive power loss.
-        (None, Some(dir)) => (dir.path().join("run.db"), Durability::Normal),
-        (None, None) => unreachable!("a temporary directory exists without --data"),
-    };
-    let registry = open_registry(&data, &args.model, durability, cache_dir.as_deref())?;
+    let embedded = Embedded::open(args.data.as_deref(), &args.model, cache_dir.as_deref())?;
+    let registry = &embedded.registry;
     let handle = match &args.session {
         Some(id) => registry.resume(id).await?,
         None => {

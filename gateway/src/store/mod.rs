@@ -167,6 +167,13 @@ impl Store {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// Resolves once everything sent to the store before it is committed.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::Flush { reply })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
     /// Events of a session with seq > `after` (all when `None`), at most `limit`.
     pub async fn events(
         &self,

@@ -52,6 +52,10 @@ pub(super) enum Job {
         now: u64,
         reply: Reply<()>,
     },
+    /// A barrier: answered once every job sent before it is committed.
+    Flush {
+        reply: Reply<()>,
+    },
 }
 
 /// The handle async code uses to reach the writer thread.
@@ -132,6 +136,7 @@ fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<S
                 });
                 answers.push(Answer::Unit(reply, result));
             }
+            Job::Flush { reply } => answers.push(Answer::Unit(reply, Ok(()))),
         }
     }
     if let Err(e) = tx.commit() {
@@ -236,7 +241,7 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
 fn fail_all(group: Vec<Job>, e: &rusqlite::Error) {
     for job in group {
         match job {
-            Job::Append { reply, .. } | Job::Dispose { reply, .. } => {
+            Job::Append { reply, .. } | Job::Dispose { reply, .. } | Job::Flush { reply } => {
                 drop(reply.send(Err(StoreError::Commit(e.to_string()))))
             }
             Job::InsertSession { reply, .. } => {

@@ -1,0 +1,41 @@
+//! `airlock stdio`: the low-level SDK protocol (see [`crate::stdio`]) on this process's
+//! stdin/stdout, over embedded sessions.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::embedded::Embedded;
+
+/// Arguments of `airlock stdio`.
+#[derive(Debug, Args)]
+pub struct StdioArgs {
+    /// Keep sessions in this SQLite file (default: a temporary file, removed at exit). Sessions
+    /// already in it are recovered first.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// The model for new sessions until `initialize` names one.
+    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
+    pub model: String,
+}
+
+/// Serves until `shutdown` or the end of stdin; exit 0 unless setup or stdio fails.
+pub async fn run(args: StdioArgs, cache_dir: Option<PathBuf>) -> ExitCode {
+    let served = async {
+        let embedded = Embedded::open(args.data.as_deref(), &args.model, cache_dir.as_deref())?;
+        embedded.registry.recover_all().await.map_err(crate::server::ServeError::from)?;
+        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        crate::stdio::serve(embedded.registry.clone(), stdin, stdout)
+            .await
+            .map_err(|e| format!("stdio failed: {e}"))?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    };
+    match served.await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("airlock: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

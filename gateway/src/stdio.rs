@@ -1,0 +1,276 @@
+//! `airlock stdio`: the seed's low-level SDK protocol, newline-delimited JSON-RPC 2.0 on
+//! stdin/stdout, so clients of the seed system can drive Airlock unchanged.
+//!
+//! - `initialize {cwd?, provider?, model?, maxTokens?}` → `{serverInfo: {name, version}}`; the
+//!   model applies to sessions created afterwards, chosen as `--model` chooses it.
+//! - `session/prompt {sessionId, contentBlocks}` → `{messageId}` once the message is durable; an
+//!   unknown `sessionId` creates the session. The insert splice's `session.event` is written
+//!   before the response.
+//! - `shutdown` → `{}`, then the store is flushed and the process exits 0 (as at end of input).
+//! - Notifications: `session.event {sessionId, event}` for every committed event of a session the
+//!   client prompted, `session.status {sessionId, status}` on whole-agent transitions. There is no
+//!   `session.finished` and no per-prompt result: a prompt's receipt proves admission only.
+//!
+//! Unknown methods answer -32601, bad parameters -32602, failures -32603 with their message;
+//! lines that are not JSON-RPC requests are ignored. Stdout carries frames only.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use airlock_core::{ContentBlock, Delivery};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
+
+use crate::actor::{Outcome, SessionHandle};
+use crate::follow::{Follower, Update};
+use crate::owned::user_message;
+use crate::registry::{Registry, RegistryError, SessionSpec};
+
+/// A JSON-RPC error.
+#[derive(Debug)]
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+impl RpcError {
+    fn invalid_params(message: impl std::fmt::Display) -> RpcError {
+        RpcError { code: -32602, message: format!("invalid params: {message}") }
+    }
+
+    fn internal(message: impl std::fmt::Display) -> RpcError {
+        RpcError { code: -32603, message: message.to_string() }
+    }
+}
+
+/// One line of input that is a request (or a notification, without `id`).
+#[derive(Deserialize)]
+struct Request {
+    jsonrpc: String,
+    #[serde(default)]
+    id: Option<Value>,
+    method: String,
+    #[serde(default)]
+    params: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptParams {
+    session_id: String,
+    content_blocks: Vec<ContentBlock>,
+}
+
+/// A session whose frames are being written.
+struct Forwarded {
+    /// How far its events have been written.
+    seq: watch::Receiver<Option<u64>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// The protocol over one pair of streams.
+struct Server {
+    registry: Arc<Registry>,
+    out: mpsc::UnboundedSender<String>,
+    forwarded: HashMap<String, Forwarded>,
+    /// The model and token limit `initialize` chose for new sessions.
+    model: Option<String>,
+    max_tokens: Option<u32>,
+}
+
+/// Serves the protocol on `input`/`output` until `shutdown` or the end of input.
+pub async fn serve(
+    registry: Arc<Registry>,
+    input: impl tokio::io::AsyncRead + Unpin,
+    mut output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) -> std::io::Result<()> {
+    let (out, mut frames) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = frames.recv().await {
+            output.write_all(frame.as_bytes()).await?;
+            output.write_all(b"\n").await?;
+            output.flush().await?;
+        }
+        Ok::<_, std::io::Error>(())
+    });
+    let mut server =
+        Server { registry, out, forwarded: HashMap::new(), model: None, max_tokens: None };
+    let mut lines = BufReader::new(input).lines();
+    while let Some(line) = lines.next_line().await? {
+        let Ok(request) = serde_json::from_str::<Request>(&line) else { continue };
+        if request.jsonrpc != "2.0" {
+            continue;
+        }
+        let shutdown = request.method == "shutdown";
+        let answer = server.handle(&request).await;
+        if let Some(id) = request.id {
+            server.respond(id, answer);
+        }
+        if shutdown {
+            break;
+        }
+    }
+    // Everything acknowledged is committed already; the barrier makes sure of the rest.
+    if let Err(error) = server.registry.store().flush().await {
+        eprintln!("airlock: {error}");
+    }
+    for forwarded in server.forwarded.values() {
+        forwarded.task.abort();
+    }
+    drop(server);
+    // The writer ends once the last frame is out: every sender is gone.
+    writer.await.map_err(std::io::Error::other)?
+}
+
+impl Server {
+    async fn handle(&mut self, request: &Request) -> Result<Value, RpcError> {
+        match request.method.as_str() {
+            "initialize" => self.initialize(&request.params),
+            "session/prompt" => self.prompt(&request.params).await,
+            "shutdown" => Ok(json!({})),
+            method => {
+                Err(RpcError { code: -32601, message: format!("method not found: {method}") })
+            }
+        }
+    }
+
+    fn respond(&self, id: Value, answer: Result<Value, RpcError>) {
+        let frame = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(e) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}})
+            }
+        };
+        let _ = self.out.send(frame.to_string());
+    }
+
+    fn initialize(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let params: InitializeParams =
+            serde_json::from_value(params.clone()).map_err(RpcError::invalid_params)?;
+        let model = match (params.provider.as_deref(), params.model) {
+            (None, None) => None,
+            (Some("demo"), _) => Some("demo".to_owned()),
+            (Some(provider), Some(model)) => Some(format!("{provider}:{model}")),
+            (None, Some(model)) => Some(model),
+            (Some(provider), None) => {
+                return Err(RpcError::invalid_params(format!(
+                    "provider {provider:?} needs a model name, e.g. {{\"provider\": \"{provider}\", \"model\": \"...\"}}"
+                )));
+            }
+        };
+        if let Some(model) = &model {
+            crate::model::from_name(model).map_err(RpcError::invalid_params)?;
+        }
+        (self.model, self.max_tokens) = (model, params.max_tokens);
+        Ok(json!({"serverInfo": {"name": "airlock", "version": env!("CARGO_PKG_VERSION")}}))
+    }
+
+    async fn prompt(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let params: PromptParams =
+            serde_json::from_value(params.clone()).map_err(RpcError::invalid_params)?;
+        if params.content_blocks.is_empty() {
+            return Err(RpcError::invalid_params(
+                "contentBlocks is empty; send at least one block",
+            ));
+        }
+        let handle = self.session(&params.session_id).await?;
+        let mut forwarded = self.forward(&handle);
+        let message = user_message(params.content_blocks);
+        let message_id = message.id.clone();
+        let fed = match handle.feed(Delivery::Followup.send(message), None).await {
+            Ok(Outcome::Fed(fed)) => fed,
+            Ok(_) => unreachable!("no idempotency key"),
+            Err(error) => return Err(RpcError::internal(error)),
+        };
+        let seq = match (fed.refusal, fed.first_seq) {
+            (None, Some(seq)) => seq,
+            (refusal, _) => {
+                let why = refusal.map_or("it wrote nothing".into(), |r| r.message);
+                return Err(RpcError::internal(format!("the session refused the prompt: {why}")));
+            }
+        };
+        // The receipt's `session.event` goes out before the response.
+        let written = forwarded.wait_for(|written| written.is_some_and(|w| w >= seq)).await;
+        if written.is_err() {
+            return Err(RpcError::internal("the session stopped before its receipt was written"));
+        }
+        Ok(json!({"messageId": message_id}))
+    }
+
+    /// The live session, created (with the model `initialize` chose) when it does not exist.
+    async fn session(&self, session_id: &str) -> Result<SessionHandle, RpcError> {
+        match self.registry.resume(session_id).await {
+            Ok(handle) => return Ok(handle),
+            Err(RegistryError::NotFound(_)) => {}
+            Err(error) => return Err(RpcError::internal(error)),
+        }
+        if session_id.is_empty() || session_id.len() > 200 {
+            return Err(RpcError::invalid_params("sessionId must be 1 to 200 characters"));
+        }
+        let spec = SessionSpec {
+            model: self.model.clone().unwrap_or_default(),
+            max_tokens: self.max_tokens,
+            ..SessionSpec::default()
+        };
+        self.registry.create(session_id.to_owned(), spec).await.map_err(RpcError::internal)?;
+        self.registry.get(session_id).map_err(RpcError::internal)
+    }
+
+    /// Starts writing a session's frames, once; answers how far they have been written.
+    fn forward(&mut self, handle: &SessionHandle) -> watch::Receiver<Option<u64>> {
+        if let Some(forwarded) = self.forwarded.get(handle.id()) {
+            return forwarded.seq.clone();
+        }
+        let (seq, written) = watch::channel(None);
+        let after = handle.view().next_seq.checked_sub(1);
+        let store = self.registry.store().clone();
+        let follower = Follower::new(store, handle.id(), Some(handle.clone()), after);
+        let task = tokio::spawn(forward(handle.id().to_owned(), follower, self.out.clone(), seq));
+        let forwarded = Forwarded { seq: written.clone(), task };
+        self.forwarded.insert(handle.id().to_owned(), forwarded);
+        written
+    }
+}
+
+/// Writes one session's events and status changes as notifications.
+async fn forward(
+    session_id: String,
+    mut follower: Follower,
+    out: mpsc::UnboundedSender<String>,
+    written: watch::Sender<Option<u64>>,
+) {
+    let id = serde_json::to_string(&session_id).expect("strings serialize");
+    while let Ok(Some(update)) = follower.next().await {
+        let frame = match &update {
+            Update::Event { json, .. } => format!(
+                r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":{id},"event":{json}}}}}"#
+            ),
+            Update::Status(status) => json!({
+                "jsonrpc": "2.0",
+                "method": "session.status",
+                "params": {"sessionId": session_id, "status": status},
+            })
+            .to_string(),
+            Update::Queue(_) => continue,
+        };
+        if out.send(frame).is_err() {
+            return;
+        }
+        if let Update::Event { seq, .. } = update {
+            written.send_replace(Some(seq));
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! `airlock stdio` end to end: the real binary, JSON-RPC lines on its stdin and stdout.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use airlock_gateway::store::{Durability, Store};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// A running `airlock stdio` and the frames it wrote.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl Client {
+    fn start(dir: &Path, env: &[(&str, &str)]) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["stdio", "--data"])
+            .arg(dir.join("stdio.db"))
+            .env("AIRLOCK_CACHE_DIR", dir)
+            .env_remove("AIRLOCK_MODEL")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("airlock stdio starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Client { child, stdin, stdout }
+    }
+
+    async fn write(&mut self, line: &str) {
+        self.stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+
+    async fn request(&mut self, id: u64, method: &str, params: Value) {
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write(&frame.to_string()).await;
+    }
+
+    /// The next frame; every line on stdout must be a JSON-RPC 2.0 frame.
+    async fn next(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
+            .await
+            .expect("a frame within 30 s")
+            .unwrap()?;
+        let frame: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
+        assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
+        Some(frame)
+    }
+
+    /// Frames up to and including the response with `id`.
+    async fn until_response(&mut self, id: u64) -> Vec<Value> {
+        let mut frames = Vec::new();
+        loop {
+            let frame = self.next().await.expect("the response before the end of stdout");
+            let done = frame["id"] == id;
+            frames.push(frame);
+            if done {
+                return frames;
+            }
+        }
+    }
+
+    /// Frames until the session reports `idle`.
+    async fn until_idle(&mut self) -> Vec<Value> {
+        let mut frames = Vec::new();
+        loop {
+            let frame = self.next().await.expect("idle before the end of stdout");
+            let done = frame["method"] == "session.status" && frame["params"]["status"] == "idle";
+            frames.push(frame);
+            if done {
+                return frames;
+            }
+        }
+    }
+}
+
+fn prompt(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]})
+}
+
+fn events_of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    frames
+        .iter()
+        .filter(|f| f["method"] == "session.event" && f["params"]["event"]["type"] == kind)
+        .map(|f| &f["params"]["event"])
+        .collect()
+}
+
+#[tokio::test]
+async fn stdio_initialize_answers_server_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client
+        .request(1, "initialize", json!({"cwd": "/tmp", "provider": "demo", "model": "demo"}))
+        .await;
+    let frames = client.until_response(1).await;
+    assert_eq!(frames.len(), 1);
+    assert_eq!(frames[0]["result"]["serverInfo"]["name"], "airlock");
+    assert!(frames[0]["result"]["serverInfo"]["version"].is_string());
+}
+
+#[tokio::test]
+async fn stdio_receipt_notification_precedes_the_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(1, "session/prompt", prompt("s1", "hello")).await;
+    let frames = client.until_response(1).await;
+    let message_id = frames.last().unwrap()["result"]["messageId"].as_str().unwrap().to_owned();
+    let receipt = events_of_type(&frames, "agent/inbox/spliced");
+    assert_eq!(receipt.first().map(|e| &e["data"]["inserted"][0]["id"]), Some(&json!(message_id)));
+    assert_eq!(frames[0]["params"]["sessionId"], "s1");
+}
+
+#[tokio::test]
+async fn stdio_two_overlapping_prompts_get_receipts_and_run_fifo_with_one_running_and_one_idle() {
+    let mock = airlock_tests::MockModel::start().await;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    mock.push(airlock_tests::Reply::text("One.", 2).hold_until(gate.clone()));
+    mock.push(airlock_tests::Reply::text("Two.", 2));
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
+    client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
+    client.until_response(0).await;
+    client.request(1, "session/prompt", prompt("burst", "first")).await;
+    client.request(2, "session/prompt", prompt("burst", "second")).await;
+    let mut frames = client.until_response(1).await;
+    frames.extend(client.until_response(2).await);
+    gate.notify_one(); // the first turn was still running when the second prompt arrived
+    frames.extend(client.until_idle().await);
+    let ids: Vec<&Value> = frames.iter().filter_map(|f| f["result"].get("messageId")).collect();
+    assert_eq!(ids.len(), 2, "both prompts got receipts");
+    let entered: Vec<&Value> =
+        events_of_type(&frames, "user/message").into_iter().map(|e| &e["data"]["id"]).collect();
+    assert_eq!(entered, ids, "one turn each, in the order sent");
+    assert_eq!(events_of_type(&frames, "turn/end").len(), 2);
+    let trace: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["method"] == "session.status")
+        .map(|f| &f["params"]["status"])
+        .collect();
+    assert_eq!(trace, [&json!("running"), &json!("idle")], "a burst is one interval");
+    assert!(frames.iter().all(|f| f["method"] != "session.finished"));
+}
+
+#[tokio::test]
+async fn stdio_unknown_method_answers_minus_32601() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(7, "session/teleport", json!({})).await;
+    let frames = client.until_response(7).await;
+    assert_eq!(frames[0]["error"]["code"], -32601);
+    assert!(frames[0]["error"]["message"].as_str().unwrap().contains("session/teleport"));
+}
+
+#[tokio::test]
+async fn stdio_malformed_lines_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.write("this is not json").await;
+    client.write(r#"{"no": "method"}"#).await;
+    client.write(r#"[1, 2, 3]"#).await;
+    client.request(3, "initialize", json!({})).await;
+    let frames = client.until_response(3).await;
+    assert_eq!(frames.len(), 1, "nothing answered the malformed lines: {frames:?}");
+}
+
+#[tokio::test]
+async fn stdio_bad_params_answer_minus_32602_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(1, "session/prompt", json!({"sessionId": "s"})).await;
+    client.request(2, "initialize", json!({"provider": "nope", "model": "x"})).await;
+    let mut frames = client.until_response(1).await;
+    frames.extend(client.until_response(2).await);
+    assert_eq!(frames[0]["error"]["code"], -32602);
+    assert!(frames[0]["error"]["message"].as_str().unwrap().contains("contentBlocks"));
+    assert_eq!(frames[1]["error"]["code"], -32602);
+    assert!(frames[1]["error"]["message"].as_str().unwrap().contains("unknown model"));
+}
+
+#[tokio::test]
+async fn stdio_prompt_for_an_unknown_session_creates_it_and_later_prompts_continue_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(1, "session/prompt", prompt("fresh-id", "one")).await;
+    client.until_response(1).await;
+    let first = client.until_idle().await;
+    client.request(2, "session/prompt", prompt("fresh-id", "two")).await;
+    let second = client.until_response(2).await;
+    let last_seq = |frames: &[Value]| {
+        frames.iter().filter_map(|f| f["params"]["event"]["seq"].as_u64()).max().unwrap()
+    };
+    let first_of_second =
+        second.iter().filter_map(|f| f["params"]["event"]["seq"].as_u64()).min().unwrap();
+    assert_eq!(first_of_second, last_seq(&first) + 1, "the same log goes on");
+}
+
+#[tokio::test]
+async fn stdio_initialize_selects_the_model_like_the_model_flag() {
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(airlock_tests::Reply::text("From the mock.", 2));
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
+    client
+        .request(1, "initialize", json!({"provider": "openai", "model": "mock-1", "maxTokens": 99}))
+        .await;
+    client.until_response(1).await;
+    client.request(2, "session/prompt", prompt("m", "hi")).await;
+    client.until_response(2).await;
+    let frames = client.until_idle().await;
+    let answer = events_of_type(&frames, "assistant/message");
+    assert_eq!(answer[0]["data"]["message"]["content"][0]["text"], "From the mock.");
+    let request = &mock.requests()[0];
+    assert_eq!(
+        (request["model"].as_str(), request["max_tokens"].as_u64()),
+        (Some("mock-1"), Some(99))
+    );
+}
+
+#[tokio::test]
+async fn stdio_shutdown_flushes_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(1, "session/prompt", prompt("kept", "remember me")).await;
+    let mut frames = client.until_response(1).await;
+    frames.extend(client.until_idle().await);
+    let seen = frames.iter().filter(|f| f["method"] == "session.event").count();
+    client.request(2, "shutdown", json!({})).await;
+    let frames = client.until_response(2).await;
+    assert_eq!(frames.last().unwrap()["result"], json!({}));
+    assert_eq!(client.next().await, None, "stdout closes after the response");
+    let status = tokio::time::timeout(Duration::from_secs(30), client.child.wait()).await;
+    assert_eq!(status.unwrap().unwrap().code(), Some(0));
+
+    let store = Store::open(&dir.path().join("stdio.db"), Durability::Full).unwrap();
+    assert_eq!(store.events("kept", None, 1000).await.unwrap().len(), seen);
+}

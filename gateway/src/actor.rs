@@ -56,7 +56,8 @@ pub struct View {
 }
 
 struct Command {
-    input: Input,
+    /// `None`: nothing to feed, only an owner to register (see [`SessionHandle::idle`]).
+    input: Option<Input>,
     key: Option<IdempotencyKey>,
     /// Set by an owner: told where the interval that starts with this input ends.
     owner: Option<oneshot::Sender<u64>>,
@@ -103,14 +104,21 @@ impl SessionHandle {
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Outcome, ActorError> {
-        self.command(input, key, None).await
+        self.command(Some(input), key, None).await
+    }
+
+    /// Resolves at the next whole-agent idle (at once when idle) with the log's last seq then.
+    pub async fn idle(&self) -> Result<u64, ActorError> {
+        let (owner, end) = oneshot::channel();
+        self.command(None, None, Some(owner)).await?;
+        end.await.map_err(|_| ActorError::Gone)
     }
 
     /// Feeds an input as the owner of the interval it starts: from its first event through the
     /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
     pub async fn feed_owned(&self, input: Input) -> Result<(Fed, IntervalEnd), ActorError> {
         let (owner, end) = oneshot::channel();
-        match self.command(input, None, Some(owner)).await? {
+        match self.command(Some(input), None, Some(owner)).await? {
             Outcome::Fed(fed) => Ok((fed, end)),
             Outcome::Replayed(_) | Outcome::KeyConflict => unreachable!("no idempotency key"),
         }
@@ -118,7 +126,7 @@ impl SessionHandle {
 
     async fn command(
         &self,
-        input: Input,
+        input: Option<Input>,
         key: Option<IdempotencyKey>,
         owner: Option<oneshot::Sender<u64>>,
     ) -> Result<Outcome, ActorError> {
@@ -155,12 +163,16 @@ async fn run(
         tokio::select! {
             command = commands.recv() => {
                 let Some(Command { input, key, owner, reply }) = command else { break };
-                let outcome = take(&mut session, store.as_ref(), input, key).await;
+                let waits_only = input.is_none();
+                let outcome = match input {
+                    Some(input) => take(&mut session, store.as_ref(), input, key).await,
+                    None => Ok(Outcome::Fed(Fed::default())),
+                };
                 // An owner's interval starts with its input's first event; a refused input
                 // starts none (dropping the sender tells the owner).
-                if let (Some(owner), Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) }))) =
-                    (owner, &outcome)
-                {
+                let admitted = waits_only
+                    || matches!(outcome, Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) })));
+                if let Some(owner) = owner.filter(|_| admitted) {
                     owners.push(owner);
                 }
                 settle(&mut session, &mut owners);

@@ -5,6 +5,7 @@
 //! per session through [`core_host`]: inputs go in with the current time, outputs (append this
 //! event, call the model, call a tool, ...) come out for the host to perform.
 
+pub mod acp;
 pub mod actor;
 pub mod api;
 pub mod cli;

@@ -6,7 +6,8 @@
 //! - `session/prompt {sessionId, contentBlocks}` → `{messageId}` once the message is durable; an
 //!   unknown `sessionId` creates the session. The insert splice's `session.event` is written
 //!   before the response.
-//! - `shutdown` → `{}`, then the store is flushed and the process exits 0 (as at end of input).
+//! - `shutdown` → `{}`, then the store is flushed and the process exits 0. At the end of input the
+//!   prompted sessions first finish their work (a dropped connection cancels nothing).
 //! - Notifications: `session.event {sessionId, event}` for every committed event of a session the
 //!   client prompted, `session.status {sessionId, status}` on whole-agent transitions. There is no
 //!   `session.finished` and no per-prompt result: a prompt's receipt proves admission only.
@@ -76,6 +77,7 @@ struct PromptParams {
 
 /// A session whose frames are being written.
 struct Forwarded {
+    handle: SessionHandle,
     /// How far its events have been written.
     seq: watch::Receiver<Option<u64>>,
     task: tokio::task::JoinHandle<()>,
@@ -109,6 +111,7 @@ pub async fn serve(
     let mut server =
         Server { registry, out, forwarded: HashMap::new(), model: None, max_tokens: None };
     let mut lines = BufReader::new(input).lines();
+    let mut ended = true;
     while let Some(line) = lines.next_line().await? {
         let Ok(request) = serde_json::from_str::<Request>(&line) else { continue };
         if request.jsonrpc != "2.0" {
@@ -120,7 +123,17 @@ pub async fn serve(
             server.respond(id, answer);
         }
         if shutdown {
+            ended = false;
             break;
+        }
+    }
+    if ended {
+        // The end of input is a dropped connection, which cancels nothing: let the prompted
+        // sessions finish their work (and its frames go out) before the process ends.
+        for session in server.forwarded.values() {
+            if let Ok(last) = session.handle.idle().await {
+                let _ = session.seq.clone().wait_for(|w| w.is_some_and(|w| w >= last)).await;
+            }
         }
     }
     // Everything acknowledged is committed already; the barrier makes sure of the rest.
@@ -239,7 +252,7 @@ impl Server {
         let store = self.registry.store().clone();
         let follower = Follower::new(store, handle.id(), Some(handle.clone()), after);
         let task = tokio::spawn(forward(handle.id().to_owned(), follower, self.out.clone(), seq));
-        let forwarded = Forwarded { seq: written.clone(), task };
+        let forwarded = Forwarded { handle: handle.clone(), seq: written.clone(), task };
         self.forwarded.insert(handle.id().to_owned(), forwarded);
         written
     }

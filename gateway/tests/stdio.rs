@@ -12,7 +12,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// A running `airlock stdio` and the frames it wrote.
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: Lines<BufReader<ChildStdout>>,
 }
 
@@ -29,13 +29,14 @@ impl Client {
             .kill_on_drop(true)
             .spawn()
             .expect("airlock stdio starts");
-        let stdin = child.stdin.take().unwrap();
+        let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         Client { child, stdin, stdout }
     }
 
     async fn write(&mut self, line: &str) {
-        self.stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
     }
 
     async fn request(&mut self, id: u64, method: &str, params: Value) {
@@ -241,4 +242,21 @@ async fn stdio_shutdown_flushes_and_exits_0() {
 
     let store = Store::open(&dir.path().join("stdio.db"), Durability::Full).unwrap();
     assert_eq!(store.events("kept", None, 1000).await.unwrap().len(), seen);
+}
+
+#[tokio::test]
+async fn stdio_end_of_input_lets_the_prompted_work_finish_then_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    client.request(1, "session/prompt", prompt("eof", "hello")).await;
+    client.stdin = None; // the client hangs up right after prompting
+    let mut frames = Vec::new();
+    while let Some(frame) = client.next().await {
+        frames.push(frame);
+    }
+    let ends = events_of_type(&frames, "turn/end");
+    assert_eq!(ends.len(), 1, "the turn ran to its end: {frames:?}");
+    assert_eq!(ends[0]["data"]["reason"]["kind"], "completed");
+    let status = tokio::time::timeout(Duration::from_secs(30), client.child.wait()).await;
+    assert_eq!(status.unwrap().unwrap().code(), Some(0));
 }

@@ -53,6 +53,7 @@ impl Content {
     }
 
     /// The blocks of content that must not be empty (a message to send).
+    #[allow(clippy::result_large_err)] // the handlers answer ApiError by value everywhere
     pub(super) fn message_blocks(self) -> Result<Vec<ContentBlock>, ApiError> {
         let blocks = self.blocks();
         let empty =

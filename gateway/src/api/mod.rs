@@ -7,7 +7,7 @@ mod error;
 mod events;
 mod messages;
 mod openapi;
-mod receipts;
+pub mod receipts;
 mod runs;
 mod sessions;
 

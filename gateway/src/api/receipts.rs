@@ -11,23 +11,25 @@ use super::openapi::{string_enum, target_schema};
 #[derive(Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
-    message_id: String,
+    /// The message.
+    pub message_id: String,
+    /// `pending`, `claimed` or `canceled`.
     #[schema(schema_with = state_schema)]
-    state: &'static str,
+    pub state: &'static str,
     /// The list it was inserted into (or last moved to).
     #[schema(schema_with = target_schema)]
-    target: Target,
+    pub target: Target,
     /// The seq of the splice that inserted it.
-    inserted_seq: u64,
+    pub inserted_seq: u64,
     /// The seq of the splice that claimed it, once claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    claimed_seq: Option<u64>,
+    pub claimed_seq: Option<u64>,
     /// The turn that claimed it, once claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    turn: Option<u32>,
+    pub turn: Option<u32>,
     /// The seq of the splice that canceled it, once canceled.
     #[serde(skip_serializing_if = "Option::is_none")]
-    canceled_seq: Option<u64>,
+    pub canceled_seq: Option<u64>,
 }
 
 /// `Receipt::state`.

@@ -44,4 +44,15 @@ impl Embedded {
         let registry = open_registry(&path, model, durability, cache_dir)?;
         Ok(Embedded { registry, _temp: temp })
     }
+
+    /// [`Embedded::open`], then every stored session is brought back (as `serve` does).
+    pub async fn open_and_recover(
+        data: Option<&Path>,
+        model: &str,
+        cache_dir: Option<&Path>,
+    ) -> Result<Embedded, EmbedError> {
+        let embedded = Embedded::open(data, model, cache_dir)?;
+        embedded.registry.recover_all().await.map_err(ServeError::from)?;
+        Ok(embedded)
+    }
 }

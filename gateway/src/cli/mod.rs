@@ -1,5 +1,6 @@
 //! The `airlock` command line.
 
+mod acp;
 mod embedded;
 mod file;
 mod progress;
@@ -37,6 +38,8 @@ enum Command {
     Run(RunArgs),
     /// Speak the low-level SDK protocol (JSON-RPC lines) on stdin/stdout.
     Stdio(stdio::StdioArgs),
+    /// Be an Agent Client Protocol agent for an editor, on stdin/stdout.
+    Acp(acp::AcpArgs),
 }
 
 impl Cli {
@@ -62,6 +65,15 @@ impl Cli {
             Command::Run(args) => run::run(args, cache_dir).await,
             Command::Serve(args) => serve::serve(args, cache_dir).await,
             Command::Stdio(args) => stdio::run(args, cache_dir).await,
+            Command::Acp(args) => acp::run(args, cache_dir).await,
         }
     }
+}
+
+/// The exit code of a command: its own, or 1 with `airlock: <error>` on stderr.
+fn exit_code<E: std::fmt::Display>(result: Result<ExitCode, E>) -> ExitCode {
+    result.unwrap_or_else(|error| {
+        eprintln!("airlock: {error}");
+        ExitCode::FAILURE
+    })
 }

@@ -38,13 +38,7 @@ pub struct RunArgs {
 
 /// Runs the task; prints the result per `semantics.md` and returns the exit code.
 pub async fn run(args: RunArgs, cache_dir: Option<PathBuf>) -> ExitCode {
-    match run_task(args, cache_dir).await {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("airlock: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    super::exit_code(run_task(args, cache_dir).await)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -23,19 +23,13 @@ pub struct StdioArgs {
 /// Serves until `shutdown` or the end of stdin; exit 0 unless setup or stdio fails.
 pub async fn run(args: StdioArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
-        let embedded = Embedded::open(args.data.as_deref(), &args.model, cache_dir.as_deref())?;
-        embedded.registry.recover_all().await.map_err(crate::server::ServeError::from)?;
+        let (data, cache_dir) = (args.data.as_deref(), cache_dir.as_deref());
+        let embedded = Embedded::open_and_recover(data, &args.model, cache_dir).await?;
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
         crate::stdio::serve(embedded.registry.clone(), stdin, stdout)
             .await
             .map_err(|e| format!("stdio failed: {e}"))?;
-        Ok::<_, Box<dyn std::error::Error>>(())
+        Ok::<_, Box<dyn std::error::Error>>(ExitCode::SUCCESS)
     };
-    match served.await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("airlock: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    super::exit_code(served.await)
 }

@@ -1,0 +1,399 @@
+//! `airlock acp` end to end: the `agent-client-protocol` crate's client side drives the real
+//! binary over its stdin/stdout, its sessions answered by the mock model over HTTP. With
+//! `--listen`, the test also reaches the same sessions over the HTTP API (steering, queue edits).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, SessionId, SessionNotification, SessionUpdate, StopReason, ToolCallStatus,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client, Error};
+use airlock_tests::{MockModel, Reply};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Notify, mpsc};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+type Updates = mpsc::UnboundedReceiver<SessionUpdate>;
+
+/// A running `airlock acp`.
+struct Airlock {
+    _child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    /// The HTTP API of the same sessions, with `--listen`.
+    http: Option<String>,
+}
+
+impl Airlock {
+    async fn start(dir: &Path, mock: &MockModel, listen: bool) -> Airlock {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        command
+            .args(["acp", "--model", "openai:mock", "--data"])
+            .arg(dir.join("acp.db"))
+            .env("AIRLOCK_CACHE_DIR", dir)
+            .env("AIRLOCK_BASE_URL", mock.base_url())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if listen { Stdio::piped() } else { Stdio::inherit() })
+            .kill_on_drop(true);
+        if listen {
+            command.args(["--listen", "127.0.0.1:0"]);
+        }
+        let mut child = command.spawn().expect("airlock acp starts");
+        let http = match child.stderr.take() {
+            None => None,
+            Some(stderr) => {
+                let mut lines = BufReader::new(stderr).lines();
+                let base = loop {
+                    let line = lines.next_line().await.unwrap().expect("airlock says where");
+                    if let Some(url) = line.strip_prefix("airlock: listening on ") {
+                        break url.trim().to_owned();
+                    }
+                };
+                tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+                Some(base)
+            }
+        };
+        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+        Airlock { _child: child, stdin, stdout, http }
+    }
+
+    /// Runs `body` as the ACP client; every `session/update` arrives on its receiver, in order.
+    async fn client<R>(
+        &mut self,
+        body: impl AsyncFnOnce(ConnectionTo<Agent>, Updates) -> Result<R, Error>,
+    ) -> R {
+        let stdin = self.stdin.take().expect("one client per process").compat_write();
+        let transport = ByteStreams::new(stdin, self.stdout.take().unwrap().compat());
+        let (tx, rx) = mpsc::unbounded_channel();
+        Client
+            .v1()
+            .name("airlock-test")
+            .on_receive_notification(
+                async move |note: SessionNotification, _cx| {
+                    let _ = tx.send(note.update);
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .connect_with(transport, async move |cx| body(cx, rx).await)
+            .await
+            .expect("the ACP conversation")
+    }
+}
+
+/// `initialize`, then `session/new`.
+async fn open(cx: &ConnectionTo<Agent>) -> Result<SessionId, Error> {
+    let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+    assert!(init.agent_capabilities.load_session);
+    Ok(cx.send_request(NewSessionRequest::new("/tmp")).block_task().await?.session_id)
+}
+
+fn prompt(session: &SessionId, text: &str) -> PromptRequest {
+    PromptRequest::new(session.clone(), vec![ContentBlock::from(text.to_owned())])
+}
+
+/// Every update already received (the client handler has run for all of them once a response
+/// resolves).
+fn received(updates: &mut Updates) -> Vec<SessionUpdate> {
+    std::iter::from_fn(|| updates.try_recv().ok()).collect()
+}
+
+/// Waits for the first streamed text.
+async fn first_text(updates: &mut Updates) {
+    while let Some(update) = updates.recv().await {
+        if matches!(update, SessionUpdate::AgentMessageChunk(_)) {
+            return;
+        }
+    }
+    panic!("the updates ended before any text");
+}
+
+fn text(chunk: &agent_client_protocol::v1::schema::ContentChunk) -> String {
+    match &chunk.content {
+        ContentBlock::Text(text) => text.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn message_text(updates: &[SessionUpdate]) -> String {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::AgentMessageChunk(chunk) => Some(text(chunk)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn held(text: &str) -> (Reply, Arc<Notify>) {
+    let gate = Arc::new(Notify::new());
+    (Reply::text(text, 3).hold_until(gate.clone()), gate)
+}
+
+fn http() -> reqwest::Client {
+    airlock_gateway::model::install_tls();
+    reqwest::Client::new()
+}
+
+#[tokio::test]
+async fn acp_text_turn_streams_agent_message_chunks_and_ends_end_turn() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::text("Hello there, editor.", 3));
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let answer = cx.send_request(prompt(&session, "hi")).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let updates = received(&mut updates);
+            let chunks =
+                updates.iter().filter(|u| matches!(u, SessionUpdate::AgentMessageChunk(_)));
+            assert_eq!(chunks.count(), 3, "streamed, one update per committed chunk");
+            assert_eq!(message_text(&updates), "Hello there, editor.");
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_reasoning_streams_agent_thought_chunks() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::text("Done.", 1).reasoning("Let me think.", 2));
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            cx.send_request(prompt(&session, "think")).block_task().await?;
+            let thoughts: String = received(&mut updates)
+                .iter()
+                .filter_map(|u| match u {
+                    SessionUpdate::AgentThoughtChunk(chunk) => Some(text(chunk)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(thoughts, "Let me think.");
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_correlated_max_tokens_turn_stops_max_tokens() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::text("Cut sh", 1).finish_length());
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, _updates| {
+            let session = open(&cx).await?;
+            let answer = cx.send_request(prompt(&session, "long")).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::MaxTokens);
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_correlated_provider_error_fails_the_prompt_with_a_json_rpc_error() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::status(401));
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, _updates| {
+            let session = open(&cx).await?;
+            let error = cx.send_request(prompt(&session, "hi")).block_task().await.unwrap_err();
+            assert_eq!(error.code.value(), -32603);
+            assert!(error.message.starts_with("AUTH: "), "{}", error.message);
+            assert_eq!(error.data.as_ref().unwrap()["code"], "AUTH");
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_session_cancel_during_a_slow_stream_stops_cancelled() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (reply, _never) = held("This answer never ends.");
+    mock.push(reply);
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let running = cx.send_request(prompt(&session, "slow"));
+            first_text(&mut updates).await;
+            cx.send_notification(CancelNotification::new(session.clone()))?;
+            assert_eq!(running.block_task().await?.stop_reason, StopReason::Cancelled);
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_second_concurrent_prompt_is_refused_naming_the_reason() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (reply, gate) = held("First one.");
+    mock.push(reply);
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let first = cx.send_request(prompt(&session, "one"));
+            first_text(&mut updates).await;
+            let error = cx.send_request(prompt(&session, "two")).block_task().await.unwrap_err();
+            assert!(error.message.contains("already in flight"), "{}", error.message);
+            gate.notify_one();
+            assert_eq!(first.block_task().await?.stop_reason, StopReason::EndTurn);
+            assert_eq!(mock.requests().len(), 1, "the refused prompt never reached the model");
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::tool_call("call-1", "echo", r#"{"text":"hi"}"#, 2));
+    mock.push(Reply::text("Echoed.", 1));
+    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let updates = received(&mut updates);
+            let call = updates.iter().find_map(|u| match u {
+                SessionUpdate::ToolCall(call) => Some(call),
+                _ => None,
+            });
+            let call = call.expect("a tool_call update");
+            assert_eq!(call.tool_call_id.0.as_ref(), "call-1");
+            assert_eq!(call.title, "echo");
+            assert_eq!(call.raw_input, Some(json!({"text": "hi"})));
+            let done = updates.iter().find_map(|u| match u {
+                SessionUpdate::ToolCallUpdate(update) => Some(update),
+                _ => None,
+            });
+            let done = done.expect("a tool_call_update");
+            assert_eq!(done.tool_call_id.0.as_ref(), "call-1");
+            assert_eq!(done.fields.status, Some(ToolCallStatus::Completed));
+            let content = serde_json::to_value(&done.fields.content).unwrap();
+            assert_eq!(content[0]["content"]["text"], "echo: hi");
+            assert_eq!(message_text(&updates), "Echoed.");
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_turn_that_also_consumed_steering_still_ends_end_turn() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (reply, gate) = held("Working on it.");
+    mock.push(reply).push(Reply::text("Steered as asked.", 1));
+    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let base = airlock.http.clone().unwrap();
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let running = cx.send_request(prompt(&session, "start"));
+            first_text(&mut updates).await;
+            let url = format!("{base}/v1/sessions/{}/messages", session.0);
+            let steer = json!({"content": "and also this", "delivery": "steer"});
+            let res = http().post(url).json(&steer).send().await.unwrap();
+            assert_eq!(res.status(), 202);
+            gate.notify_one();
+            assert_eq!(running.block_task().await?.stop_reason, StopReason::EndTurn);
+            let requests = mock.requests();
+            assert_eq!(requests.len(), 2, "the steering entered a second step of the turn");
+            assert!(requests[1].to_string().contains("and also this"));
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_prompt_removed_before_it_was_claimed_stops_cancelled() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (reply, gate) = held("Busy with other work.");
+    mock.push(reply);
+    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let base = airlock.http.clone().unwrap();
+    airlock
+        .client(async |cx, _updates| {
+            let session = open(&cx).await?;
+            let sessions = format!("{base}/v1/sessions/{}", session.0);
+            // Other work keeps the agent running, so the prompt waits in the queue.
+            let busy = json!({"content": "other work"});
+            let res = http().post(format!("{sessions}/messages")).json(&busy).send().await.unwrap();
+            assert_eq!(res.status(), 202);
+            mock.requested(1).await;
+            let mut queue = http()
+                .get(format!("{sessions}/events"))
+                .send()
+                .await
+                .unwrap()
+                .bytes_stream()
+                .eventsource();
+            let waiting = cx.send_request(prompt(&session, "later"));
+            let queued = loop {
+                let frame = queue.next().await.unwrap().unwrap();
+                let data: Value = serde_json::from_str(&frame.data).unwrap_or_default();
+                if frame.event == "session.queue"
+                    && let Some(item) = data["items"].as_array().and_then(|i| i.first())
+                {
+                    break item["messageId"].as_str().unwrap().to_owned();
+                }
+            };
+            let res = http().delete(format!("{sessions}/queue/{queued}")).send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            gate.notify_one();
+            assert_eq!(waiting.block_task().await?.stop_reason, StopReason::Cancelled);
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_session_load_replays_the_log_as_updates() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    mock.push(Reply::text("Remembered answer.", 2));
+    let mut first = Airlock::start(dir.path(), &mock, false).await;
+    let session = first
+        .client(async |cx, _updates| {
+            let session = open(&cx).await?;
+            cx.send_request(prompt(&session, "remember this")).block_task().await?;
+            Ok(session)
+        })
+        .await;
+    drop(first);
+
+    let mut second = Airlock::start(dir.path(), &mock, false).await;
+    second
+        .client(async |cx, mut updates| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+            cx.send_request(LoadSessionRequest::new(session.clone(), "/tmp")).block_task().await?;
+            let replayed = received(&mut updates);
+            let user: Vec<String> = replayed
+                .iter()
+                .filter_map(|u| match u {
+                    SessionUpdate::UserMessageChunk(chunk) => Some(text(chunk)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(user, ["remember this"]);
+            assert_eq!(message_text(&replayed), "Remembered answer.");
+            let unknown = LoadSessionRequest::new(SessionId::new("nobody"), "/tmp");
+            let error = cx.send_request(unknown).block_task().await.unwrap_err();
+            assert_eq!(error.code.value(), -32002);
+            Ok(())
+        })
+        .await;
+}

@@ -1,6 +1,10 @@
 //! Builds the agent core (`core-wasm`) as a `wasm32-wasip2` component and leaves it in `OUT_DIR`
 //! as `airlock_core.wasm`, where `core_host` embeds it with `include_bytes!`.
 //!
+//! Then builds the plugins: the shipped ones (`plugins/`, a workspace of their own) land next to
+//! their manifests as `plugins/<name>/<name>.wasm`, ready for `airlock serve --plugins plugins`;
+//! they and the test fixtures (`tests/plugins/`) are also left in `OUT_DIR/plugins`.
+//!
 //! The inner `cargo rustc` uses its own target dir so it never waits on the lock the outer build
 //! holds, and runs with the outer build's flags and wrappers removed: the core must come out the
 //! same however the gateway itself is built (`cargo clippy`, coverage, a cross target, ...).
@@ -101,6 +105,76 @@ fn main() {
     let dest = out_dir.join("airlock_core.wasm");
     std::fs::copy(&wasm, &dest)
         .unwrap_or_else(|e| panic!("could not copy {} to {}: {e}", wasm.display(), dest.display()));
+
+    build_plugins(&cargo, &workspace, &out_dir);
+}
+
+/// The plugin workspaces, and whether their components are shipped next to their manifests.
+const PLUGIN_WORKSPACES: &[(&str, bool)] = &[("plugins", true), ("tests/plugins/hostile", false)];
+
+fn build_plugins(cargo: &std::ffi::OsStr, workspace: &Path, out_dir: &Path) {
+    let target_dir = workspace.join("target").join("plugins-wasm");
+    let built = target_dir.join(TARGET).join("release");
+    let out = out_dir.join("plugins");
+    std::fs::create_dir_all(&out).expect("creating OUT_DIR/plugins");
+    for &(root, shipped) in PLUGIN_WORKSPACES {
+        let root = workspace.join(root);
+        let manifest = root.join("Cargo.toml");
+        let crates = plugin_crates(&root);
+        for path in [manifest.clone(), root.join("Cargo.lock")] {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        for dir in &crates {
+            for path in [dir.join("src"), dir.join("Cargo.toml"), dir.join("plugin.toml")] {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(&root)
+            .args(["build", "--release", "--locked", "--target", TARGET, "--manifest-path"])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target_dir);
+        scrub(&mut build);
+        let status = build
+            .status()
+            .unwrap_or_else(|e| panic!("could not run `{}`: {e}", cargo.to_string_lossy()));
+        assert!(
+            status.success(),
+            "building the plugins in {} failed ({status}); run `cargo build --release --target {TARGET} --manifest-path {}` to see why",
+            root.display(),
+            manifest.display()
+        );
+        for dir in crates {
+            let name = dir.file_name().expect("a crate dir has a name").to_string_lossy();
+            let wasm = built.join(format!("{name}.wasm"));
+            let bytes = std::fs::read(&wasm)
+                .unwrap_or_else(|e| panic!("the plugin {} was not built: {e}", wasm.display()));
+            std::fs::write(out.join(format!("{name}.wasm")), &bytes).expect("writing OUT_DIR");
+            let shipped_file = dir.join(format!("{name}.wasm"));
+            // Rewritten only when it changed, so nothing downstream sees a new mtime for nothing.
+            if shipped && std::fs::read(&shipped_file).ok().as_deref() != Some(&bytes) {
+                std::fs::write(&shipped_file, &bytes)
+                    .unwrap_or_else(|e| panic!("could not write {}: {e}", shipped_file.display()));
+            }
+        }
+    }
+}
+
+/// The crates of a plugin workspace: the root itself when it is a package, else its
+/// subdirectories with a `src/`.
+fn plugin_crates(root: &Path) -> Vec<PathBuf> {
+    if root.join("src").is_dir() {
+        return vec![root.to_path_buf()];
+    }
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("could not list {}: {e}", root.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|dir| dir.join("src").is_dir() && dir.join("Cargo.toml").is_file())
+        .collect();
+    crates.sort();
+    crates
 }
 
 /// Installs the wasm target for the active toolchain when its standard library is missing, so a

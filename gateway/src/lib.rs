@@ -14,6 +14,7 @@ pub mod follow;
 pub mod metrics;
 pub mod model;
 pub mod owned;
+pub mod plugins;
 pub mod registry;
 pub mod server;
 pub mod session;

@@ -108,6 +108,11 @@ impl Registry {
         &self.store
     }
 
+    /// Every tool sessions may be given.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
     /// The default model name.
     pub fn default_model(&self) -> &str {
         &self.default_model

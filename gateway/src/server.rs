@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
+
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -12,6 +12,7 @@ use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 use crate::api::{AppState, app};
 use crate::core_host::{CoreError, CoreHost};
+use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Registry, RegistryError};
 use crate::store::{Durability, Store, StoreError};
 use crate::tools::ToolRegistry;
@@ -31,6 +32,20 @@ pub struct Settings {
     pub cors_origins: Vec<String>,
     /// Where compiled core code is cached.
     pub cache_dir: Option<std::path::PathBuf>,
+    /// The core and the plugins.
+    pub sandbox: Sandbox,
+}
+
+/// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
+/// plugin tools under `plugins`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct Sandbox {
+    /// Load plugin tools from this directory (`<name>/plugin.toml` and `<name>/<name>.wasm`).
+    #[arg(long, env = "AIRLOCK_PLUGINS")]
+    pub plugins: Option<std::path::PathBuf>,
+    /// Run this component of the world `airlock:core/agent-core` instead of the built-in core.
+    #[arg(long, env = "AIRLOCK_CORE")]
+    pub core: Option<std::path::PathBuf>,
 }
 
 /// Why the gateway could not start.
@@ -48,6 +63,17 @@ pub enum ServeError {
     /// The default model.
     #[error(transparent)]
     Model(#[from] crate::model::ModelSetupError),
+    /// A plugin.
+    #[error(transparent)]
+    Plugin(#[from] crate::plugins::PluginError),
+    /// The `--core` file.
+    #[error("cannot read the core component {path}: {source}")]
+    CoreFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The socket.
     #[error("cannot serve on {addr}: {source}")]
     Io {
@@ -68,12 +94,7 @@ pub struct Gateway {
 impl Gateway {
     /// Opens the store and recovers every session (before anything is served, as the spec asks).
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
-        let registry = open_registry(
-            &settings.data,
-            &settings.model,
-            settings.durability,
-            settings.cache_dir.as_deref(),
-        )?;
+        let registry = open_registry(&settings).await?;
         registry.recover_all().await?;
         Ok(Gateway::over(registry, settings))
     }
@@ -103,18 +124,30 @@ impl Gateway {
     }
 }
 
-/// A registry over the SQLite file at `data`, with the built-in core and tools; `model` serves
-/// sessions that name none. Nothing is recovered yet.
-pub fn open_registry(
-    data: &Path,
-    model: &str,
-    durability: Durability,
-    cache_dir: Option<&Path>,
-) -> Result<Arc<Registry>, ServeError> {
-    crate::model::from_name(model)?;
-    let store = Store::open(data, durability)?;
-    let host = Arc::new(CoreHost::new(cache_dir)?);
-    Ok(Arc::new(Registry::new(store, host, ToolRegistry::builtin(), model.to_owned())))
+/// A registry over the SQLite file `settings.data`, with the core and tools `settings.sandbox`
+/// names; `settings.model` serves sessions that name none. Nothing is recovered yet.
+pub async fn open_registry(settings: &Settings) -> Result<Arc<Registry>, ServeError> {
+    crate::model::from_name(&settings.model)?;
+    let store = Store::open(&settings.data, settings.durability)?;
+    let cache_dir = settings.cache_dir.as_deref();
+    let host = match &settings.sandbox.core {
+        None => CoreHost::new(cache_dir)?,
+        Some(path) => {
+            let wasm = std::fs::read(path)
+                .map_err(|source| ServeError::CoreFile { path: path.clone(), source })?;
+            CoreHost::from_component_bytes(&wasm, cache_dir)?
+        }
+    };
+    let mut tools = ToolRegistry::builtin();
+    if let Some(dir) = &settings.sandbox.plugins {
+        let plugins = PluginHost::new(cache_dir)?;
+        for plugin in plugins.load_dir(dir).await? {
+            for tool in plugin.tools() {
+                tools.add_new(tool).map_err(|e| PluginError::Load(plugin.name().into(), e))?;
+            }
+        }
+    }
+    Ok(Arc::new(Registry::new(store, Arc::new(host), tools, settings.model.clone())))
 }
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {

@@ -197,3 +197,36 @@ async fn cli_aborted_final_turn_exits_1() {
         "airlock: aborted: the run was cancelled (user)\n"
     );
 }
+
+#[test]
+fn core_flag_refuses_a_component_that_imports_a_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = std::path::Path::new(airlock_gateway::plugins::BUILT_DIR).join("hostile.wasm");
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--core"])
+        .arg(&wasm)
+        .arg("hi")
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("wasi:clocks/wall-clock"), "names the import: {stderr}");
+}
+
+#[test]
+fn core_flag_runs_the_built_in_cores_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("core.wasm");
+    std::fs::write(&core, airlock_gateway::core_host::CORE_WASM).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--core"])
+        .arg(&core)
+        .arg("hello")
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env_remove("AIRLOCK_MODEL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("You said: \"hello\""));
+}

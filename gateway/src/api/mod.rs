@@ -10,6 +10,7 @@ mod openapi;
 pub mod receipts;
 mod runs;
 mod sessions;
+mod tools;
 
 use std::sync::Arc;
 
@@ -42,6 +43,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(sessions::router())
         .merge(messages::router())
         .merge(runs::router())
+        .merge(tools::router())
         .merge(events::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

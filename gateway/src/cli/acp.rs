@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::embedded::Embedded;
-use crate::server::{Gateway, Settings, bind};
-use crate::store::Durability;
+use crate::server::{Gateway, bind};
 
 /// Arguments of `airlock acp`.
 #[derive(Debug, Args)]
@@ -24,25 +23,20 @@ pub struct AcpArgs {
     /// Also serve the HTTP API for these sessions on this address (port 0 picks a free one).
     #[arg(long)]
     pub listen: Option<String>,
+    /// The core and the plugins.
+    #[command(flatten)]
+    pub sandbox: crate::server::Sandbox,
 }
 
 /// Serves until the client closes stdin.
 pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
         let (data, cache) = (args.data.as_deref(), cache_dir.as_deref());
-        let embedded = Embedded::open_and_recover(data, &args.model, cache).await?;
+        let embedded = Embedded::open_and_recover(data, &args.model, &args.sandbox, cache).await?;
         let registry = embedded.registry.clone();
         if let Some(listen) = &args.listen {
             let (listener, addr) = bind(listen).await?;
-            let settings = Settings {
-                data: args.data.clone().unwrap_or_default(),
-                model: args.model.clone(),
-                durability: Durability::Full,
-                max_body: crate::api::DEFAULT_MAX_BODY,
-                cors_origins: Vec::new(),
-                cache_dir: cache_dir.clone(),
-            };
-            let gateway = Gateway::over(registry.clone(), settings);
+            let gateway = Gateway::over(registry.clone(), embedded.settings.clone());
             eprintln!("airlock: listening on http://{addr}");
             tokio::spawn(gateway.run(listener, std::future::pending()));
         }

@@ -20,6 +20,8 @@ struct FileSettings {
     durability: Option<String>,
     max_body: Option<usize>,
     cors_origin: Option<Vec<String>>,
+    plugins: Option<PathBuf>,
+    core: Option<PathBuf>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -66,6 +68,12 @@ pub fn apply(
     }
     if let Some(origins) = file.cors_origin.filter(|_| unset("cors_origins")) {
         args.cors_origins = origins;
+    }
+    if let Some(plugins) = file.plugins.filter(|_| unset("plugins")) {
+        args.sandbox.plugins = Some(plugins);
+    }
+    if let Some(core) = file.core.filter(|_| unset("core")) {
+        args.sandbox.core = Some(core);
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use super::progress::Progress;
 use crate::follow::Follower;
 use crate::owned::{OwnError, Summary, submit, user_message};
 use crate::registry::{RegistryError, SessionSpec};
+use crate::server::Sandbox;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
@@ -34,6 +35,9 @@ pub struct RunArgs {
     /// Print the `RunResult` as JSON instead of the final response.
     #[arg(long)]
     pub json: bool,
+    /// The core and the plugins.
+    #[command(flatten)]
+    pub sandbox: Sandbox,
 }
 
 /// Runs the task; prints the result per `semantics.md` and returns the exit code.
@@ -79,7 +83,8 @@ impl Interrupt {
 }
 
 async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, RunError> {
-    let embedded = Embedded::open(args.data.as_deref(), &args.model, cache_dir.as_deref())?;
+    let (data, cache_dir) = (args.data.as_deref(), cache_dir.as_deref());
+    let embedded = Embedded::open(data, &args.model, &args.sandbox, cache_dir).await?;
     let registry = &embedded.registry;
     let handle = match &args.session {
         Some(id) => registry.resume(id).await?,

@@ -30,6 +30,9 @@ pub struct ServeArgs {
     /// Origins allowed by CORS (repeat, or `*`); none sends no CORS headers.
     #[arg(long = "cors-origin", env = "AIRLOCK_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+    /// The core and the plugins.
+    #[command(flatten)]
+    pub sandbox: crate::server::Sandbox,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -41,6 +44,7 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         max_body: args.max_body,
         cors_origins: args.cors_origins,
         cache_dir,
+        sandbox: args.sandbox,
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;

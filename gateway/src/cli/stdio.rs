@@ -18,13 +18,17 @@ pub struct StdioArgs {
     /// The model for new sessions until `initialize` names one.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
+    /// The core and the plugins.
+    #[command(flatten)]
+    pub sandbox: crate::server::Sandbox,
 }
 
 /// Serves until `shutdown` or the end of stdin; exit 0 unless setup or stdio fails.
 pub async fn run(args: StdioArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
         let (data, cache_dir) = (args.data.as_deref(), cache_dir.as_deref());
-        let embedded = Embedded::open_and_recover(data, &args.model, cache_dir).await?;
+        let embedded =
+            Embedded::open_and_recover(data, &args.model, &args.sandbox, cache_dir).await?;
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
         crate::stdio::serve(embedded.registry.clone(), stdin, stdout)
             .await

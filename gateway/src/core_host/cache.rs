@@ -17,15 +17,17 @@ use wasmtime::component::Component;
 use super::CoreError;
 
 /// A compiled component and where it came from.
-pub(super) struct Compiled {
-    pub(super) component: Component,
-    pub(super) file: Option<PathBuf>,
-    pub(super) loaded_from_cache: bool,
+pub(crate) struct Compiled {
+    pub(crate) component: Component,
+    pub(crate) file: Option<PathBuf>,
+    pub(crate) loaded_from_cache: bool,
 }
 
-/// Loads the machine code for `wasm` from `cache_dir`, or compiles it and stores it there.
-pub(super) fn load_or_compile(
+/// Loads the machine code for `wasm` from `cache_dir`, or compiles it and stores it there (as
+/// `<kind>-<key>.cwasm`).
+pub(crate) fn load_or_compile(
     engine: &Engine,
+    kind: &str,
     wasm: &[u8],
     cache_dir: Option<&Path>,
 ) -> Result<Compiled, CoreError> {
@@ -36,7 +38,7 @@ pub(super) fn load_or_compile(
             loaded_from_cache: false,
         });
     };
-    let file = dir.join(format!("core-{}.cwasm", cache_key(engine, wasm)));
+    let file = dir.join(format!("{kind}-{}.cwasm", cache_key(engine, wasm)));
     // A file that fails to load anyway (damaged, or from a build we cannot tell apart) is
     // recompiled and replaced below.
     if file.is_file()

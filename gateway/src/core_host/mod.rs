@@ -21,7 +21,7 @@
 //! refused up front ([`CoreError::ForbiddenImports`]).
 
 mod bindings;
-mod cache;
+pub(crate) mod cache;
 mod convert;
 mod error;
 mod session;
@@ -79,7 +79,7 @@ impl CoreHost {
     ) -> Result<CoreHost, CoreError> {
         let engine =
             Engine::new(&engine_config()).map_err(|e| CoreError::Compile(format!("{e:#}")))?;
-        let compiled = cache::load_or_compile(&engine, wasm, cache_dir)?;
+        let compiled = cache::load_or_compile(&engine, "core", wasm, cache_dir)?;
 
         let forbidden = forbidden_imports(&engine, &compiled.component);
         if !forbidden.is_empty() {

@@ -1,5 +1,5 @@
 //! The tool registry: what a session's model may call. Built-in tools live here; plugin tools
-//! (sandboxed components) join later.
+//! (sandboxed components, see [`crate::plugins`]) join them at start.
 
 mod echo;
 
@@ -45,6 +45,10 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Runs one call with the model's raw argument text.
     fn call(&self, arguments: &str) -> ToolFuture;
+    /// Where it comes from: `builtin`, or `plugin:<name>`.
+    fn origin(&self) -> String {
+        "builtin".into()
+    }
 }
 
 /// Tools by name.
@@ -64,6 +68,25 @@ impl ToolRegistry {
     /// Adds a tool, replacing one of the same name.
     pub fn add(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name, tool);
+    }
+
+    /// Adds a tool whose name must be new; the error names the clash.
+    pub fn add_new(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        let name = tool.spec().name;
+        if let Some(existing) = self.tools.get(&name) {
+            return Err(format!(
+                "tool {name:?} from {} clashes with the one from {}; tool names must be unique",
+                tool.origin(),
+                existing.origin()
+            ));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    /// Every tool, by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.values()
     }
 
     /// A registry with only the named tools; an unknown name is an error naming the known ones.

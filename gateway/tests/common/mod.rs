@@ -29,6 +29,7 @@ pub async fn start(data: PathBuf) -> TestGateway {
         max_body: 1024,
         cors_origins: Vec::new(),
         cache_dir: None,
+        sandbox: Default::default(),
     };
     airlock_gateway::model::install_tls();
     let gateway = Gateway::start(settings).await.expect("gateway starts");

@@ -1,0 +1,136 @@
+//! `plugin.toml`: a plugin's limits and grants.
+//!
+//! ```toml
+//! [limits]       # per call
+//! timeout_ms = 5000
+//! memory_mb  = 64
+//! fuel       = 500_000_000     # optional
+//! max_output_kb = 1024         # optional
+//! [grants]
+//! http_hosts = ["api.example.com"]   # outbound HTTP allowlist, default none
+//! dirs = { "/data" = { path = "./data", mode = "ro" } }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// A plugin's manifest.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Per-call limits.
+    #[serde(default)]
+    pub limits: Limits,
+    /// What the plugin may reach.
+    #[serde(default)]
+    pub grants: Grants,
+}
+
+/// Per-call limits.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Wall-clock time for one call, instantiation included.
+    pub timeout_ms: u64,
+    /// Linear memory, in MiB.
+    pub memory_mb: u64,
+    /// Instructions (roughly) for one call; unlimited when absent.
+    pub fuel: Option<u64>,
+    /// The largest result, in KiB.
+    pub max_output_kb: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout_ms: 5000, memory_mb: 64, fuel: None, max_output_kb: 1024 }
+    }
+}
+
+/// What a plugin may reach beyond its own memory.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Grants {
+    /// Hosts outbound HTTP may reach: `name` (any port) or `name:port`.
+    pub http_hosts: Vec<String>,
+    /// Directories, by the path the plugin sees.
+    pub dirs: BTreeMap<String, DirGrant>,
+}
+
+/// A directory granted to a plugin.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// The directory on the host, relative to the plugin's own directory.
+    pub path: PathBuf,
+    /// `ro` (the default) or `rw`.
+    #[serde(default)]
+    pub mode: Mode,
+}
+
+/// Read-only or read-write.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Read only.
+    #[default]
+    Ro,
+    /// Read and write.
+    Rw,
+}
+
+impl Manifest {
+    /// Reads `plugin.toml`; the error says what to fix.
+    pub fn read(file: &Path) -> Result<Manifest, String> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let manifest: Manifest = toml::from_str(&text)
+            .map_err(|e| format!("{} is not a valid manifest: {e}", file.display()))?;
+        if manifest.limits.timeout_ms == 0 || manifest.limits.memory_mb == 0 {
+            return Err(format!(
+                "{}: limits.timeout_ms and limits.memory_mb must be above 0",
+                file.display()
+            ));
+        }
+        for guest in manifest.grants.dirs.keys() {
+            if !guest.starts_with('/') {
+                return Err(format!(
+                    "{}: granted directory {guest:?} must be an absolute path as the plugin sees it, e.g. \"/data\"",
+                    file.display()
+                ));
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// Whether outbound HTTP may reach `host` on `port`.
+    pub fn allows_host(&self, host: &str, port: u16) -> bool {
+        self.grants.http_hosts.iter().any(|granted| match granted.rsplit_once(':') {
+            Some((name, granted_port)) if granted_port.parse::<u16>().is_ok() => {
+                name.eq_ignore_ascii_case(host) && granted_port.parse() == Ok(port)
+            }
+            _ => granted.eq_ignore_ascii_case(host),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_granted_host_matches_by_name_and_optional_port() {
+        let manifest = Manifest {
+            grants: Grants {
+                http_hosts: vec!["example.com".into(), "127.0.0.1:8080".into()],
+                ..Grants::default()
+            },
+            ..Manifest::default()
+        };
+        assert!(manifest.allows_host("EXAMPLE.com", 443));
+        assert!(manifest.allows_host("127.0.0.1", 8080));
+        assert!(!manifest.allows_host("127.0.0.1", 8081));
+        assert!(!manifest.allows_host("evil.example.com", 443));
+    }
+}

@@ -1,0 +1,173 @@
+//! What one plugin call runs in: a fresh store holding a WASI context with no ambient authority
+//! (no environment, no arguments, no network, only the granted directories), the `wasi:http`
+//! context whose requests go only to granted hosts, and the call's limits.
+
+use std::sync::Arc;
+
+use axum::http::Request;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{ResourceLimiter, Store};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use super::bindings::airlock::plugin::log::{Host as LogHost, Level};
+use super::manifest::{Manifest, Mode};
+use super::{Plugin, PluginError};
+
+/// The most bytes of one log line kept.
+const MAX_LOG_LINE: usize = 4096;
+
+/// The state of one call's store.
+pub(super) struct CallState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    hooks: Allowlist,
+    table: ResourceTable,
+    pub(super) limiter: Limiter,
+    name: Arc<str>,
+}
+
+impl CallState {
+    /// A store for one call of `plugin`, its limits set.
+    pub(super) fn store(plugin: &Plugin) -> Result<Store<CallState>, PluginError> {
+        let mut wasi = WasiCtx::builder();
+        for (guest, grant) in &plugin.manifest.grants.dirs {
+            let host = plugin.dir.join(&grant.path);
+            let perms = match grant.mode {
+                Mode::Ro => FsPerms::ReadOnly,
+                Mode::Rw => FsPerms::ReadWrite,
+            };
+            wasi.preopened_dir(&host, guest, perms).map_err(|e| {
+                PluginError::Load(
+                    plugin.name.to_string(),
+                    format!(
+                        "cannot open its granted directory {} ({e}); create it or fix `dirs` in plugin.toml",
+                        host.display()
+                    ),
+                )
+            })?;
+        }
+        let limits = &plugin.manifest.limits;
+        let state = CallState {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            hooks: Allowlist { manifest: plugin.manifest.clone() },
+            table: ResourceTable::new(),
+            limiter: Limiter { memory_bytes: (limits.memory_mb as usize) << 20, hit: false },
+            name: plugin.name.clone(),
+        };
+        let mut store = Store::new(plugin.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.set_fuel(limits.fuel.unwrap_or(u64::MAX)).expect("fuel is enabled");
+        // Give the executor back the thread at every tick: a plugin that spins never holds a
+        // worker, and the call's timeout can always fire.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        Ok(store)
+    }
+}
+
+/// Links what a plugin may import: WASI (with the authority its context holds), `wasi:http`
+/// when granted, and `log`.
+pub(super) fn link(linker: &mut Linker<CallState>, http: bool) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    if http {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    }
+    super::bindings::ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(linker, |s| s)
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.hooks }
+    }
+}
+
+impl super::bindings::airlock::plugin::types::Host for CallState {}
+
+impl LogHost for CallState {
+    async fn log(&mut self, level: Level, message: String) {
+        let mut end = message.len().min(MAX_LOG_LINE);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        eprintln!("airlock: plugin {}: {level:?}: {}", self.name, &message[..end]);
+    }
+}
+
+/// Sends a plugin's requests only to the hosts its manifest grants. The host comes from the
+/// request's URL, which is also what the connection is made to (the `Host` header is forbidden
+/// to plugins and set from the URL), so a lying header cannot reach another host.
+struct Allowlist {
+    manifest: Manifest,
+}
+
+impl WasiHttpHooks for Allowlist {
+    fn send_request(
+        &mut self,
+        request: Request<wasmtime_wasi_http::WasiBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = wasmtime_wasi_http::Result<(
+                    axum::http::Response<wasmtime_wasi_http::WasiBody>,
+                    Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+                )>,
+            > + Send,
+    > {
+        drop(fut);
+        let uri = request.uri();
+        let tls = uri.scheme_str() == Some("https");
+        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let allowed = uri.host().is_some_and(|host| self.manifest.allows_host(host, port));
+        Box::new(async move {
+            if !allowed {
+                return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
+            }
+            use http_body_util::BodyExt;
+            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            Ok((
+                response.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+            ))
+        })
+    }
+}
+
+/// Caps linear memory and remembers when the cap was hit, so the trap that follows is reported
+/// as `MEMORY_LIMIT`, not as a crash.
+pub(super) struct Limiter {
+    memory_bytes: usize,
+    pub(super) hit: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.hit = true;
+            return Err(wasmtime::format_err!("the plugin's memory limit was reached"));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}

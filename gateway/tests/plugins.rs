@@ -1,0 +1,213 @@
+//! Plugin sandboxing: the shipped plugins (`calc`, `notes`, `fetch`, and the Python `wordcount`)
+//! and a hostile one (`tests/plugins/hostile`), each a real component built from source, loaded
+//! by the real plugin host from a per-test plugins directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use airlock_gateway::plugins::{BUILT_DIR, Plugin, PluginHost};
+use airlock_gateway::tools::ToolOutput;
+use serde_json::{Value, json};
+
+/// A plugins directory holding one plugin: `<name>/plugin.toml` and the built `<name>.wasm`.
+fn plugin_dir(root: &Path, name: &str, manifest: &str) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+    let built = Path::new(BUILT_DIR).join(format!("{name}.wasm"));
+    std::fs::copy(&built, dir.join(format!("{name}.wasm"))).unwrap();
+    dir
+}
+
+async fn load(root: &Path, name: &str, manifest: &str) -> Arc<Plugin> {
+    let dir = plugin_dir(root, name, manifest);
+    let host = PluginHost::new(Some(&root.join("cache"))).unwrap();
+    host.load(&dir).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn code(output: &ToolOutput) -> Option<&str> {
+    output.error_code.as_deref()
+}
+
+fn text(output: &ToolOutput) -> String {
+    airlock_gateway::owned::text_of(&output.content)
+}
+
+const HOSTILE: &str = "[limits]\ntimeout_ms = 500\nmemory_mb = 128\n";
+
+#[tokio::test]
+async fn hostile_infinite_loop_times_out_within_its_deadline() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "hostile", HOSTILE).await;
+    let started = Instant::now();
+    let output = plugin.call("hostile_spin", "{}").await;
+    let took = started.elapsed();
+    assert_eq!(code(&output), Some("TIMEOUT"), "{output:?}");
+    assert!(text(&output).contains("500 ms"), "{output:?}");
+    assert!(took >= Duration::from_millis(500) && took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[tokio::test]
+async fn hostile_memory_bomb_hits_memory_limit() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "hostile", HOSTILE).await;
+    let output = plugin.call("hostile_bomb", "{}").await;
+    assert_eq!(code(&output), Some("MEMORY_LIMIT"), "{output:?}");
+    assert!(text(&output).contains("128 MiB"));
+}
+
+#[tokio::test]
+async fn hostile_panic_is_a_trap() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "hostile", HOSTILE).await;
+    let output = plugin.call("hostile_crash", "{}").await;
+    assert_eq!(code(&output), Some("TRAP"), "{output:?}");
+    // The plugin is fine for the next call: every call gets a fresh instance.
+    assert_eq!(text(&plugin.call("hostile_ok", "{}").await), "fine");
+}
+
+#[tokio::test]
+async fn hostile_100_mb_output_is_output_too_large() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "hostile", &format!("{HOSTILE}max_output_kb = 1024\n")).await;
+    let output = plugin.call("hostile_flood", "{}").await;
+    assert_eq!(code(&output), Some("OUTPUT_TOO_LARGE"), "{output:?}");
+    assert!(text(&output).contains("104857600 bytes"), "{output:?}");
+}
+
+#[tokio::test]
+async fn hostile_deep_recursion_is_a_trap() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "hostile", HOSTILE).await;
+    let output = plugin.call("hostile_recurse", "{}").await;
+    assert_eq!(code(&output), Some("TRAP"), "{output:?}");
+    assert!(text(&output).contains("call stack exhausted"), "{output:?}");
+}
+
+#[tokio::test]
+async fn hostile_fuel_budget_ends_a_loop_as_timeout() {
+    let root = tempfile::tempdir().unwrap();
+    let manifest = "[limits]\ntimeout_ms = 60000\nmemory_mb = 64\nfuel = 10_000_000\n";
+    let plugin = load(root.path(), "hostile", manifest).await;
+    let output = plugin.call("hostile_spin", "{}").await;
+    assert_eq!(code(&output), Some("TIMEOUT"), "{output:?}");
+    assert!(text(&output).contains("fuel"), "{output:?}");
+}
+
+#[tokio::test]
+async fn a_plugin_importing_what_it_was_not_granted_is_refused_at_load() {
+    let root = tempfile::tempdir().unwrap();
+    // `fetch` imports wasi:http; this manifest grants no host.
+    let dir = plugin_dir(root.path(), "fetch", "[limits]\ntimeout_ms = 1000\n");
+    let error = PluginHost::new(None).unwrap().load(&dir).await.err().expect("refused");
+    let message = error.to_string();
+    assert!(message.contains("wasi:http/outgoing-handler"), "{message}");
+    assert!(message.contains("http_hosts"), "says how to grant it: {message}");
+}
+
+#[tokio::test]
+async fn calc_evaluates_and_refuses_bad_arguments() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "calc", "[limits]\ntimeout_ms = 1000\nmemory_mb = 16\n").await;
+    let output = plugin.call("calc", r#"{"expression": "(2 + 3) * 4.5"}"#).await;
+    let value: Value = serde_json::from_str(&text(&output)).unwrap();
+    assert_eq!(value["value"], 22.5);
+    let output = plugin.call("calc", r#"{"expression": "2 +"}"#).await;
+    assert_eq!(code(&output), Some("BAD_ARGUMENTS"));
+}
+
+const NOTES: &str = "[limits]\ntimeout_ms = 2000\n[grants]\ndirs = { \"/notes\" = { path = \"./data\", mode = \"rw\" } }\n";
+
+#[tokio::test]
+async fn notes_writes_inside_its_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load(root.path(), "notes", NOTES).await;
+    let output = plugin.call("note_write", r#"{"path": "todo.txt", "text": "buy milk"}"#).await;
+    assert_eq!(code(&output), None, "{output:?}");
+    let written = std::fs::read_to_string(root.path().join("notes/data/todo.txt")).unwrap();
+    assert_eq!(written, "buy milk");
+    let output = plugin.call("note_read", r#"{"path": "todo.txt"}"#).await;
+    assert_eq!(text(&output), "buy milk");
+}
+
+#[tokio::test]
+async fn notes_paths_escaping_the_directory_are_denied() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
+    let plugin = load(root.path(), "notes", NOTES).await;
+    std::os::unix::fs::symlink(root.path().join("secret.txt"), root.path().join("notes/data/link"))
+        .unwrap();
+    for path in ["../../secret.txt", "/etc/passwd", "link", "sub/../../../secret.txt"] {
+        let args = json!({"path": path}).to_string();
+        let output = plugin.call("note_read", &args).await;
+        assert_eq!(code(&output), Some("DENIED"), "{path}: {output:?}");
+        assert!(!text(&output).contains("the secret"));
+        let args = json!({"path": path, "text": "overwritten"}).to_string();
+        let output = plugin.call("note_write", &args).await;
+        assert_eq!(code(&output), Some("DENIED"), "{path}: {output:?}");
+    }
+    assert_eq!(std::fs::read_to_string(root.path().join("secret.txt")).unwrap(), "the secret");
+}
+
+/// A loopback HTTP server answering every GET with `hello from <Host header>`.
+async fn web_server() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().fallback(|headers: axum::http::HeaderMap| async move {
+        let host = headers.get("host").and_then(|h| h.to_str().ok()).unwrap_or("?").to_owned();
+        format!("hello from {host}")
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    port
+}
+
+#[tokio::test]
+async fn fetch_reaches_a_granted_host_and_is_denied_elsewhere_even_with_a_lying_host_header() {
+    let port = web_server().await;
+    let root = tempfile::tempdir().unwrap();
+    let manifest =
+        format!("[limits]\ntimeout_ms = 5000\n[grants]\nhttp_hosts = [\"127.0.0.1:{port}\"]\n");
+    let plugin = load(root.path(), "fetch", &manifest).await;
+
+    let granted = json!({"url": format!("http://127.0.0.1:{port}/hi")}).to_string();
+    let output = plugin.call("fetch", &granted).await;
+    let answer: Value = serde_json::from_str(&text(&output)).expect("a JSON answer");
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["body"], format!("hello from 127.0.0.1:{port}"));
+
+    // The same server under another name: not granted.
+    let other = json!({"url": format!("http://localhost:{port}/hi")}).to_string();
+    assert_eq!(code(&plugin.call("fetch", &other).await), Some("DENIED"));
+    // Another name that claims the granted host in its Host header.
+    let lying = json!({
+        "url": format!("http://localhost:{port}/hi"),
+        "headers": [["Host", format!("127.0.0.1:{port}")]],
+    })
+    .to_string();
+    assert_eq!(code(&plugin.call("fetch", &lying).await), Some("DENIED"));
+    // And the granted URL with a Host header naming another host: the header is refused.
+    let smuggled = json!({
+        "url": format!("http://127.0.0.1:{port}/hi"),
+        "headers": [["host", "evil.example"]],
+    })
+    .to_string();
+    assert_eq!(code(&plugin.call("fetch", &smuggled).await), Some("DENIED"));
+}
+
+/// The Python plugin (`plugins/wordcount-py`, componentize-py from PyPI): `.ci/run` builds it
+/// with its `build.sh` and then runs this test.
+#[tokio::test]
+#[ignore = "needs plugins/wordcount-py/build.sh (componentize-py from PyPI); .ci/run runs it"]
+async fn python_plugin_is_loaded_and_called() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/wordcount-py");
+    let cache = tempfile::tempdir().unwrap();
+    let host = PluginHost::new(Some(cache.path())).unwrap();
+    let plugin = host.load(&dir).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plugin.specs()[0].name, "wordcount");
+    let output = plugin.call("wordcount", r#"{"text": "hello big world"}"#).await;
+    let counts: Value = serde_json::from_str(&text(&output)).unwrap();
+    assert_eq!(counts, json!({"words": 3, "characters": 15}));
+    let output = plugin.call("wordcount", r#"{"txt": 1}"#).await;
+    assert_eq!(code(&output), Some("BAD_ARGUMENTS"));
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds plugins/wordcount-py/wordcount-py.wasm, a component of the world
+# airlock:plugin/tool-plugin (wit/plugin), from app.py with componentize-py from PyPI.
+#
+#   plugins/wordcount-py/build.sh            build if app.py, the WIT or this script changed
+#   plugins/wordcount-py/build.sh --force    build anyway
+#   plugins/wordcount-py/build.sh --check    build if needed, then load and call the component
+#                                            with the PyPI `wasmtime` package (smoke.py)
+#   WASI=full plugins/wordcount-py/build.sh
+#       link the real WASI imports instead of stubs (see below)
+#
+# By default (WASI=stub) every WASI import is replaced by a trapping stub (componentize-py
+# --stub-wasi): the component imports only airlock:plugin/log and airlock:plugin/types, which
+# the gateway's plugin sandbox accepts as it is. The catch: print(), time and randomness trap
+# at run time (Python's hash seed is baked in at build time), so log through `log`, not print.
+# WASI=full keeps Python's usual imports: wasi:{cli,io,clocks,random,filesystem}/*@0.2.9 and
+# also the seven wasi:sockets/*@0.2.9 interfaces (CPython's libc imports them, unused), which
+# the sandbox refuses unless it grants `wasi:sockets/` (powerless under its WasiCtx: wasmtime-wasi
+# denies TCP, UDP and name lookup unless allowed).
+#
+# Needs only python3 (>= 3.9; 3.11 for --check) with pip; the tools go into a virtualenv
+# under the repo's target/ (target/py-plugin-venv), made once. On Debian without python3-venv
+# (no ensurepip) the virtualenv is made --without-pip and filled by the system pip.
+set -euo pipefail
+
+COMPONENTIZE_PY_VERSION=0.25.1
+WASMTIME_PY_VERSION=48.0.0 # the wasmtime the gateway links, for --check
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+name="$(basename "$here")"
+out="$here/$name.wasm"
+wit="$repo/wit/plugin"
+venv="$repo/target/py-plugin-venv"
+stage="$repo/target/py-plugin-build/$name"
+python="${PYTHON:-python3}"
+
+force=0
+check=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        --check) check=1 ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+        *) echo "$0: unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
+
+wasi="${WASI:-stub}"
+case "$wasi" in
+    stub | full) ;;
+    *) echo "$0: WASI must be stub or full, not $wasi" >&2; exit 2 ;;
+esac
+mode="componentize-py $COMPONENTIZE_PY_VERSION wasi=$wasi"
+stamp="$stage.stamp"
+
+pip_install() { # packages...
+    if [ -x "$venv/bin/pip" ]; then
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
+    else
+        "$python" -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check "$@"
+    fi
+}
+
+ensure_venv() {
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "$name: making $venv" >&2
+        mkdir -p "$(dirname "$venv")"
+        if ! "$python" -m venv "$venv" 2>/dev/null; then
+            rm -rf "$venv"
+            "$python" -m venv --without-pip "$venv"
+        fi
+    fi
+    if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("componentize-py"))' 2>/dev/null)" \
+        != "$COMPONENTIZE_PY_VERSION" ]; then
+        echo "$name: installing componentize-py==$COMPONENTIZE_PY_VERSION" >&2
+        pip_install "componentize-py==$COMPONENTIZE_PY_VERSION"
+    fi
+}
+
+up_to_date() {
+    [ "$force" = 0 ] && [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$mode" ] || return 1
+    # Anything newer than the component: app.py, a WIT file, this script.
+    [ -z "$(find "$here/app.py" "$here/build.sh" "$wit" -newer "$out" -print -quit)" ]
+}
+
+if up_to_date; then
+    echo "$name: $out is up to date" >&2
+else
+    ensure_venv
+    start=$(date +%s)
+    # Build from a copy of app.py, so the plugin directory gets no __pycache__ from the
+    # build-time pre-initialization and nothing else there is bundled.
+    rm -rf "$stage"
+    mkdir -p "$stage"
+    cp "$here/app.py" "$stage/app.py"
+    flags=()
+    if [ "$wasi" = stub ]; then flags+=(--stub-wasi); fi
+    tmp="$out.tmp.$$"
+    trap 'rm -f "$tmp"' EXIT
+    (cd "$stage" && env -u VIRTUAL_ENV PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" --quiet \
+        -d "$wit" -w tool-plugin componentize app -p "$stage" "${flags[@]}" -o "$tmp")
+    mv -f "$tmp" "$out"
+    echo "$mode" >"$stamp"
+    echo "$name: built $out (WASI=$wasi, $(wc -c <"$out") bytes) in $(($(date +%s) - start))s" >&2
+fi
+
+if [ "$check" = 1 ]; then
+    ensure_venv
+    if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("wasmtime"))' 2>/dev/null)" \
+        != "$WASMTIME_PY_VERSION" ]; then
+        echo "$name: installing wasmtime==$WASMTIME_PY_VERSION (for --check)" >&2
+        pip_install "wasmtime==$WASMTIME_PY_VERSION"
+    fi
+    "$venv/bin/python" "$here/smoke.py" "$out"
+fi

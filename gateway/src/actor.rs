@@ -136,6 +136,11 @@ impl SessionHandle {
         answer.await.map_err(|_| ActorError::Gone)?
     }
 
+    /// Tells the session's subscribers something that is not in its log (a child's progress).
+    pub fn announce(&self, notice: Notice) {
+        let _ = self.notices.send(notice); // nobody listening is fine
+    }
+
     /// Subscribes to notices from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
         self.notices.subscribe()

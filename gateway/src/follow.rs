@@ -32,6 +32,8 @@ pub enum Update {
     Status(Status),
     /// The inbox after a splice, `next-step` first.
     Queue(Arc<Vec<QueueItem>>),
+    /// `subagent.started` / `subagent.finished` and its JSON data.
+    Subagent(&'static str, Arc<str>),
 }
 
 /// Reads one session's events after a cursor, then live.
@@ -130,7 +132,10 @@ impl Follower {
                 Ok(Notice::Queue(items)) if self.quiet_before == 0 => {
                     return Ok(Some(Update::Queue(items)));
                 }
-                Ok(Notice::Status(_) | Notice::Queue(_)) => {}
+                Ok(Notice::Subagent(name, data)) if self.quiet_before == 0 => {
+                    return Ok(Some(Update::Subagent(name, data)));
+                }
+                Ok(Notice::Status(_) | Notice::Queue(_) | Notice::Subagent(..)) => {}
                 Err(RecvError::Lagged(_)) => {
                     // Fell behind the live notices: the log has every event, the view the status.
                     (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);

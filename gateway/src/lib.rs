@@ -20,4 +20,5 @@ pub mod server;
 pub mod session;
 pub mod stdio;
 pub mod store;
+pub mod subagents;
 pub mod tools;

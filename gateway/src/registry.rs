@@ -13,6 +13,7 @@ use crate::core_host::CoreHost;
 use crate::model;
 use crate::session::{Session, SessionError, SessionParts, now_ms};
 use crate::store::{SessionRow, Store, StoreError};
+use crate::subagents::AgentTool;
 use crate::tools::ToolRegistry;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
@@ -86,21 +87,25 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry over a store; `default_model` serves sessions that name none.
+    /// A registry over a store; `default_model` serves sessions that name none. Its sessions'
+    /// models get `tools` plus the `agent` tool, which runs subagents in this registry.
     pub fn new(
         store: Store,
         host: Arc<CoreHost>,
-        tools: ToolRegistry,
+        mut tools: ToolRegistry,
         default_model: String,
-    ) -> Registry {
-        Registry {
-            store,
-            host,
-            tools,
-            default_model,
-            live: Mutex::new(HashMap::new()),
-            hub: broadcast::channel(256).0,
-        }
+    ) -> Arc<Registry> {
+        Arc::new_cyclic(|registry| {
+            tools.add(Arc::new(AgentTool::new(registry.clone())));
+            Registry {
+                store,
+                host,
+                tools,
+                default_model,
+                live: Mutex::new(HashMap::new()),
+                hub: broadcast::channel(256).0,
+            }
+        })
     }
 
     /// The store.
@@ -128,11 +133,38 @@ impl Registry {
         self.live.lock().expect("registry lock").values().cloned().collect()
     }
 
+    /// Creates a child of `parent_id` with the parent's model, system prompt and tools.
+    pub async fn create_child(
+        &self,
+        parent_id: &str,
+        name: Option<&str>,
+    ) -> Result<SessionHandle, RegistryError> {
+        let parent = self
+            .store
+            .session(parent_id)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(parent_id.to_owned()))?;
+        let mut spec: SessionSpec = serde_json::from_value(parent.spec).unwrap_or_default();
+        spec.metadata = name.map(|name| serde_json::json!({"name": name}));
+        let child_id = uuid::Uuid::now_v7().to_string();
+        self.insert(child_id.clone(), spec, Some(parent_id.to_owned())).await?;
+        self.get(&child_id)
+    }
+
     /// Creates a session; `Ok((row, false))` when one with that id exists (the caller compares).
     pub async fn create(
         &self,
         session_id: String,
+        spec: SessionSpec,
+    ) -> Result<(SessionRow, bool), RegistryError> {
+        self.insert(session_id, spec, None).await
+    }
+
+    async fn insert(
+        &self,
+        session_id: String,
         mut spec: SessionSpec,
+        parent_session_id: Option<String>,
     ) -> Result<(SessionRow, bool), RegistryError> {
         if spec.model.is_empty() {
             spec.model = self.default_model.clone();
@@ -145,7 +177,7 @@ impl Registry {
             updated_at: now,
             spec: serde_json::to_value(&spec).expect("specs serialize"),
             disposed: false,
-            parent_session_id: None,
+            parent_session_id,
         };
         if !self.store.insert_session(row.clone()).await? {
             let existing = self

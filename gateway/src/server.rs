@@ -147,7 +147,7 @@ pub async fn open_registry(settings: &Settings) -> Result<Arc<Registry>, ServeEr
             }
         }
     }
-    Ok(Arc::new(Registry::new(store, Arc::new(host), tools, settings.model.clone())))
+    Ok(Registry::new(store, Arc::new(host), tools, settings.model.clone()))
 }
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {

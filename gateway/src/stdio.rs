@@ -100,8 +100,21 @@ pub async fn serve(
     mut output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) -> std::io::Result<()> {
     let (out, mut frames) = mpsc::unbounded_channel::<String>();
+    let (stop, mut stopping) = tokio::sync::oneshot::channel::<()>();
     let writer = tokio::spawn(async move {
-        while let Some(frame) = frames.recv().await {
+        let mut stopped = false;
+        loop {
+            let frame = tokio::select! {
+                biased;
+                frame = frames.recv() => frame,
+                _ = &mut stopping, if !stopped => {
+                    // No more frames are taken; those already queued still go out.
+                    stopped = true;
+                    frames.close();
+                    continue;
+                }
+            };
+            let Some(frame) = frame else { break };
             output.write_all(frame.as_bytes()).await?;
             output.write_all(b"\n").await?;
             output.flush().await?;
@@ -144,7 +157,8 @@ pub async fn serve(
         forwarded.task.abort();
     }
     drop(server);
-    // The writer ends once the last frame is out: every sender is gone.
+    // The writer writes what is queued and ends, whenever the aborted forwarders are dropped.
+    let _ = stop.send(());
     writer.await.map_err(std::io::Error::other)?
 }
 
@@ -277,6 +291,9 @@ async fn forward(
                 "params": {"sessionId": session_id, "status": status},
             })
             .to_string(),
+            Update::Subagent(method, data) => {
+                format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{data}}}"#)
+            }
             Update::Queue(_) => continue,
         };
         if out.send(frame).is_err() {

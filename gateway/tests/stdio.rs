@@ -260,3 +260,30 @@ async fn stdio_end_of_input_lets_the_prompted_work_finish_then_exits_0() {
     let status = tokio::time::timeout(Duration::from_secs(30), client.child.wait()).await;
     assert_eq!(status.unwrap().unwrap().code(), Some(0));
 }
+
+#[tokio::test]
+async fn stdio_notifies_subagent_started_and_finished() {
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(airlock_tests::Reply::tool_call("t1", "agent", r#"{"prompt":"help"}"#, 1));
+    mock.push(airlock_tests::Reply::text("Helped.", 1));
+    mock.push(airlock_tests::Reply::text("Thanks.", 1));
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
+    client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
+    client.until_response(0).await;
+    client.request(1, "session/prompt", prompt("parent", "delegate")).await;
+    let mut frames = client.until_response(1).await;
+    frames.extend(client.until_idle().await);
+    let started: Vec<&Value> =
+        frames.iter().filter(|f| f["method"] == "subagent.started").map(|f| &f["params"]).collect();
+    let finished: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["method"] == "subagent.finished")
+        .map(|f| &f["params"])
+        .collect();
+    assert_eq!(started.len(), 1, "{frames:?}");
+    assert_eq!(started[0]["parentSessionId"], "parent");
+    assert_eq!(finished[0]["childSessionId"], started[0]["childSessionId"]);
+    assert_eq!(finished[0]["stopReason"], "completed");
+    assert_eq!(finished[0]["lastAssistantMessage"], "Helped.");
+}

@@ -25,6 +25,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions/{id}/runs"),
     ("POST", "/v1/runs"),
     ("GET", "/v1/tools"),
+    ("GET", "/v1/sessions/{id}/children"),
     ("GET", "/v1/sessions/{id}/events"),
     ("GET", "/v1/events"),
     ("GET", "/healthz"),

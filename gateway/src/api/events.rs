@@ -203,6 +203,7 @@ pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
         Update::Event { seq, json } => event_frame(json, *seq),
         Update::Status(status) => status_frame(id, *status),
         Update::Queue(items) => queue_frame(id, items),
+        Update::Subagent(name, data) => Frame::default().event(*name).data(data.as_ref()),
     }
 }
 

@@ -22,6 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list, create))
         .routes(routes!(read, dispose))
         .routes(routes!(status))
+        .routes(routes!(children))
 }
 
 /// The new session; every field is optional.
@@ -230,6 +231,38 @@ async fn status(
         status: view.status,
         last_seq: view.last_seq,
     }))
+}
+
+/// The child sessions (subagents) of a session.
+#[derive(Serialize, ToSchema)]
+struct ChildList {
+    /// Oldest first, each with its status.
+    items: Vec<SessionView>,
+}
+
+/// Lists a session's child sessions (its subagents), oldest first, with their status.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/children",
+    operation_id = "listChildren",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The parent session's id")),
+    responses(
+        (status = 200, description = "Its children", body = ChildList),
+        (status = 404, description = "`session-not-found`", body = ErrorBody),
+        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+    )
+)]
+async fn children(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    stored(&state, &id).await?;
+    let mut items = Vec::new();
+    for row in state.registry.store().children(&id).await? {
+        items.push(view(&state, row).await?);
+    }
+    Ok(Json(ChildList { items }))
 }
 
 /// Disposes a session: cancels it and clears its inbox; its log stays readable and later input is

@@ -34,7 +34,7 @@ pub use manifest::{DirGrant, Grants, Limits, Manifest, Mode};
 use self::bindings::ToolPluginPre;
 use self::bindings::airlock::plugin::types::ToolError;
 use self::sandbox::CallState;
-use crate::tools::{Tool, ToolFuture, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The plugin components built from this repository (`plugins/` and the test fixtures in
 /// `tests/plugins/`), as `<name>.wasm`.
@@ -335,7 +335,7 @@ impl Tool for PluginTool {
         self.spec.clone()
     }
 
-    fn call(&self, arguments: &str) -> ToolFuture {
+    fn call(&self, _context: ToolContext, arguments: &str) -> ToolFuture {
         let (plugin, name, arguments) =
             (self.plugin.clone(), self.spec.name.clone(), arguments.to_owned());
         let running = plugin_runtime().spawn(async move { plugin.call(&name, &arguments).await });

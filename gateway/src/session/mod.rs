@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use airlock_core::{
-    Config, Event, EventData, Inbox, Input, Output, Status, StepDecision, ToolOutcome,
+    CancelCause, Config, Event, EventData, Inbox, Input, Output, Status, StepDecision, ToolOutcome,
 };
 use futures::StreamExt;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
 pub use log::{MemoryLog, SessionLog, seq_of};
@@ -31,7 +31,7 @@ pub use notice::{Notice, QueueItem};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolContext, ToolRegistry};
 
 /// Why a session could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +111,9 @@ pub struct Session {
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
+    /// Tells the tool calls of the current turn that the session was cancelled (a fresh channel
+    /// at each `turn/start`).
+    cancelled: watch::Sender<Option<CancelCause>>,
 }
 
 impl Session {
@@ -146,6 +149,7 @@ impl Session {
             tasks: JoinSet::new(),
             streams: BTreeMap::new(),
             went_idle: None,
+            cancelled: watch::channel(None).0,
         }
     }
 
@@ -210,6 +214,14 @@ impl Session {
         inputs: Vec<Input>,
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
+        if let Some(Input::Cancel { cause, .. }) = inputs.first() {
+            self.cancelled.send_if_modified(|first| {
+                first.is_none() && {
+                    *first = Some(*cause);
+                    true
+                }
+            });
+        }
         let mut queue = VecDeque::from(inputs);
         let mut batch = Batch::default();
         let mut trapped = None;
@@ -288,10 +300,11 @@ impl Session {
             match output {
                 Output::AppendEvent(json) => {
                     next += 1;
-                    // Only splices and turn ends matter here; a substring test spares the parse
+                    // Only splices and turn boundaries matter here; a substring test spares the parse
                     // of every chunk (a false positive is just parsed and ignored).
-                    let relevant =
-                        json.contains("agent/inbox/spliced") || json.contains("turn/end");
+                    let relevant = json.contains("agent/inbox/spliced")
+                        || json.contains("turn/end")
+                        || json.contains("turn/start");
                     match relevant.then(|| Event::parse(json)) {
                         Some(Ok(Some(Event { data: EventData::InboxSpliced(splice), .. }))) => {
                             self.inbox.apply(&splice);
@@ -299,6 +312,9 @@ impl Session {
                         }
                         Some(Ok(Some(Event { data: EventData::TurnEnd(_), .. }))) => {
                             crate::metrics::global().turns.inc();
+                        }
+                        Some(Ok(Some(Event { data: EventData::TurnStart(_), .. }))) => {
+                            self.cancelled = watch::channel(None).0; // nothing cancelled yet
                         }
                         _ => {}
                     }
@@ -378,7 +394,11 @@ impl Session {
                     self.streams.insert(request_id, handle);
                 }
                 Output::CallTool(call) => {
-                    let running = self.tools.call(&call.name, &call.arguments);
+                    let context = ToolContext {
+                        session_id: self.config.session_id.clone(),
+                        cancelled: self.cancelled.subscribe(),
+                    };
+                    let running = self.tools.call(&call.name, context, &call.arguments);
                     let send = self.sender();
                     self.tasks.spawn(async move {
                         let output = running.await;

@@ -14,6 +14,9 @@ pub enum Notice {
     Status(Status),
     /// The inbox after a splice, `next-step` first.
     Queue(Arc<Vec<QueueItem>>),
+    /// A child session started or finished: `subagent.started` / `subagent.finished` and its
+    /// JSON data. Not in the log: a live notification only.
+    Subagent(&'static str, Arc<str>),
 }
 
 /// A pending item, as `session.queue` and `GET …/queue` show it.

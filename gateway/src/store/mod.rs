@@ -234,6 +234,19 @@ impl Store {
         .await
     }
 
+    /// The child sessions of a session, oldest first.
+    pub async fn children(&self, parent_id: &str) -> Result<Vec<SessionRow>, StoreError> {
+        let parent_id = parent_id.to_owned();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "{SESSION_COLUMNS} WHERE parent_session_id = ?1 ORDER BY created_at, session_id"
+            ))?;
+            let rows = stmt.query_map(params![parent_id], session_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
     /// The idempotency record for a key, if it is younger than `max_age_ms`.
     pub async fn idempotency(
         &self,

@@ -3,7 +3,7 @@
 use airlock_core::ToolSpec;
 use serde::Deserialize;
 
-use super::{Tool, ToolFuture, ToolOutput};
+use super::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// Echoes its `text` argument.
 pub struct Echo;
@@ -24,7 +24,7 @@ impl Tool for Echo {
         }
     }
 
-    fn call(&self, arguments: &str) -> ToolFuture {
+    fn call(&self, _context: ToolContext, arguments: &str) -> ToolFuture {
         let output = match serde_json::from_str::<Arguments>(arguments) {
             Ok(args) => ToolOutput::text(format!("echo: {}", args.text)),
             Err(e) => ToolOutput::error(
@@ -44,8 +44,11 @@ mod tests {
 
     #[tokio::test]
     async fn echo_repeats_its_text_and_rejects_bad_arguments() {
-        assert_eq!(Echo.call(r#"{"text":"hi"}"#).await, ToolOutput::text("echo: hi"));
-        let bad = Echo.call("{}").await;
+        assert_eq!(
+            Echo.call(ToolContext::detached("s"), r#"{"text":"hi"}"#).await,
+            ToolOutput::text("echo: hi")
+        );
+        let bad = Echo.call(ToolContext::detached("s"), "{}").await;
         assert_eq!(bad.error_code.as_deref(), Some("BAD_ARGUMENTS"));
     }
 }

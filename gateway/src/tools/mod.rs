@@ -39,12 +39,32 @@ impl ToolOutput {
 /// A boxed tool future.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send>>;
 
+/// Who is calling a tool.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// The calling session.
+    pub session_id: String,
+    /// Becomes `Some(cause)` when the calling session is cancelled while the call runs. Calls
+    /// drain (they keep their real result); a call that runs a child session cancels it.
+    pub cancelled: tokio::sync::watch::Receiver<Option<airlock_core::CancelCause>>,
+}
+
+impl ToolContext {
+    /// A context for a call outside any cancellable session (tests, tools calling tools).
+    pub fn detached(session_id: &str) -> ToolContext {
+        ToolContext {
+            session_id: session_id.to_owned(),
+            cancelled: tokio::sync::watch::channel(None).1,
+        }
+    }
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// Name, description, schema, parallel safety.
     fn spec(&self) -> ToolSpec;
     /// Runs one call with the model's raw argument text.
-    fn call(&self, arguments: &str) -> ToolFuture;
+    fn call(&self, context: ToolContext, arguments: &str) -> ToolFuture;
     /// Where it comes from: `builtin`, or `plugin:<name>`.
     fn origin(&self) -> String {
         "builtin".into()
@@ -108,9 +128,9 @@ impl ToolRegistry {
     }
 
     /// Runs a call; an unknown name is an `UNKNOWN_TOOL` error result.
-    pub fn call(&self, name: &str, arguments: &str) -> ToolFuture {
+    pub fn call(&self, name: &str, context: ToolContext, arguments: &str) -> ToolFuture {
         match self.tools.get(name) {
-            Some(tool) => tool.call(arguments),
+            Some(tool) => tool.call(context, arguments),
             None => {
                 let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
                 let message =

@@ -1,0 +1,164 @@
+//! Subagents: the model tool `agent {name?, prompt}` runs a one-shot child session to
+//! whole-agent idle and returns its result as the tool result.
+//!
+//! A child is an ordinary session whose row names its parent (`parentSessionId`); its events are
+//! its own log. The caller owns the whole child lifecycle, so it may report a result: `output` is
+//! the child's last non-empty assistant message, `stopReason` one of `completed`, `aborted`,
+//! `error`, `max-tokens`, `refusal`. A child that fails is a result, not a tool error; only an
+//! infrastructure fault (the child could not be created or run) is. Cancelling the parent
+//! cancels the child (cause `parent`), and the call drains with the child's real result. The
+//! parent's subscribers see `subagent.started` and `subagent.finished`.
+
+use std::sync::{Arc, Weak};
+
+use airlock_core::{
+    CancelCause, ContentBlock, Delivery, Event, EventData, Input, ToolSpec, TurnEndReason,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::owned::{OwnedRun, submit, text_of, user_message};
+use crate::registry::Registry;
+use crate::session::Notice;
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+
+/// The `agent` tool.
+pub struct AgentTool {
+    registry: Weak<Registry>,
+}
+
+impl AgentTool {
+    /// The tool, for the registry it belongs to.
+    pub fn new(registry: Weak<Registry>) -> AgentTool {
+        AgentTool { registry }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    #[serde(default)]
+    name: Option<String>,
+    prompt: String,
+}
+
+impl Tool for AgentTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "agent".into(),
+            description: "Runs a subagent: a fresh session with the same model and tools is given \
+                the prompt and works until it is done; its last answer comes back as \
+                {childId, output, stopReason}."
+                .into(),
+            parameters: r#"{"type":"object","properties":{"name":{"type":"string","description":"A short label for the subagent"},"prompt":{"type":"string","description":"The task"}},"required":["prompt"]}"#.into(),
+            parallel_safe: true,
+        }
+    }
+
+    fn call(&self, context: ToolContext, arguments: &str) -> ToolFuture {
+        let registry = self.registry.clone();
+        let arguments = arguments.to_owned();
+        Box::pin(async move {
+            let args: Arguments = match serde_json::from_str(&arguments) {
+                Ok(args) => args,
+                Err(e) => {
+                    return ToolOutput::error(
+                        "BAD_ARGUMENTS",
+                        format!("agent takes {{\"prompt\": string, \"name\"?: string}}: {e}"),
+                    );
+                }
+            };
+            let Some(registry) = registry.upgrade() else {
+                return ToolOutput::error("SUBAGENT_FAILED", "the gateway is shutting down");
+            };
+            match run_child(&registry, context, args).await {
+                Ok(output) => output,
+                Err(message) => ToolOutput::error("SUBAGENT_FAILED", message),
+            }
+        })
+    }
+}
+
+/// Creates the child, runs the prompt to idle, and reports the result.
+async fn run_child(
+    registry: &Arc<Registry>,
+    mut context: ToolContext,
+    args: Arguments,
+) -> Result<ToolOutput, String> {
+    let parent_id = context.session_id.clone();
+    let parent = registry.get(&parent_id).map_err(|e| e.to_string())?;
+    let child =
+        registry.create_child(&parent_id, args.name.as_deref()).await.map_err(|e| e.to_string())?;
+    let child_id = child.id().to_owned();
+    let started =
+        json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
+    parent.announce(Notice::Subagent("subagent.started", Arc::from(started.to_string())));
+
+    let prompt = user_message(vec![ContentBlock::Text { text: args.prompt }]);
+    let mut run: OwnedRun =
+        submit(&child, prompt, Delivery::Followup).await.map_err(|e| e.to_string())?;
+    let cancel_child = async |child: &crate::actor::SessionHandle| {
+        let cancel = Input::Cancel { cause: CancelCause::Parent, keep_inbox: false };
+        child.feed(cancel, None).await.map(drop).map_err(|e| e.to_string())
+    };
+    if context.cancelled.borrow_and_update().is_some() {
+        cancel_child(&child).await?; // cancelled while the call was being dispatched
+    }
+    let last_seq = loop {
+        tokio::select! {
+            last = run.last_seq() => break last.map_err(|e| e.to_string())?,
+            changed = context.cancelled.changed() => {
+                if changed.is_err() {
+                    // The parent's run is over without a cancel: nothing more to watch.
+                    break run.last_seq().await.map_err(|e| e.to_string())?;
+                }
+                if context.cancelled.borrow().is_some() {
+                    cancel_child(&child).await?;
+                }
+            }
+        }
+    };
+    let result = run.result(registry.store(), last_seq).await.map_err(|e| e.to_string())?;
+    let events: Vec<String> = result.events.iter().map(|e| e.get().to_owned()).collect();
+    let output = last_answer(&events);
+    let stop_reason = match &result.summary.finish {
+        Some(TurnEndReason::Completed) => "completed",
+        Some(TurnEndReason::MaxTokens) => "max-tokens",
+        Some(TurnEndReason::Aborted { .. }) => "aborted",
+        Some(TurnEndReason::Blocked) => "refusal",
+        Some(TurnEndReason::Error { .. } | TurnEndReason::Interrupted) | None => "error",
+    };
+    let error = match &result.summary.finish {
+        Some(TurnEndReason::Error { error }) => {
+            Some(json!({"code": error.code, "message": error.message}))
+        }
+        _ => None,
+    };
+    let finished = json!({
+        "parentSessionId": parent_id,
+        "childSessionId": child_id,
+        "status": if stop_reason == "completed" { "ok" } else { "error" },
+        "stopReason": stop_reason,
+        "lastAssistantMessage": output,
+    });
+    parent.announce(Notice::Subagent("subagent.finished", Arc::from(finished.to_string())));
+    let mut answer = json!({"childId": child_id, "output": output, "stopReason": stop_reason});
+    if let Some(error) = error {
+        answer["error"] = error;
+    }
+    Ok(ToolOutput::text(answer.to_string()))
+}
+
+/// The child's last non-empty assistant message.
+fn last_answer(events: &[String]) -> String {
+    events
+        .iter()
+        .rev()
+        .find_map(|json| match Event::parse(json) {
+            Ok(Some(Event { data: EventData::AssistantMessage(assistant), .. })) => {
+                Some(text_of(&assistant.message.content)).filter(|t| !t.is_empty())
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}

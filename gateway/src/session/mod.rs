@@ -11,17 +11,18 @@
 //! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
 //! is rebuilt from the log and given `recover`.
 
+mod effects;
 mod log;
 mod notice;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use airlock_core::{
-    CancelCause, Config, Event, EventData, Inbox, Input, Output, Status, StepDecision, ToolOutcome,
+    CancelCause, Config, Event, EventData, Inbox, Input, Output, Status, StepDecision,
 };
-use futures::StreamExt;
+
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
@@ -31,7 +32,7 @@ pub use notice::{Notice, QueueItem};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::ToolRegistry;
 
 /// Why a session could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -371,72 +372,6 @@ impl Session {
             self.feed(answer).await?;
         }
         Ok(())
-    }
-
-    fn start_effects(&mut self, outputs: Vec<Output>) {
-        for output in outputs {
-            match output {
-                Output::CallModel(request) => {
-                    let request_id = request.request_id;
-                    let mut stream = self.model.stream(request);
-                    let send = self.sender();
-                    let handle = self.tasks.spawn(async move {
-                        while let Some(item) = stream.next().await {
-                            match item {
-                                Ok(chunk) => send(Input::ModelChunk { request_id, chunk }),
-                                Err(error) => {
-                                    return send(Input::ModelFailed { request_id, error });
-                                }
-                            }
-                        }
-                        send(Input::ModelDone(request_id));
-                    });
-                    self.streams.insert(request_id, handle);
-                }
-                Output::CallTool(call) => {
-                    let context = ToolContext {
-                        session_id: self.config.session_id.clone(),
-                        cancelled: self.cancelled.subscribe(),
-                    };
-                    let running = self.tools.call(&call.name, context, &call.arguments);
-                    let send = self.sender();
-                    self.tasks.spawn(async move {
-                        let output = running.await;
-                        let outcome = ToolOutcome {
-                            call_id: call.call_id,
-                            content: output.content,
-                            error_code: output.error_code,
-                            context: Vec::new(),
-                        };
-                        send(Input::ToolFinished(outcome));
-                    });
-                }
-                Output::AbortModel(request_id) => {
-                    if let Some(handle) = self.streams.remove(&request_id) {
-                        handle.abort();
-                    }
-                }
-                Output::RetryAfter { timer_id, delay_ms } => {
-                    let send = self.sender();
-                    self.tasks.spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                        send(Input::RetryTimer(timer_id));
-                    });
-                }
-                Output::AppendEvent(_)
-                | Output::Status(_)
-                | Output::DecideStep { .. }
-                | Output::Refused { .. } => {}
-            }
-        }
-    }
-
-    /// A cheap callback for a task to answer the current instance.
-    fn sender(&self) -> impl Fn(Input) + Send + 'static {
-        let (tx, generation) = (self.answers.0.clone(), self.generation);
-        move |input| {
-            let _ = tx.send((generation, input)); // the session is gone: nobody to tell
-        }
     }
 
     /// Replaces the instance with one rebuilt from the durable log; in-flight work is abandoned.

@@ -35,5 +35,11 @@ pub async fn run(args: StdioArgs, cache_dir: Option<PathBuf>) -> ExitCode {
             .map_err(|e| format!("stdio failed: {e}"))?;
         Ok::<_, Box<dyn std::error::Error>>(ExitCode::SUCCESS)
     };
-    super::exit_code(served.await)
+    let code = super::exit_code(served.await);
+    if code == ExitCode::SUCCESS {
+        // Everything is committed and every frame written: end here, without waiting for
+        // teardown (sessions, the store's threads, a read of stdin that cannot be cancelled).
+        std::process::exit(0);
+    }
+    code
 }

@@ -63,13 +63,14 @@ fn migrations() -> Migrations<'static> {
 
 /// Settings for every connection, in one place.
 fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
+    // First: every statement after it, the pragmas included, waits for a lock (a commit, a
+    // checkpoint) instead of failing at once with "database is locked".
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // WAL: readers never block the writer nor the writer them.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // FULL survives power loss; NORMAL may lose the last commits then (never corrupts).
     conn.pragma_update(None, "synchronous", durability.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
-    // A reader waits for a checkpoint instead of failing at once.
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(())
 }
 

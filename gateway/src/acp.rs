@@ -316,17 +316,7 @@ async fn forward(
     cx: ConnectionTo<Client>,
     sent: watch::Sender<Option<u64>>,
 ) {
-    loop {
-        let update = match follower.next().await {
-            Ok(Some(update)) => update,
-            Ok(None) => return, // the session is gone
-            Err(error) => {
-                // Reading the log failed (e.g. busy): the follower keeps its cursor; try again.
-                eprintln!("airlock: session {session_id}: {error}; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+    while let Some(update) = follower.next_retrying().await {
         let Update::Event { seq, json } = update else { continue };
         if let Ok(Some(event)) = Event::parse(&json) {
             for update in live(&event.data) {

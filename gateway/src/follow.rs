@@ -89,6 +89,20 @@ impl Follower {
         self.after
     }
 
+    /// [`Follower::next`] for a reader that must not stop: a failed log read (e.g. a busy
+    /// database) is reported on stderr and retried from the same cursor.
+    pub async fn next_retrying(&mut self) -> Option<Update> {
+        loop {
+            match self.next().await {
+                Ok(update) => return update,
+                Err(error) => {
+                    eprintln!("airlock: session {}: {error}; retrying", self.session_id);
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
     /// The next update; `None` once the session's actor is gone (or, without one, at the end of
     /// the log).
     pub async fn next(&mut self) -> Result<Option<Update>, StoreError> {

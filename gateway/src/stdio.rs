@@ -280,17 +280,7 @@ async fn forward(
     written: watch::Sender<Option<u64>>,
 ) {
     let id = serde_json::to_string(&session_id).expect("strings serialize");
-    loop {
-        let update = match follower.next().await {
-            Ok(Some(update)) => update,
-            Ok(None) => return, // the session is gone
-            Err(error) => {
-                // Reading the log failed (e.g. busy): the follower keeps its cursor; try again.
-                eprintln!("airlock: session {session_id}: {error}; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+    while let Some(update) = follower.next_retrying().await {
         let frame = match &update {
             Update::Event { json, .. } => format!(
                 r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":{id},"event":{json}}}}}"#

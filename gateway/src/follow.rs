@@ -9,7 +9,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use airlock_core::Status;
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast::{
+    self,
+    error::{RecvError, TryRecvError},
+};
 
 use crate::actor::SessionHandle;
 use crate::session::{Notice, QueueItem, seq_of};
@@ -45,6 +48,8 @@ pub struct Follower {
     /// The seq of the last event yielded (`None`: none yet, start at 0).
     after: Option<u64>,
     backlog: VecDeque<String>,
+    /// Notices taken while catching up, not yet handled.
+    pending: VecDeque<Notice>,
     catching_up: bool,
     /// After a lag: the status to report once caught up.
     resync_status: bool,
@@ -70,6 +75,7 @@ impl Follower {
             notices,
             after,
             backlog: VecDeque::new(),
+            pending: VecDeque::new(),
             catching_up: true,
             resync_status: false,
             quiet_before: 0,
@@ -113,9 +119,7 @@ impl Follower {
                 return Ok(Some(Update::Event { seq, json: Arc::from(json) }));
             }
             if self.catching_up {
-                let page = self.store.events(&self.session_id, self.after, PAGE).await?;
-                self.catching_up = page.len() == PAGE;
-                self.backlog.extend(page);
+                self.catch_up().await?;
                 continue;
             }
             if std::mem::take(&mut self.resync_status)
@@ -123,9 +127,22 @@ impl Follower {
             {
                 return Ok(Some(Update::Status(handle.view().status)));
             }
-            let Some(notices) = self.notices.as_mut() else { return Ok(None) };
-            match notices.recv().await {
-                Ok(Notice::Event(json)) => {
+            let notice = match self.pending.pop_front() {
+                Some(notice) => notice,
+                None => {
+                    let Some(notices) = self.notices.as_mut() else { return Ok(None) };
+                    match notices.recv().await {
+                        Ok(notice) => notice,
+                        Err(RecvError::Lagged(_)) => {
+                            self.lagged();
+                            continue;
+                        }
+                        Err(RecvError::Closed) => return Ok(None),
+                    }
+                }
+            };
+            match notice {
+                Notice::Event(json) => {
                     let seq = seq_of(&json)?;
                     if seq >= self.quiet_before {
                         self.quiet_before = 0;
@@ -137,25 +154,48 @@ impl Follower {
                             return Ok(Some(Update::Event { seq, json }));
                         }
                         // A gap: the notices started after the cursor. The log has the rest.
-                        _ => self.catching_up = true,
+                        _ => {
+                            self.pending.push_front(Notice::Event(json));
+                            self.catching_up = true;
+                        }
                     }
                 }
-                Ok(Notice::Status(status)) if self.quiet_before == 0 => {
-                    return Ok(Some(Update::Status(status)));
-                }
-                Ok(Notice::Queue(items)) if self.quiet_before == 0 => {
-                    return Ok(Some(Update::Queue(items)));
-                }
-                Ok(Notice::Subagent(name, data)) if self.quiet_before == 0 => {
-                    return Ok(Some(Update::Subagent(name, data)));
-                }
-                Ok(Notice::Status(_) | Notice::Queue(_) | Notice::Subagent(..)) => {}
-                Err(RecvError::Lagged(_)) => {
-                    // Fell behind the live notices: the log has every event, the view the status.
-                    (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);
-                }
-                Err(RecvError::Closed) => return Ok(None),
+                _ if self.quiet_before != 0 => {}
+                Notice::Status(status) => return Ok(Some(Update::Status(status))),
+                Notice::Queue(items) => return Ok(Some(Update::Queue(items))),
+                Notice::Subagent(name, data) => return Ok(Some(Update::Subagent(name, data))),
             }
         }
+    }
+
+    /// Reads the next page of the log after the cursor, up to the first event the buffered
+    /// notices carry: a status change then keeps its place among the events around it.
+    async fn catch_up(&mut self) -> Result<(), StoreError> {
+        while let Some(notices) = self.notices.as_mut() {
+            match notices.try_recv() {
+                Ok(notice) => self.pending.push_back(notice),
+                Err(TryRecvError::Lagged(_)) => self.lagged(),
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            }
+        }
+        let start = self.after.map_or(0, |after| after + 1);
+        let first_live = self.pending.iter().find_map(|notice| match notice {
+            Notice::Event(json) => seq_of(json).ok().filter(|&seq| seq >= start),
+            _ => None,
+        });
+        let wanted = first_live.map_or(PAGE, |seq| PAGE.min((seq - start) as usize));
+        let page = match wanted {
+            0 => Vec::new(),
+            wanted => self.store.events(&self.session_id, self.after, wanted).await?,
+        };
+        self.catching_up = page.len() == PAGE;
+        self.backlog.extend(page);
+        Ok(())
+    }
+
+    /// Fell behind the live notices: the log has every event, the view the status.
+    fn lagged(&mut self) {
+        self.pending.clear();
+        (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);
     }
 }

@@ -81,3 +81,41 @@ async fn a_trapping_core_is_reported_and_rebuilt_from_the_log() {
         summarize(&s.events().await.unwrap()).final_response.starts_with("You said: \"again\"")
     );
 }
+
+/// A follower that reads only after a whole turn was committed still reports each status change
+/// between the events it came between, not after them all.
+#[tokio::test]
+async fn a_late_follower_reports_status_in_its_place_among_the_events() {
+    use airlock_gateway::follow::{Follower, Update};
+    use airlock_gateway::registry::{Registry, SessionSpec};
+    use airlock_gateway::store::{Durability, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let host = Arc::new(CoreHost::new(None).unwrap());
+    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), "demo".into());
+    registry.create("s".into(), SessionSpec::default()).await.unwrap();
+    let handle = registry.get("s").unwrap();
+    let mut follower = Follower::new(store, "s", Some(handle.clone()), None);
+    handle.feed(followup("m1", "hello"), None).await.unwrap();
+    handle.idle().await.unwrap(); // the whole turn is committed before the follower reads
+
+    let mut seen = Vec::new();
+    loop {
+        match follower.next().await.unwrap().unwrap() {
+            Update::Event { json, .. } => {
+                let event: serde_json::Value = serde_json::from_str(&json).unwrap();
+                seen.push(event["type"].as_str().unwrap().to_owned());
+            }
+            Update::Status(status) => {
+                seen.push(format!("{status:?}"));
+                if status == Status::Idle {
+                    break;
+                }
+            }
+            Update::Queue(_) | Update::Subagent(..) => {}
+        }
+    }
+    assert_eq!(seen[..3], ["agent/inbox/spliced", "Running", "turn/start"], "{seen:?}");
+    assert_eq!(seen[seen.len() - 2..], ["turn/end", "Idle"], "{seen:?}");
+}

@@ -14,6 +14,9 @@ struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Lines<BufReader<ChildStdout>>,
+    /// Where the child's stderr goes, shown when a frame does not come.
+    stderr: std::path::PathBuf,
+    seen: Vec<String>,
 }
 
 impl Client {
@@ -26,12 +29,13 @@ impl Client {
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
             .kill_on_drop(true)
             .spawn()
             .expect("airlock stdio starts");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        Client { child, stdin, stdout }
+        Client { child, stdin, stdout, stderr: dir.join("stderr.log"), seen: Vec::new() }
     }
 
     async fn write(&mut self, line: &str) {
@@ -46,10 +50,13 @@ impl Client {
 
     /// The next frame; every line on stdout must be a JSON-RPC 2.0 frame.
     async fn next(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
-            .await
-            .expect("a frame within 30 s")
-            .unwrap()?;
+        let Ok(line) = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line()).await
+        else {
+            let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+            panic!("no frame within 30 s; after {:#?}\nairlock's stderr:\n{stderr}", self.seen);
+        };
+        let line = line.unwrap()?;
+        self.seen.push(line.clone());
         let frame: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
         assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
         Some(frame)
@@ -57,29 +64,32 @@ impl Client {
 
     /// Frames up to and including the response with `id`.
     async fn until_response(&mut self, id: u64) -> Vec<Value> {
-        let mut frames = Vec::new();
-        loop {
-            let frame = self.next().await.expect("the response before the end of stdout");
-            let done = frame["id"] == id;
-            frames.push(frame);
-            if done {
-                return frames;
-            }
-        }
+        self.until(|frames| frames.last().is_some_and(|f| f["id"] == id)).await
     }
 
     /// Frames until the session reports `idle`.
     async fn until_idle(&mut self) -> Vec<Value> {
-        let mut frames = Vec::new();
-        loop {
-            let frame = self.next().await.expect("idle before the end of stdout");
-            let done = frame["method"] == "session.status" && frame["params"]["status"] == "idle";
-            frames.push(frame);
-            if done {
-                return frames;
-            }
-        }
+        self.until(|frames| frames.iter().any(is_idle)).await
     }
+
+    /// Frames until both the response with `id` and the session's `idle` came: a fast turn may
+    /// end before its prompt is answered.
+    async fn until_answered_and_idle(&mut self, id: u64) -> Vec<Value> {
+        self.until(|frames| frames.iter().any(|f| f["id"] == id) && frames.iter().any(is_idle))
+            .await
+    }
+
+    async fn until(&mut self, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let mut frames = Vec::new();
+        while !done(&frames) {
+            frames.push(self.next().await.expect("more frames before the end of stdout"));
+        }
+        frames
+    }
+}
+
+fn is_idle(frame: &Value) -> bool {
+    frame["method"] == "session.status" && frame["params"]["status"] == "idle"
 }
 
 fn prompt(session: &str, text: &str) -> Value {
@@ -191,8 +201,7 @@ async fn stdio_prompt_for_an_unknown_session_creates_it_and_later_prompts_contin
     let dir = tempfile::tempdir().unwrap();
     let mut client = Client::start(dir.path(), &[]);
     client.request(1, "session/prompt", prompt("fresh-id", "one")).await;
-    client.until_response(1).await;
-    let first = client.until_idle().await;
+    let first = client.until_answered_and_idle(1).await;
     client.request(2, "session/prompt", prompt("fresh-id", "two")).await;
     let second = client.until_response(2).await;
     let last_seq = |frames: &[Value]| {
@@ -214,8 +223,7 @@ async fn stdio_initialize_selects_the_model_like_the_model_flag() {
         .await;
     client.until_response(1).await;
     client.request(2, "session/prompt", prompt("m", "hi")).await;
-    client.until_response(2).await;
-    let frames = client.until_idle().await;
+    let frames = client.until_answered_and_idle(2).await;
     let answer = events_of_type(&frames, "assistant/message");
     assert_eq!(answer[0]["data"]["message"]["content"][0]["text"], "From the mock.");
     let request = &mock.requests()[0];
@@ -230,8 +238,7 @@ async fn stdio_shutdown_flushes_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let mut client = Client::start(dir.path(), &[]);
     client.request(1, "session/prompt", prompt("kept", "remember me")).await;
-    let mut frames = client.until_response(1).await;
-    frames.extend(client.until_idle().await);
+    let frames = client.until_answered_and_idle(1).await;
     let seen = frames.iter().filter(|f| f["method"] == "session.event").count();
     client.request(2, "shutdown", json!({})).await;
     let frames = client.until_response(2).await;
@@ -272,8 +279,7 @@ async fn stdio_notifies_subagent_started_and_finished() {
     client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
     client.until_response(0).await;
     client.request(1, "session/prompt", prompt("parent", "delegate")).await;
-    let mut frames = client.until_response(1).await;
-    frames.extend(client.until_idle().await);
+    let frames = client.until_answered_and_idle(1).await;
     let started: Vec<&Value> =
         frames.iter().filter(|f| f["method"] == "subagent.started").map(|f| &f["params"]).collect();
     let finished: Vec<&Value> = frames

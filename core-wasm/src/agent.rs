@@ -1,9 +1,9 @@
 //! [`Agent`]: one session's core, its inputs and the inbox operations.
 
 use crate::durable::Durable;
-use crate::event::{Event, EventData, Splice, TurnEnd};
+use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
-use crate::io::{Config, Input, Output, Status};
+use crate::io::{Config, HostEvent, Input, Output, Status};
 use crate::turn::Turn;
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
@@ -109,6 +109,7 @@ impl Agent {
             Input::ToolFinished(outcome) => self.on_tool(outcome),
             Input::RetryTimer(timer_id) => self.on_timer(timer_id),
             Input::Recover => self.recover(),
+            Input::Log(event) => self.log(event),
         }
         std::mem::take(&mut self.out)
     }
@@ -147,6 +148,19 @@ impl Agent {
                 "no pending message has id {id:?}; it may have been claimed or removed already"
             ),
         );
+    }
+
+    fn log(&mut self, event: HostEvent) {
+        let (data, wrap): (_, fn(RawJson) -> EventData) = match event {
+            HostEvent::GoalChange(data) => (data, EventData::GoalChange),
+            HostEvent::SubagentDescriptor(data) => (data, EventData::SubagentDescriptor),
+        };
+        match RawJson::object(data) {
+            Ok(data) => {
+                self.emit(wrap(data), None);
+            }
+            Err(message) => self.refuse("bad-input", message),
+        }
     }
 
     fn send(&mut self, mut message: Message, target: Target, wakeup: bool) {

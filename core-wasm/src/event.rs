@@ -207,6 +207,35 @@ pub struct LlmRetry {
     pub error: ModelError,
 }
 
+/// A payload the host made, kept as the exact JSON text it gave: the core never looks inside,
+/// and the log gets the same bytes natively and in wasm (a parsed map would reorder keys).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(Box<serde_json::value::RawValue>);
+
+impl RawJson {
+    /// Checks that `text` is one JSON object.
+    pub fn object(text: String) -> Result<RawJson, String> {
+        if !text.trim_start().starts_with('{') {
+            return Err(format!("host event data must be a JSON object: {text}"));
+        }
+        serde_json::value::RawValue::from_string(text)
+            .map(RawJson)
+            .map_err(|e| format!("host event data is not valid JSON: {e}"))
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
 /// `session/end-seed`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EndSeed {}
@@ -255,8 +284,8 @@ event_types! {
     ToolCall(ToolCallEvent) = "tool/call",
     ToolResult(ToolResultEvent) = "tool/result",
     LlmRetry(LlmRetry) = "llm/retry",
-    GoalChange(Value) = "goal/change",
-    SubagentDescriptor(Value) = "subagent/descriptor",
+    GoalChange(RawJson) = "goal/change",
+    SubagentDescriptor(RawJson) = "subagent/descriptor",
     EndSeed(EndSeed) = "session/end-seed",
 }
 

@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
-use crate::io::{Config, Input, Output, RetryPolicy, Status, StepDecision, ToolOutcome, ToolSpec};
+use crate::io::{
+    Config, HostEvent, Input, Output, RetryPolicy, Status, StepDecision, ToolOutcome, ToolSpec,
+};
 use crate::wire::{CancelCause, Target};
 
 wit_bindgen::generate!({ world: "agent-core", path: "../wit/core" });
@@ -145,6 +147,12 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
         }),
         wit::Input::RetryTimer(id) => Input::RetryTimer(id),
         wit::Input::Recover => Input::Recover,
+        wit::Input::Log(wit::HostEvent::GoalChange(data)) => {
+            Input::Log(HostEvent::GoalChange(data))
+        }
+        wit::Input::Log(wit::HostEvent::SubagentDescriptor(data)) => {
+            Input::Log(HostEvent::SubagentDescriptor(data))
+        }
     })
 }
 

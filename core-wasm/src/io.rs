@@ -157,6 +157,19 @@ pub enum Input {
     RetryTimer(u64),
     /// After a restart: close an open turn and run accepted followups.
     Recover,
+    /// Log an event the host made: it gets the next seq and the input's time, nothing else
+    /// changes.
+    Log(HostEvent),
+}
+
+/// A log-only event the host makes, with its `data` as JSON object text; the core's state never
+/// depends on it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostEvent {
+    /// `goal/change`: `{goal}` or `{cleared: true, goalId}`.
+    GoalChange(String),
+    /// `subagent/descriptor`: `{childId, name, parentSessionId, continuable, version}`.
+    SubagentDescriptor(String),
 }
 
 /// Whole-agent status.

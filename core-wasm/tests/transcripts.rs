@@ -46,9 +46,10 @@ scenarios! {
     crash_repair_closes_an_open_turn,
     crash_repair_adds_nothing_to_a_balanced_log,
     accepted_followups_run_after_a_restart,
+    host_events_are_logged_in_place_and_change_nothing_else,
 }
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 31);
+    assert_eq!(testkit::SCENARIOS.len(), 32);
 }

@@ -6,8 +6,8 @@
 //! [`CoreError::Json`], never a panic. This mirrors `core-wasm/src/guest.rs`, the guest's side.
 
 use airlock_core::{
-    CancelCause, Config, Input, Message, ModelError, ModelRequest, Output, RetryPolicy, Status,
-    StepDecision, Target, ToolCall, ToolSpec,
+    CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output, RetryPolicy,
+    Status, StepDecision, Target, ToolCall, ToolSpec,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -128,6 +128,12 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
         }),
         Input::RetryTimer(id) => wit::Input::RetryTimer(id),
         Input::Recover => wit::Input::Recover,
+        Input::Log(HostEvent::GoalChange(data)) => {
+            wit::Input::Log(wit::HostEvent::GoalChange(data))
+        }
+        Input::Log(HostEvent::SubagentDescriptor(data)) => {
+            wit::Input::Log(wit::HostEvent::SubagentDescriptor(data))
+        }
     })
 }
 

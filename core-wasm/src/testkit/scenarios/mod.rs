@@ -97,6 +97,10 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("crash_repair_closes_an_open_turn", crash_repair_closes_an_open_turn),
     ("crash_repair_adds_nothing_to_a_balanced_log", crash_repair_adds_nothing_to_a_balanced_log),
     ("accepted_followups_run_after_a_restart", accepted_followups_run_after_a_restart),
+    (
+        "host_events_are_logged_in_place_and_change_nothing_else",
+        host_events_are_logged_in_place_and_change_nothing_else,
+    ),
 ];
 
 /// The text of every message in a request, in order, as `role:text`.

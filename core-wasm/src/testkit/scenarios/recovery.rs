@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply};
-use crate::io::Input;
+use crate::io::{HostEvent, Input};
 use crate::wire::CancelCause;
 
 /// Folding a recorded log gives the same durable state as living through it.
@@ -83,5 +83,38 @@ pub fn accepted_followups_run_after_a_restart(b: &dyn Backend) -> Vec<String> {
     );
     assert!(h.lines().contains(&"request/header resume"));
     assert_eq!(h.lines().last(), Some(&"status idle"));
+    h.log
+}
+
+/// A host-made event (`goal/change`, `subagent/descriptor`) takes the next seq where it is fed,
+/// at idle or mid-turn, and changes no state: restore folds it as nothing.
+pub fn host_events_are_logged_in_place_and_change_nothing_else(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    let goal = r#"{"goal": {"id": "g1", "objective": "ship"}}"#.to_owned();
+    h.input(Input::Log(HostEvent::GoalChange(goal)));
+    let idle = h.snapshot();
+    h.script([Reply::Hang("working")]).followup("m1", "go");
+    let descriptor = r#"{"childId":"c","name":"helper","continuable":true}"#.to_owned();
+    h.input(Input::Log(HostEvent::SubagentDescriptor(descriptor)));
+    assert_eq!(
+        h.lines(),
+        [
+            "goal/change",
+            "splice next-turn @0 +m1",
+            "status running",
+            "turn/start 1",
+            "splice next-turn @0 -1",
+            "step/start 1.1",
+            "user/message m1",
+            "request/header initial",
+            "request/context",
+            "chunk \"working\"",
+            "subagent/descriptor",
+        ]
+    );
+    assert!(idle.contains("\"nextSeq\":1"), "only the seq moved: {idle}");
+    h.input(Input::Log(HostEvent::GoalChange("[1]".into())));
+    assert_eq!(h.refusals.last().map(String::as_str), Some("bad-input"), "data is an object");
+    assert_eq!(h.restored_snapshot(), h.snapshot(), "restore folds host events as nothing");
     h.log
 }

@@ -10,7 +10,10 @@ use std::sync::{Arc, Mutex};
 use airlock_core::{Input, Status};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::session::{Fed, IdempotencyKey, Notice, QueueItem, Session, SessionError};
+use crate::goal::{Goal, GoalOp};
+use crate::session::{
+    Fed, GoalChangeError, IdempotencyKey, Notice, QueueItem, Session, SessionError,
+};
 use crate::store::{Store, StoreError};
 
 /// The most task answers (model chunks, tool results) folded into one commit.
@@ -53,15 +56,23 @@ pub struct View {
     pub next_seq: u64,
     /// Pending input, `next-step` first.
     pub queue: Vec<QueueItem>,
+    /// The goal, and whether it is armed in this process.
+    pub goal: Option<(Goal, bool)>,
 }
 
-struct Command {
-    /// `None`: nothing to feed, only an owner to register (see [`SessionHandle::idle`]).
-    input: Option<Input>,
-    key: Option<IdempotencyKey>,
-    /// Set by an owner: told where the interval that starts with this input ends.
-    owner: Option<oneshot::Sender<u64>>,
-    reply: oneshot::Sender<Result<Outcome, ActorError>>,
+enum Command {
+    Feed {
+        /// `None`: nothing to feed, only an owner to register (see [`SessionHandle::idle`]).
+        input: Option<Input>,
+        key: Option<IdempotencyKey>,
+        /// Set by an owner: told where the interval that starts with this input ends.
+        owner: Option<oneshot::Sender<u64>>,
+        reply: oneshot::Sender<Result<Outcome, ActorError>>,
+    },
+    Goal {
+        op: GoalOp,
+        reply: oneshot::Sender<Result<Option<(Goal, bool)>, GoalChangeError>>,
+    },
 }
 
 /// Resolves with the seq of the last event before the next whole-agent idle after an owned input
@@ -131,9 +142,17 @@ impl SessionHandle {
         owner: Option<oneshot::Sender<u64>>,
     ) -> Result<Outcome, ActorError> {
         let (reply, answer) = oneshot::channel();
-        let command = Command { input, key, owner, reply };
+        let command = Command::Feed { input, key, owner, reply };
         self.commands.send(command).await.map_err(|_| ActorError::Gone)?;
         answer.await.map_err(|_| ActorError::Gone)?
+    }
+
+    /// Changes the goal; answers the goal after the change (committed) and whether it is armed.
+    pub async fn change_goal(&self, op: GoalOp) -> Result<Option<(Goal, bool)>, GoalChangeError> {
+        let gone = || GoalChangeError::Gone;
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(Command::Goal { op, reply }).await.map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
     }
 
     /// Tells the session's subscribers something that is not in its log (a child's progress).
@@ -153,7 +172,12 @@ impl SessionHandle {
 }
 
 fn view_of(session: &Session) -> View {
-    View { status: session.status(), next_seq: session.next_seq(), queue: session.queue() }
+    View {
+        status: session.status(),
+        next_seq: session.next_seq(),
+        queue: session.queue(),
+        goal: session.goal(),
+    }
 }
 
 async fn run(
@@ -166,8 +190,15 @@ async fn run(
     let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
     loop {
         tokio::select! {
-            command = commands.recv() => {
-                let Some(Command { input, key, owner, reply }) = command else { break };
+            command = commands.recv() => match command {
+                None => break,
+                Some(Command::Goal { op, reply }) => {
+                    let result = session.change_goal(op).await;
+                    drive_goal(&mut session).await;
+                    *view.lock().expect("view lock") = view_of(&session);
+                    let _ = reply.send(result.map(|()| session.goal()));
+                }
+                Some(Command::Feed { input, key, owner, reply }) => {
                 let waits_only = input.is_none();
                 let outcome = match input {
                     Some(input) => take(&mut session, store.as_ref(), input, key).await,
@@ -181,9 +212,11 @@ async fn run(
                     owners.push(owner);
                 }
                 settle(&mut session, &mut owners);
+                drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
                 let _ = reply.send(outcome); // the caller went away; the input is in all the same
-            }
+                }
+            },
             answer = session.next_answer() => {
                 // Chunks that arrived together are committed together: one fsync, not one each.
                 let mut answers = vec![answer];
@@ -192,9 +225,17 @@ async fn run(
                     eprintln!("airlock: session {}: {error}", session.id());
                 }
                 settle(&mut session, &mut owners);
+                drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
             }
         }
+    }
+}
+
+/// Lets the goal act after an input: owners have been settled, so a round starts a new interval.
+async fn drive_goal(session: &mut Session) {
+    if let Err(error) = session.drive_goal().await {
+        eprintln!("airlock: session {}: goal round: {error}", session.id());
     }
 }
 

@@ -11,6 +11,7 @@ pub mod api;
 pub mod cli;
 pub mod core_host;
 pub mod follow;
+pub mod goal;
 pub mod metrics;
 pub mod model;
 pub mod owned;

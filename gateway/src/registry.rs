@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
 use crate::core_host::CoreHost;
+use crate::goal::GoalTool;
 use crate::model;
 use crate::session::{Session, SessionError, SessionParts, now_ms};
 use crate::store::{SessionRow, Store, StoreError};
@@ -88,7 +89,8 @@ pub struct Registry {
 
 impl Registry {
     /// A registry over a store; `default_model` serves sessions that name none. Its sessions'
-    /// models get `tools` plus the `agent` tool, which runs subagents in this registry.
+    /// models get `tools` plus the `agent` tool, which runs subagents in this registry,
+    /// and the `goal` tool, which ends a session's goal.
     pub fn new(
         store: Store,
         host: Arc<CoreHost>,
@@ -97,6 +99,7 @@ impl Registry {
     ) -> Arc<Registry> {
         Arc::new_cyclic(|registry| {
             tools.add(Arc::new(AgentTool::new(registry.clone())));
+            tools.add(Arc::new(GoalTool::new(registry.clone())));
             Registry {
                 store,
                 host,

@@ -57,16 +57,12 @@ impl Tool for AgentTool {
 
     fn call(&self, context: ToolContext, arguments: &str) -> ToolFuture {
         let registry = self.registry.clone();
-        let arguments = arguments.to_owned();
+        let usage = r#"agent takes {"prompt": string, "name"?: string}"#;
+        let args = ToolOutput::arguments::<Arguments>(arguments, usage);
         Box::pin(async move {
-            let args: Arguments = match serde_json::from_str(&arguments) {
+            let args = match args {
                 Ok(args) => args,
-                Err(e) => {
-                    return ToolOutput::error(
-                        "BAD_ARGUMENTS",
-                        format!("agent takes {{\"prompt\": string, \"name\"?: string}}: {e}"),
-                    );
-                }
+                Err(bad) => return bad,
             };
             let Some(registry) = registry.upgrade() else {
                 return ToolOutput::error("SUBAGENT_FAILED", "the gateway is shutting down");

@@ -5,6 +5,7 @@
 
 mod error;
 mod events;
+mod goals;
 mod messages;
 mod openapi;
 pub mod receipts;
@@ -43,6 +44,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(sessions::router())
         .merge(messages::router())
         .merge(runs::router())
+        .merge(goals::router())
         .merge(tools::router())
         .merge(events::router())
         .routes(routes!(healthz))

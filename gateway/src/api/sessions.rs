@@ -11,6 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::goals::GoalView;
 use super::openapi::status_schema;
 use super::{ApiError, AppState, ErrorBody, JsonBody, QueryParams};
 use crate::registry::SessionSpec;
@@ -63,6 +64,9 @@ struct SessionView {
     /// The session that spawned this one, for a subagent.
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_session_id: Option<String>,
+    /// Its goal, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    goal: Option<GoalView>,
 }
 
 /// Queue counts per inbox list.
@@ -298,14 +302,14 @@ async fn dispose(
 
 /// A stored row plus what the live session knows (status, log length, queue counts).
 async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError> {
-    let (status, last_seq, queue) = match state.registry.get(&row.session_id) {
+    let (status, last_seq, queue, goal) = match state.registry.get(&row.session_id) {
         Ok(handle) => {
             let view = handle.view();
-            (view.status, view.next_seq as i64 - 1, view.queue)
+            (view.status, view.next_seq as i64 - 1, view.queue, view.goal)
         }
         Err(_) => {
             let last = state.registry.store().last_seq(&row.session_id).await?;
-            (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new())
+            (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new(), None)
         }
     };
     let count = |target| queue.iter().filter(|i| i.target == target).count();
@@ -319,6 +323,7 @@ async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError
         model: row.spec.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
         disposed: row.disposed,
         parent_session_id: row.parent_session_id,
+        goal: goal.map(GoalView::of),
     })
 }
 

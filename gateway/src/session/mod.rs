@@ -30,6 +30,7 @@ pub use log::{MemoryLog, SessionLog, seq_of};
 pub use notice::{Notice, QueueItem};
 
 use crate::core_host::{CoreError, CoreHost, WasmCore};
+use crate::goal::{Driver, Goal, GoalError, GoalOp};
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
@@ -115,6 +116,22 @@ pub struct Session {
     /// Tells the tool calls of the current turn that the session was cancelled (a fresh channel
     /// at each `turn/start`).
     cancelled: watch::Sender<Option<CancelCause>>,
+    /// The goal and its rounds.
+    goal: Driver,
+}
+
+/// Why a goal request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GoalChangeError {
+    /// The request does not fit the goal.
+    #[error(transparent)]
+    Refused(#[from] GoalError),
+    /// The session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The session's actor is gone (the gateway is shutting down).
+    #[error("the session is shutting down; try again after the gateway restarts")]
+    Gone,
 }
 
 impl Session {
@@ -122,7 +139,8 @@ impl Session {
     pub fn create(parts: SessionParts) -> Result<Session, SessionError> {
         let config = parts.config();
         let core = parts.host.create(&config, now_ms())?;
-        Ok(Self::assemble(parts, config, Loaded { core, next_seq: 0, inbox: Inbox::default() }))
+        let loaded = Loaded { core, next_seq: 0, inbox: Inbox::default(), goal: Driver::default() };
+        Ok(Self::assemble(parts, config, loaded))
     }
 
     /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
@@ -151,6 +169,7 @@ impl Session {
             streams: BTreeMap::new(),
             went_idle: None,
             cancelled: watch::channel(None).0,
+            goal: loaded.goal,
         }
     }
 
@@ -216,6 +235,7 @@ impl Session {
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
         if let Some(Input::Cancel { cause, .. }) = inputs.first() {
+            self.goal.cancelled();
             self.cancelled.send_if_modified(|first| {
                 first.is_none() && {
                     *first = Some(*cause);
@@ -301,23 +321,27 @@ impl Session {
             match output {
                 Output::AppendEvent(json) => {
                     next += 1;
-                    // Only splices and turn boundaries matter here; a substring test spares the parse
-                    // of every chunk (a false positive is just parsed and ignored).
-                    let relevant = json.contains("agent/inbox/spliced")
-                        || json.contains("turn/end")
-                        || json.contains("turn/start");
-                    match relevant.then(|| Event::parse(json)) {
-                        Some(Ok(Some(Event { data: EventData::InboxSpliced(splice), .. }))) => {
-                            self.inbox.apply(&splice);
-                            spliced = true;
+                    // Only splices, turn boundaries, user messages and goal changes matter here; a
+                    // substring test spares the parse of every chunk (a false positive is just
+                    // parsed and ignored).
+                    let relevant = ["agent/inbox/spliced", "turn/", "user/message", "goal/change"]
+                        .iter()
+                        .any(|kind| json.contains(kind));
+                    if let Some(Ok(Some(event))) = relevant.then(|| Event::parse(json)) {
+                        match &event.data {
+                            EventData::InboxSpliced(splice) => {
+                                self.inbox.apply(splice);
+                                spliced = true;
+                            }
+                            EventData::TurnEnd(_) => {
+                                crate::metrics::global().turns.inc();
+                            }
+                            EventData::TurnStart(_) => {
+                                self.cancelled = watch::channel(None).0; // nothing cancelled yet
+                            }
+                            _ => {}
                         }
-                        Some(Ok(Some(Event { data: EventData::TurnEnd(_), .. }))) => {
-                            crate::metrics::global().turns.inc();
-                        }
-                        Some(Ok(Some(Event { data: EventData::TurnStart(_), .. }))) => {
-                            self.cancelled = watch::channel(None).0; // nothing cancelled yet
-                        }
-                        _ => {}
+                        self.goal.observe(&event);
                     }
                     let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
                 }
@@ -365,6 +389,33 @@ impl Session {
         Some(input)
     }
 
+    /// The goal and whether it is armed in this process.
+    pub fn goal(&self) -> Option<(Goal, bool)> {
+        self.goal.goal().map(|goal| (goal.clone(), self.goal.armed()))
+    }
+
+    /// Changes the goal as asked; the next [`Session::drive_goal`] acts on it.
+    pub async fn change_goal(&mut self, op: GoalOp) -> Result<(), GoalChangeError> {
+        let input = self.goal.apply(op, || uuid::Uuid::now_v7().to_string())?;
+        self.feed(input).await?;
+        Ok(())
+    }
+
+    /// Feeds what the goal needs now: a pause after a cancelled round, or at whole-agent idle
+    /// the next round or the round limit.
+    pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
+        let idle = self.status == Status::Idle;
+        let inputs = self.goal.next(idle, || uuid::Uuid::now_v7().to_string());
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        if let Err(error) = self.feed_all(inputs, None).await {
+            self.goal.abandon_round();
+            return Err(error);
+        }
+        Ok(())
+    }
+
     /// Feeds answers until the agent is idle.
     pub async fn run_until_idle(&mut self) -> Result<(), SessionError> {
         while self.status == Status::Running {
@@ -381,6 +432,7 @@ impl Session {
         self.streams.clear();
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         (self.core, self.next_seq, self.inbox) = (loaded.core, loaded.next_seq, loaded.inbox);
+        self.goal.abandon_round(); // a round in flight was abandoned with the instance
         self.set_status(Status::Idle, self.next_seq);
         Ok(())
     }
@@ -423,6 +475,7 @@ struct Loaded {
     core: WasmCore,
     next_seq: u64,
     inbox: Inbox,
+    goal: Driver,
 }
 
 impl Loaded {
@@ -434,7 +487,8 @@ impl Loaded {
         let events = log.read(&config.session_id).await?;
         let core = host.restore(config, &events)?;
         let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
-        Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox })
+        let goal = Driver::from_log(&events);
+        Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox, goal })
     }
 }
 

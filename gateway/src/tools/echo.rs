@@ -14,6 +14,8 @@ struct Arguments {
     text: String,
 }
 
+const ECHO_USAGE: &str = r#"echo takes {"text": string}"#;
+
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
@@ -25,14 +27,9 @@ impl Tool for Echo {
     }
 
     fn call(&self, _context: ToolContext, arguments: &str) -> ToolFuture {
-        let output = match serde_json::from_str::<Arguments>(arguments) {
+        let output = match ToolOutput::arguments::<Arguments>(arguments, ECHO_USAGE) {
             Ok(args) => ToolOutput::text(format!("echo: {}", args.text)),
-            Err(e) => ToolOutput::error(
-                "BAD_ARGUMENTS",
-                format!(
-                    "echo takes {{\"text\": string}}; the arguments {arguments:?} do not fit: {e}"
-                ),
-            ),
+            Err(bad) => bad,
         };
         Box::pin(std::future::ready(output))
     }

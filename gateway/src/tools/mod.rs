@@ -27,6 +27,15 @@ impl ToolOutput {
         ToolOutput { content: vec![ContentBlock::Text { text: text.into() }], error_code: None }
     }
 
+    /// A call's arguments parsed as `T`, or the `BAD_ARGUMENTS` failure that shows the model
+    /// the expected shape (`usage`, e.g. `echo takes {"text": string}`).
+    pub fn arguments<T: serde::de::DeserializeOwned>(text: &str, usage: &str) -> Result<T, Self> {
+        serde_json::from_str(text).map_err(|e| {
+            let message = format!("{usage}; the arguments {text:?} do not fit: {e}");
+            ToolOutput::error("BAD_ARGUMENTS", message)
+        })
+    }
+
     /// A failure with a code and a message for the model.
     pub fn error(code: &str, message: impl Into<String>) -> Self {
         ToolOutput {

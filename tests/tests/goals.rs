@@ -1,0 +1,200 @@
+//! Goal continuation end to end: `PUT /v1/sessions/{id}/goal` arms a goal, the gateway enqueues
+//! its rounds at whole-agent idle, and the mock model's requests show them.
+
+use airlock_tests::Reply;
+use airlock_tests::gateway::{Frame, Sse};
+use airlock_tests::world::{World, first_chunk, held, world};
+use serde_json::{Value, json};
+
+fn goal_path(s: &str) -> String {
+    format!("/v1/sessions/{s}/goal")
+}
+
+/// Frames until a `goal/change` whose goal is in `phase`; answers that goal.
+async fn until_phase(sse: &mut Sse, phase: &str) -> Value {
+    let frames = sse
+        .until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "goal/change" && e["data"]["goal"]["phase"] == phase))
+        .await;
+    let Some(Frame::Event(_, event)) = frames.last() else { unreachable!() };
+    event["data"]["goal"].clone()
+}
+
+/// The text of the last user message of a model request.
+fn last_user_text(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    last["content"].to_string()
+}
+
+/// The goal rounds in the log, as `(round, revision)`.
+async fn rounds(w: &World, s: &str) -> Vec<(u64, u64)> {
+    w.gw.log(s)
+        .await
+        .iter()
+        .filter(|e| e["type"] == "user/message" && e["data"]["source"]["kind"] == "goal")
+        .map(|e| {
+            let source = &e["data"]["source"];
+            (source["round"].as_u64().unwrap(), source["revision"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// Runs a human message as an owned run: everything the actor did before it is done.
+async fn run(w: &World, s: &str, text: &str) -> Value {
+    let (code, result) =
+        w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": text})).await;
+    assert_eq!(code, 200, "{result}");
+    result
+}
+
+#[tokio::test]
+async fn goal_with_max_rounds_2_runs_two_rounds_then_blocks_on_round_limit() {
+    let w = world().await;
+    w.mock.push(Reply::text("Round one done.", 1));
+    w.mock.push(Reply::text("Round two done.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let (code, goal) =
+        w.gw.put(&goal_path(&s), json!({"objective": "count sheep", "maxRounds": 2})).await;
+    assert_eq!(code, 200, "{goal}");
+    assert_eq!((goal["phase"].as_str(), goal["armed"].as_bool()), (Some("active"), Some(true)));
+
+    let blocked = until_phase(&mut sse, "blocked").await;
+    assert_eq!(blocked["blocked"]["code"], "round-limit");
+    assert_eq!(blocked["roundsStarted"], 2);
+    let requests = w.mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(last_user_text(&requests[0]).contains("Round: 1/2"), "{}", requests[0]);
+    assert!(last_user_text(&requests[1]).contains("Round: 2/2"), "{}", requests[1]);
+    assert!(last_user_text(&requests[1]).contains("count sheep"));
+    let rounds = rounds(&w, &s).await;
+    assert_eq!(rounds.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2]);
+    assert!(rounds[0].1 < rounds[1].1, "each round carries the goal's revision then: {rounds:?}");
+
+    let (_, session) = w.gw.get(&format!("/v1/sessions/{s}")).await;
+    assert_eq!(session["goal"]["phase"], "blocked");
+    let (code, read) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!((code, &read["blocked"]["code"]), (200, &json!("round-limit")));
+}
+
+#[tokio::test]
+async fn queued_human_work_runs_before_a_goal_round() {
+    let w = world().await;
+    let (first, gate) = held("Human one.");
+    w.mock.push(first);
+    w.mock.push(Reply::text("Human two.", 1));
+    w.mock.push(Reply::text("The round.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.send(&s, json!({"content": "first human task"})).await;
+    sse.until(first_chunk).await;
+    w.send(&s, json!({"content": "second human task"})).await;
+    let (code, _) = w.gw.put(&goal_path(&s), json!({"objective": "tidy", "maxRounds": 1})).await;
+    assert_eq!(code, 200);
+    gate.notify_one();
+
+    until_phase(&mut sse, "blocked").await;
+    let requests = w.mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(last_user_text(&requests[1]).contains("second human task"), "{}", requests[1]);
+    assert!(last_user_text(&requests[2]).contains("Round: 1/1"), "{}", requests[2]);
+}
+
+#[tokio::test]
+async fn cancelling_an_admitted_round_pauses_the_goal() {
+    let w = world().await;
+    let (round, _gate) = held("Working on it");
+    w.mock.push(round);
+    w.mock.push(Reply::text("Human answer.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.gw.put(&goal_path(&s), json!({"objective": "long task", "maxRounds": 3})).await;
+    sse.until(first_chunk).await; // the round was admitted and streams
+
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
+    assert_eq!(code, 202);
+    let paused = until_phase(&mut sse, "paused").await;
+    assert_eq!(paused["roundsStarted"], 1);
+
+    run(&w, &s, "a human question").await;
+    assert_eq!(rounds(&w, &s).await.len(), 1, "no round after the pause");
+    let requests = w.mock.requests();
+    assert!(last_user_text(requests.last().unwrap()).contains("a human question"));
+    let (_, goal) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!(goal["phase"], "paused");
+}
+
+#[tokio::test]
+async fn the_models_goal_tool_completing_the_goal_stops_the_rounds() {
+    let w = world().await;
+    w.mock.push(Reply::tool_call("g1", "goal", r#"{"status":"complete"}"#, 1));
+    w.mock.push(Reply::text("All done.", 1));
+    w.mock.push(Reply::text("Hello.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.gw.put(&goal_path(&s), json!({"objective": "finish", "maxRounds": 5})).await;
+
+    let complete = until_phase(&mut sse, "complete").await;
+    assert_eq!(complete["roundsStarted"], 1);
+    sse.until_idle().await;
+    run(&w, &s, "anything else?").await;
+    assert_eq!(rounds(&w, &s).await.len(), 1, "the completed goal ran no second round");
+    let requests = w.mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[0]["tools"].to_string().contains("\"goal\""), "the model sees the goal tool");
+}
+
+#[tokio::test]
+async fn after_restart_a_goal_is_loaded_but_disarmed_until_resume() {
+    let w = world().await;
+    let (round, _gate) = held("Round one, interrupted");
+    w.mock.push(round);
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.gw.put(&goal_path(&s), json!({"objective": "survive", "maxRounds": 2})).await;
+    sse.until(first_chunk).await;
+    drop(sse);
+
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart() };
+    let (code, goal) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!(code, 200, "{goal}");
+    assert_eq!((goal["phase"].as_str(), goal["armed"].as_bool()), (Some("active"), Some(false)));
+    w.mock.push(Reply::text("Human answer.", 1));
+    run(&w, &s, "are you there?").await;
+    assert_eq!(rounds(&w, &s).await.len(), 1, "a disarmed goal enqueues no round");
+
+    w.mock.push(Reply::text("Round two done.", 1));
+    let mut sse = w.gw.sse(&s, Some(w.gw.log(&s).await.len() as u64 - 1)).await;
+    let (code, resumed) = w.gw.post(&format!("{}/resume", goal_path(&s)), json!({})).await;
+    assert_eq!((code, resumed["armed"].as_bool()), (200, Some(true)), "{resumed}");
+    let blocked = until_phase(&mut sse, "blocked").await;
+    assert_eq!(blocked["blocked"]["code"], "round-limit");
+    let last = w.mock.requests().last().cloned().unwrap();
+    assert!(last_user_text(&last).contains("Round: 2/2"), "{last}");
+}
+
+#[tokio::test]
+async fn goal_requests_that_do_not_fit_answer_400_404_or_409_with_the_reason() {
+    let w = world().await;
+    w.mock.push(Reply::text("Round one.", 1));
+    let s = w.gw.session().await;
+    let (code, error) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!((code, &error["error"]["code"]), (404, &json!("goal-not-found")));
+    let (code, error) = w.gw.put(&goal_path(&s), json!({"objective": "x", "maxRounds": 0})).await;
+    assert_eq!((code, &error["error"]["details"]["field"]), (400, &json!("maxRounds")), "{error}");
+
+    w.gw.put(&goal_path(&s), json!({"objective": "x", "maxRounds": 1})).await;
+    let (code, done) = w.gw.post(&format!("{}/complete", goal_path(&s)), json!({})).await;
+    assert_eq!((code, &done["phase"]), (200, &json!("complete")));
+    let (code, error) = w.gw.post(&format!("{}/resume", goal_path(&s)), json!({})).await;
+    assert_eq!((code, &error["error"]["code"]), (409, &json!("goal-conflict")));
+    assert!(error["error"]["message"].as_str().unwrap().contains("set a new goal"), "{error}");
+
+    let cleared = reqwest::Client::new().delete(w.gw.url(&goal_path(&s))).send().await.unwrap();
+    assert_eq!(cleared.status(), 204);
+    assert_eq!(w.gw.get(&goal_path(&s)).await.0, 404);
+    let log = w.gw.log(&s).await;
+    let last_change = log.iter().rev().find(|e| e["type"] == "goal/change").unwrap();
+    assert_eq!(last_change["data"]["cleared"], true);
+}

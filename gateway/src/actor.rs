@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
-    Fed, GoalChangeError, IdempotencyKey, Notice, QueueItem, Session, SessionError,
+    Announced, Fed, GoalChangeError, IdempotencyKey, Notice, QueueItem, Session, SessionError,
 };
 use crate::store::{Store, StoreError};
 
@@ -86,6 +86,7 @@ pub struct SessionHandle {
     commands: mpsc::Sender<Command>,
     notices: broadcast::Sender<Notice>,
     view: Arc<Mutex<View>>,
+    announced: Arc<Mutex<Announced>>,
 }
 
 impl SessionHandle {
@@ -99,6 +100,7 @@ impl SessionHandle {
             commands,
             notices: session.notices(),
             view: view.clone(),
+            announced: session.announced(),
         };
         tokio::spawn(run(session, store, inbox, view));
         handle
@@ -165,9 +167,17 @@ impl SessionHandle {
         self.notices.subscribe()
     }
 
-    /// Status, log length and queue as of the last commit.
+    /// Subscribes to notices from now on, with what was announced until then: the receiver
+    /// gets every event from `next_seq` on and every status change after `status`.
+    pub fn subscribe_announced(&self) -> (broadcast::Receiver<Notice>, Announced) {
+        let announced = self.announced.lock().expect("announced lock");
+        (self.notices.subscribe(), *announced)
+    }
+
+    /// Status (current), log length, queue and goal (as of the last commit).
     pub fn view(&self) -> View {
-        self.view.lock().expect("view lock").clone()
+        let status = self.announced.lock().expect("announced lock").status;
+        View { status, ..self.view.lock().expect("view lock").clone() }
     }
 }
 

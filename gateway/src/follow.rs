@@ -2,17 +2,16 @@
 //! read from the log first and then live, with the status and queue notices as they come.
 //!
 //! The SSE stream, owned runs, `airlock stdio`, `airlock acp` and the CLI's progress all read a
-//! session through a [`Follower`]. It subscribes when made, so nothing committed after that is
-//! missed; a subscriber that falls behind the live notices re-reads the log from its cursor.
+//! session through a [`Follower`]. It subscribes when made, noting which events had been
+//! announced by then: those it reads from the log, every later one comes as a notice, in order
+//! with the status changes around it. A subscriber that falls behind the live notices re-reads
+//! the log from its cursor.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use airlock_core::Status;
-use tokio::sync::broadcast::{
-    self,
-    error::{RecvError, TryRecvError},
-};
+use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
 use crate::session::{Notice, QueueItem, seq_of};
@@ -45,11 +44,14 @@ pub struct Follower {
     session_id: String,
     handle: Option<SessionHandle>,
     notices: Option<broadcast::Receiver<Notice>>,
+    /// The status when the follower subscribed.
+    status_at_start: Option<Status>,
+    /// The first event that comes as a notice: the log is read only before it (`None`: all of
+    /// it, without a live session or after a lag).
+    live_from: Option<u64>,
     /// The seq of the last event yielded (`None`: none yet, start at 0).
     after: Option<u64>,
     backlog: VecDeque<String>,
-    /// Notices taken while catching up, not yet handled.
-    pending: VecDeque<Notice>,
     catching_up: bool,
     /// After a lag: the status to report once caught up.
     resync_status: bool,
@@ -67,15 +69,19 @@ impl Follower {
         handle: Option<SessionHandle>,
         after: Option<u64>,
     ) -> Follower {
-        let notices = handle.as_ref().map(SessionHandle::subscribe);
+        let (notices, announced) = match handle.as_ref().map(SessionHandle::subscribe_announced) {
+            Some((notices, announced)) => (Some(notices), Some(announced)),
+            None => (None, None),
+        };
         Follower {
             store,
             session_id: session_id.to_owned(),
             handle,
             notices,
+            status_at_start: announced.map(|a| a.status),
+            live_from: announced.map(|a| a.next_seq),
             after,
             backlog: VecDeque::new(),
-            pending: VecDeque::new(),
             catching_up: true,
             resync_status: false,
             quiet_before: 0,
@@ -88,6 +94,12 @@ impl Follower {
         self.after = first_seq.checked_sub(1);
         self.quiet_before = first_seq;
         self
+    }
+
+    /// The status when the follower subscribed (live sessions only): the status notices it
+    /// yields are the changes after it.
+    pub fn status_at_start(&self) -> Option<Status> {
+        self.status_at_start
     }
 
     /// The seq of the last event yielded.
@@ -127,19 +139,16 @@ impl Follower {
             {
                 return Ok(Some(Update::Status(handle.view().status)));
             }
-            let notice = match self.pending.pop_front() {
-                Some(notice) => notice,
-                None => {
-                    let Some(notices) = self.notices.as_mut() else { return Ok(None) };
-                    match notices.recv().await {
-                        Ok(notice) => notice,
-                        Err(RecvError::Lagged(_)) => {
-                            self.lagged();
-                            continue;
-                        }
-                        Err(RecvError::Closed) => return Ok(None),
-                    }
+            let Some(notices) = self.notices.as_mut() else { return Ok(None) };
+            let notice = match notices.recv().await {
+                Ok(notice) => notice,
+                Err(RecvError::Lagged(_)) => {
+                    // Fell behind the live notices: the log has every event, the view the status.
+                    self.live_from = None;
+                    (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);
+                    continue;
                 }
+                Err(RecvError::Closed) => return Ok(None),
             };
             match notice {
                 Notice::Event(json) => {
@@ -153,11 +162,8 @@ impl Follower {
                             self.after = Some(seq);
                             return Ok(Some(Update::Event { seq, json }));
                         }
-                        // A gap: the notices started after the cursor. The log has the rest.
-                        _ => {
-                            self.pending.push_front(Notice::Event(json));
-                            self.catching_up = true;
-                        }
+                        // A gap (not while subscribed in time): the log has the rest.
+                        _ => (self.catching_up, self.live_from) = (true, None),
                     }
                 }
                 _ if self.quiet_before != 0 => {}
@@ -168,34 +174,17 @@ impl Follower {
         }
     }
 
-    /// Reads the next page of the log after the cursor, up to the first event the buffered
-    /// notices carry: a status change then keeps its place among the events around it.
+    /// Reads the next page of the log after the cursor, stopping before the first event that
+    /// comes as a notice.
     async fn catch_up(&mut self) -> Result<(), StoreError> {
-        while let Some(notices) = self.notices.as_mut() {
-            match notices.try_recv() {
-                Ok(notice) => self.pending.push_back(notice),
-                Err(TryRecvError::Lagged(_)) => self.lagged(),
-                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
-            }
-        }
         let start = self.after.map_or(0, |after| after + 1);
-        let first_live = self.pending.iter().find_map(|notice| match notice {
-            Notice::Event(json) => seq_of(json).ok().filter(|&seq| seq >= start),
-            _ => None,
-        });
-        let wanted = first_live.map_or(PAGE, |seq| PAGE.min((seq - start) as usize));
-        let page = match wanted {
+        let wanted = self.live_from.map_or(PAGE, |live| live.saturating_sub(start) as usize);
+        let page = match wanted.min(PAGE) {
             0 => Vec::new(),
             wanted => self.store.events(&self.session_id, self.after, wanted).await?,
         };
         self.catching_up = page.len() == PAGE;
         self.backlog.extend(page);
         Ok(())
-    }
-
-    /// Fell behind the live notices: the log has every event, the view the status.
-    fn lagged(&mut self) {
-        self.pending.clear();
-        (self.catching_up, self.resync_status, self.quiet_before) = (true, true, 0);
     }
 }

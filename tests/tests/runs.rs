@@ -33,9 +33,11 @@ fn assert_contiguous(result: &Value) {
 }
 
 /// Waits (on a fresh stream) until the session has gone idle after a turn.
+/// Waits until the work of an accepted message is done: the stream opens after the send, so its
+/// status snapshot is `running` (an `idle` follows) or already `idle`.
 async fn until_idle(w: &World, s: &str) {
     let mut sse = w.gw.sse(s, None).await;
-    sse.until_idle().await;
+    sse.until(|f| *f == Frame::Status("idle".into())).await;
 }
 
 #[tokio::test]

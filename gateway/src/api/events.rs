@@ -171,8 +171,8 @@ async fn follow_session(state: AppState, id: String, after: Option<u64>, tx: Tx)
     let follower = Follower::new(state.registry.store().clone(), &id, handle.clone(), after);
     let mut shutdown = state.shutdown.clone();
     let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
+    frames.push(status_frame(&id, follower.status_at_start().unwrap_or(Status::Idle)));
     let view = handle.as_ref().map(SessionHandle::view);
-    frames.push(status_frame(&id, view.as_ref().map_or(Status::Idle, |v| v.status)));
     if let Some(view) = view.filter(|v| !v.queue.is_empty()) {
         frames.push(queue_frame(&id, &view.queue));
     }

@@ -103,6 +103,8 @@ pub struct Session {
     model: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
     status: Status,
+    /// What subscribers have been told, changed together with each notice under the lock.
+    announced: Arc<std::sync::Mutex<Announced>>,
     next_seq: u64,
     /// The inbox as the log says, for queue snapshots without entering the core.
     inbox: Inbox,
@@ -160,6 +162,10 @@ impl Session {
             model,
             tools,
             status: Status::Idle,
+            announced: Arc::new(std::sync::Mutex::new(Announced {
+                status: Status::Idle,
+                next_seq: loaded.next_seq,
+            })),
             next_seq: loaded.next_seq,
             inbox: loaded.inbox,
             notices: broadcast::channel(NOTICE_BUFFER).0,
@@ -191,6 +197,12 @@ impl Session {
     /// Pending input, `next-step` first.
     pub fn queue(&self) -> Vec<QueueItem> {
         notice::queue_items(&self.inbox)
+    }
+
+    /// What subscribers have been told, changed atomically with each notice: lock it, read it
+    /// and subscribe, and every later event and status change comes as a notice, none twice.
+    pub fn announced(&self) -> Arc<std::sync::Mutex<Announced>> {
+        self.announced.clone()
     }
 
     /// Where committed events, status changes and queue snapshots are announced.
@@ -343,6 +355,8 @@ impl Session {
                         }
                         self.goal.observe(&event);
                     }
+                    let mut announced = self.announced.lock().expect("announced lock");
+                    announced.next_seq = next;
                     let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
                 }
                 Output::Status(status) => {
@@ -446,8 +460,19 @@ impl Session {
         if status == Status::Idle && self.went_idle.is_none() {
             self.went_idle = next.checked_sub(1);
         }
+        let mut announced = self.announced.lock().expect("announced lock");
+        announced.status = status;
         let _ = self.notices.send(Notice::Status(status));
     }
+}
+
+/// What a session's subscribers have been told so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Announced {
+    /// The last status announced.
+    pub status: Status,
+    /// The seq of the first event not announced yet.
+    pub next_seq: u64,
 }
 
 /// What a session is made of.

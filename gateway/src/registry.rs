@@ -14,7 +14,7 @@ use crate::goal::GoalTool;
 use crate::model;
 use crate::session::{Session, SessionError, SessionParts, now_ms};
 use crate::store::{SessionRow, Store, StoreError};
-use crate::subagents::AgentTool;
+use crate::subagents::{AgentTool, Continuable};
 use crate::tools::ToolRegistry;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
@@ -89,7 +89,8 @@ pub struct Registry {
 
 impl Registry {
     /// A registry over a store; `default_model` serves sessions that name none. Its sessions'
-    /// models get `tools` plus the `agent` tool, which runs subagents in this registry,
+    /// models get `tools` plus the subagent tools (`agent`, `spawn_agent`, `send_message`,
+    /// `interrupt_agent`, `list_agents`), which run children in this registry,
     /// and the `goal` tool, which ends a session's goal.
     pub fn new(
         store: Store,
@@ -100,6 +101,9 @@ impl Registry {
         Arc::new_cyclic(|registry| {
             tools.add(Arc::new(AgentTool::new(registry.clone())));
             tools.add(Arc::new(GoalTool::new(registry.clone())));
+            for tool in Continuable::tools(registry.clone()) {
+                tools.add(tool);
+            }
             Registry {
                 store,
                 host,

@@ -230,3 +230,25 @@ fn core_flag_runs_the_built_in_cores_own_file() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8(out.stdout).unwrap().starts_with("You said: \"hello\""));
 }
+
+#[test]
+fn spawn_agent_with_an_in_memory_store_fails_with_durability_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--data", ":memory:", "--json"])
+        .arg(r#"/tool spawn_agent {"prompt":"keep this for later"}"#)
+        .current_dir(dir.path())
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env_remove("AIRLOCK_MODEL")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let result: serde_json::Value =
+        serde_json::from_str(&stdout).expect("--json prints a RunResult");
+    let events = result["events"].as_array().unwrap();
+    let tool_result = events.iter().find(|e| e["type"] == "tool/result").expect("the tool ran");
+    assert_eq!(tool_result["data"]["error"]["code"], "DURABILITY_FAILED", "{tool_result}");
+    let text = tool_result["data"]["message"]["content"][0]["content"][0]["text"].to_string();
+    assert!(text.contains("--data FILE"), "the message says what to do: {text}");
+    assert!(!dir.path().join(":memory:").exists(), "an in-memory store writes no file");
+}

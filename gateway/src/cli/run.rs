@@ -26,7 +26,8 @@ pub struct RunArgs {
     /// The system prompt of a new session.
     #[arg(long)]
     pub system: Option<String>,
-    /// Keep the session in this SQLite file (default: a temporary file, removed at exit).
+    /// Keep the session in this SQLite file (default: a temporary file, removed at exit);
+    /// `:memory:` keeps nothing on disk (continuable subagents then refuse to start).
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Continue this session of `--data` instead of starting a fresh one.

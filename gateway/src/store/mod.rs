@@ -113,21 +113,31 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
+    /// Nothing reaches a disk: [`Store::flush`] answers `false`, and reads go through the
+    /// writer's connection (the only one that sees the database).
+    in_memory: bool,
     durability: Durability,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
 }
 
 impl Store {
-    /// Opens (creating and migrating as needed) the database at `path`.
+    /// Opens (creating and migrating as needed) the database at `path`; [`MEMORY`] opens a
+    /// fresh database that lives in this process only.
     pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
         let open_error = |message: String| StoreError::Open { path: path.to_owned(), message };
-        let mut conn = Connection::open(path).map_err(|e| open_error(e.to_string()))?;
+        let in_memory = path == Path::new(MEMORY);
+        let conn = match in_memory {
+            true => Connection::open_in_memory(),
+            false => Connection::open(path),
+        };
+        let mut conn = conn.map_err(|e| open_error(e.to_string()))?;
         configure(&conn, durability).map_err(|e| open_error(e.to_string()))?;
         migrations().to_latest(&mut conn).map_err(|e| open_error(e.to_string()))?;
         let writer = Writer::spawn(conn);
-        let inner =
-            Inner { path: path.to_owned(), durability, writer, readers: Mutex::new(Vec::new()) };
+        let readers = Mutex::new(Vec::new());
+        let path = path.to_owned();
+        let inner = Inner { path, in_memory, durability, writer, readers };
         Ok(Store { inner: Arc::new(inner) })
     }
 
@@ -168,11 +178,13 @@ impl Store {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
-    /// Resolves once everything sent to the store before it is committed.
-    pub async fn flush(&self) -> Result<(), StoreError> {
+    /// Resolves once everything sent to the store before it is committed: `true` when that
+    /// reached a database file, `false` for an in-memory store (nothing is durable).
+    pub async fn flush(&self) -> Result<bool, StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Flush { reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        done.await.map_err(|_| StoreError::Closed)??;
+        Ok(!self.inner.in_memory)
     }
 
     /// Events of a session with seq > `after` (all when `None`), at most `limit`.
@@ -197,9 +209,11 @@ impl Store {
     pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
         let session_id = session_id.to_owned();
         self.read(move |conn| {
-            conn.query_row("SELECT MAX(seq) FROM events WHERE session_id = ?1", [session_id], |r| {
-                r.get::<_, Option<i64>>(0).map(|s| s.map(|s| s as u64))
-            })
+            conn.query_row(
+                "SELECT MAX(seq) FROM events WHERE session_id = ?1",
+                [&session_id],
+                |r| r.get::<_, Option<i64>>(0).map(|s| s.map(|s| s as u64)),
+            )
         })
         .await
     }
@@ -210,7 +224,7 @@ impl Store {
         self.read(move |conn| {
             conn.query_row(
                 &format!("{SESSION_COLUMNS} WHERE session_id = ?1"),
-                [session_id],
+                [&session_id],
                 session_row,
             )
             .optional()
@@ -228,8 +242,8 @@ impl Store {
             let mut stmt = conn.prepare_cached(&format!(
                 "{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2"
             ))?;
-            let rows =
-                stmt.query_map(params![cursor.unwrap_or_default(), limit as i64], session_row)?;
+            let rows = stmt
+                .query_map(params![cursor.as_deref().unwrap_or(""), limit as i64], session_row)?;
             rows.collect()
         })
         .await
@@ -271,6 +285,12 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, StoreError> {
+        if self.inner.in_memory {
+            let (reply, done) = tokio::sync::oneshot::channel();
+            let read = move |conn: &Connection| drop(reply.send(f(conn)));
+            self.inner.writer.send(Job::Read(Box::new(read)))?;
+            return Ok(done.await.map_err(|_| StoreError::Closed)??);
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let pooled = inner.readers.lock().expect("reader pool lock").pop();
@@ -290,6 +310,9 @@ impl Store {
         .map_err(|_| StoreError::Closed)?
     }
 }
+
+/// `--data :memory:`: a store that lives in this process only.
+pub const MEMORY: &str = ":memory:";
 
 const SESSION_COLUMNS: &str =
     "SELECT session_id, created_at, updated_at, spec, disposed, parent_session_id FROM sessions";
@@ -352,5 +375,31 @@ mod tests {
         for i in 0..50 {
             assert_eq!(store.last_seq(&format!("s{i}")).await.unwrap(), Some(0));
         }
+    }
+
+    #[tokio::test]
+    async fn an_in_memory_store_reads_its_writes_while_appends_run_and_flushes_false() {
+        let store = Store::open(Path::new(MEMORY), Durability::Normal).unwrap();
+        let other = Store::open(Path::new(MEMORY), Durability::Normal).unwrap();
+        let writer = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for seq in 0..200 {
+                    store.append("s", vec![event(seq)], None).await.unwrap();
+                }
+            })
+        };
+        while !writer.is_finished() {
+            let seen = store.events("s", None, 1000).await.unwrap().len();
+            assert!(seen <= 200);
+        }
+        writer.await.unwrap();
+        assert_eq!(store.last_seq("s").await.unwrap(), Some(199));
+        assert_eq!(other.last_seq("s").await.unwrap(), None, "each one is its own database");
+        assert!(!store.flush().await.unwrap(), "nothing reached a disk");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = Store::open(&dir.path().join("f.db"), Durability::Normal).unwrap();
+        assert!(file.flush().await.unwrap());
     }
 }

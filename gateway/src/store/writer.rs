@@ -56,6 +56,9 @@ pub(super) enum Job {
     Flush {
         reply: Reply<()>,
     },
+    /// A read on the writer's connection (an in-memory database has no other), run after the
+    /// group it came with is committed.
+    Read(Box<dyn FnOnce(&Connection) + Send>),
 }
 
 /// The handle async code uses to reach the writer thread.
@@ -90,8 +93,17 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        crate::metrics::global().commit_batch.observe(group.len() as f64);
-        commit_group(&mut conn, group, &mut next_seq);
+        let (reads, group): (Vec<_>, Vec<_>) =
+            group.into_iter().partition(|job| matches!(job, Job::Read(_)));
+        if !group.is_empty() {
+            crate::metrics::global().commit_batch.observe(group.len() as f64);
+            commit_group(&mut conn, group, &mut next_seq);
+        }
+        for read in reads {
+            if let Job::Read(read) = read {
+                read(&conn);
+            }
+        }
     }
 }
 
@@ -137,6 +149,7 @@ fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<S
                 answers.push(Answer::Unit(reply, result));
             }
             Job::Flush { reply } => answers.push(Answer::Unit(reply, Ok(()))),
+            Job::Read(_) => unreachable!("reads are taken out of the group"),
         }
     }
     if let Err(e) = tx.commit() {
@@ -247,6 +260,7 @@ fn fail_all(group: Vec<Job>, e: &rusqlite::Error) {
             Job::InsertSession { reply, .. } => {
                 drop(reply.send(Err(StoreError::Commit(e.to_string()))))
             }
+            Job::Read(_) => unreachable!("reads are taken out of the group"),
         }
     }
 }

@@ -40,6 +40,8 @@ use reply::Played;
 /// What the server shares with its handler.
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    /// Replies for requests whose last message contains a marker, taken before the script.
+    routed: Mutex<Vec<(String, Reply)>>,
     requests: Mutex<Vec<Recorded>>,
     /// How many requests have arrived.
     arrived: tokio::sync::watch::Sender<usize>,
@@ -49,6 +51,7 @@ impl Default for Shared {
     fn default() -> Self {
         Shared {
             script: Mutex::default(),
+            routed: Mutex::default(),
             requests: Mutex::default(),
             arrived: tokio::sync::watch::Sender::new(0),
         }
@@ -95,6 +98,13 @@ impl MockModel {
         self
     }
 
+    /// Queues a reply for the first request whose last message contains `marker`, whatever
+    /// the order requests arrive in (sessions that run at once, like a parent and its child).
+    pub fn push_for(&self, marker: &str, reply: Reply) -> &Self {
+        lock(&self.shared.routed).push((marker.to_owned(), reply));
+        self
+    }
+
     /// The bodies of every request received so far, in order (a body that is not JSON is
     /// recorded as a JSON string).
     pub fn requests(&self) -> Vec<Value> {
@@ -138,7 +148,14 @@ async fn chat_completions(
         requests.len()
     };
     shared.arrived.send_replace(number);
-    let reply = lock(&shared.script).pop_front().unwrap_or_default();
+    let last = body["messages"].as_array().and_then(|m| m.last()).map(Value::to_string);
+    let routed = {
+        let mut routed = lock(&shared.routed);
+        let found =
+            last.and_then(|last| routed.iter().position(|(marker, _)| last.contains(marker)));
+        found.map(|index| routed.remove(index).1)
+    };
+    let reply = routed.unwrap_or_else(|| lock(&shared.script).pop_front().unwrap_or_default());
     match reply.play(&body, number) {
         Played::Status { status, retry_after, body } => {
             let status = StatusCode::from_u16(status).expect("a scripted status is valid");

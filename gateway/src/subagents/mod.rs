@@ -9,6 +9,10 @@
 //! cancels the child (cause `parent`), and the call drains with the child's real result. The
 //! parent's subscribers see `subagent.started` and `subagent.finished`.
 
+mod continuable;
+
+pub use continuable::Continuable;
+
 use std::sync::{Arc, Weak};
 
 use airlock_core::{
@@ -17,7 +21,7 @@ use airlock_core::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::owned::{OwnedRun, submit, text_of, user_message};
+use crate::owned::{OwnedRun, RunResult, submit, text_of, user_message};
 use crate::registry::Registry;
 use crate::session::Notice;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
@@ -115,34 +119,62 @@ async fn run_child(
         }
     };
     let result = run.result(registry.store(), last_seq).await.map_err(|e| e.to_string())?;
-    let events: Vec<String> = result.events.iter().map(|e| e.get().to_owned()).collect();
-    let output = last_answer(&events);
-    let stop_reason = match &result.summary.finish {
-        Some(TurnEndReason::Completed) => "completed",
-        Some(TurnEndReason::MaxTokens) => "max-tokens",
-        Some(TurnEndReason::Aborted { .. }) => "aborted",
-        Some(TurnEndReason::Blocked) => "refusal",
-        Some(TurnEndReason::Error { .. } | TurnEndReason::Interrupted) | None => "error",
-    };
-    let error = match &result.summary.finish {
-        Some(TurnEndReason::Error { error }) => {
-            Some(json!({"code": error.code, "message": error.message}))
-        }
-        _ => None,
-    };
-    let finished = json!({
-        "parentSessionId": parent_id,
-        "childSessionId": child_id,
-        "status": if stop_reason == "completed" { "ok" } else { "error" },
-        "stopReason": stop_reason,
-        "lastAssistantMessage": output,
-    });
-    parent.announce(Notice::Subagent("subagent.finished", Arc::from(finished.to_string())));
-    let mut answer = json!({"childId": child_id, "output": output, "stopReason": stop_reason});
-    if let Some(error) = error {
-        answer["error"] = error;
+    let outcome = Outcome::of(&result);
+    parent.announce(outcome.finished(&parent_id, &child_id));
+    Ok(ToolOutput::text(outcome.answer(&child_id).to_string()))
+}
+
+/// How a child's interval ended, as a parent is told.
+pub(crate) struct Outcome {
+    /// The child's last non-empty assistant message.
+    pub output: String,
+    /// `completed`, `aborted`, `error`, `max-tokens` or `refusal`.
+    pub stop_reason: &'static str,
+    /// The error of a turn that ended `error`.
+    pub error: Option<serde_json::Value>,
+}
+
+impl Outcome {
+    /// The outcome of an owned interval of the child.
+    pub fn of(result: &RunResult) -> Outcome {
+        let events: Vec<String> = result.events.iter().map(|e| e.get().to_owned()).collect();
+        let stop_reason = match &result.summary.finish {
+            Some(TurnEndReason::Completed) => "completed",
+            Some(TurnEndReason::MaxTokens) => "max-tokens",
+            Some(TurnEndReason::Aborted { .. }) => "aborted",
+            Some(TurnEndReason::Blocked) => "refusal",
+            Some(TurnEndReason::Error { .. } | TurnEndReason::Interrupted) | None => "error",
+        };
+        let error = match &result.summary.finish {
+            Some(TurnEndReason::Error { error }) => {
+                Some(json!({"code": error.code, "message": error.message}))
+            }
+            _ => None,
+        };
+        Outcome { output: last_answer(&events), stop_reason, error }
     }
-    Ok(ToolOutput::text(answer.to_string()))
+
+    /// `{childId, output, stopReason, error?}`.
+    pub fn answer(&self, child_id: &str) -> serde_json::Value {
+        let mut answer =
+            json!({"childId": child_id, "output": self.output, "stopReason": self.stop_reason});
+        if let Some(error) = &self.error {
+            answer["error"] = error.clone();
+        }
+        answer
+    }
+
+    /// The parent's `subagent.finished` notice.
+    pub fn finished(&self, parent_id: &str, child_id: &str) -> Notice {
+        let finished = json!({
+            "parentSessionId": parent_id,
+            "childSessionId": child_id,
+            "status": if self.stop_reason == "completed" { "ok" } else { "error" },
+            "stopReason": self.stop_reason,
+            "lastAssistantMessage": self.output,
+        });
+        Notice::Subagent("subagent.finished", Arc::from(finished.to_string()))
+    }
 }
 
 /// The child's last non-empty assistant message.

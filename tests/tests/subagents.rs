@@ -116,3 +116,30 @@ async fn cancelling_the_parent_cancels_the_child_with_cause_parent() {
         json!({"kind": "aborted", "reason": {"kind": "parent"}})
     );
 }
+
+#[tokio::test]
+async fn a_live_one_shot_child_can_be_steered_and_its_answer_reflects_it() {
+    let w = world().await;
+    let gate = Arc::new(Notify::new());
+    w.mock.push_for("delegate", Reply::tool_call("t1", "agent", r#"{"prompt":"CHILD-WORK"}"#, 1));
+    w.mock.push_for("CHILD-WORK", Reply::text("First draft", 2).hold_until(gate.clone()));
+    w.mock.push_for("STEER-CHILD", Reply::text("Adjusted answer.", 1));
+    w.mock.push_for("childId", Reply::text("Parent got it.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.send(&s, json!({"content": "delegate"})).await;
+    let frames = sse.until(|f| matches!(f, Frame::Other(n, _) if n == "subagent.started")).await;
+    let child =
+        named(&frames, "subagent.started")[0]["childSessionId"].as_str().unwrap().to_owned();
+
+    // The child is an ordinary session: steering it lands in its running turn.
+    w.mock.requested(2).await; // the child is streaming its first draft
+    w.send(&child, json!({"content": "STEER-CHILD", "delivery": "steer"})).await;
+    gate.notify_one();
+    sse.until_idle().await;
+    let (_, answer) = tool_result(&w, &s).await;
+    assert_eq!(answer["output"], "Adjusted answer.", "{answer}");
+    assert_eq!(answer["stopReason"], "completed");
+    let child_ends = w.gw.log(&child).await.into_iter().filter(|e| e["type"] == "turn/end").count();
+    assert_eq!(child_ends, 1, "the steering joined the child's one turn");
+}

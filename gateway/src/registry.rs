@@ -85,6 +85,8 @@ pub struct Registry {
     default_model: String,
     live: Mutex<HashMap<String, SessionHandle>>,
     hub: broadcast::Sender<HubNotice>,
+    /// The gateway is stopping: work for later is injected, not woken.
+    shutting_down: std::sync::atomic::AtomicBool,
 }
 
 impl Registry {
@@ -111,8 +113,19 @@ impl Registry {
                 default_model,
                 live: Mutex::new(HashMap::new()),
                 hub: broadcast::channel(256).0,
+                shutting_down: std::sync::atomic::AtomicBool::new(false),
             }
         })
+    }
+
+    /// Marks the gateway as stopping (see [`Registry::shutting_down`]).
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the gateway is stopping.
+    pub fn shutting_down(&self) -> bool {
+        self.shutting_down.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The store.

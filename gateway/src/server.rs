@@ -113,11 +113,13 @@ impl Gateway {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let cors = cors(&self.settings.cors_origins);
+        let registry = self.state.registry.clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 shutdown.await;
+                registry.begin_shutdown();
                 let _ = stop.send(true);
             })
             .await

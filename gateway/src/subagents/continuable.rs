@@ -9,8 +9,9 @@
 //! - `list_agents {}` lists the caller's children with their status.
 //!
 //! When a child settles (whole-agent idle after its work) the parent gets exactly one notice
-//! message: a followup when the parent is idle, steering when it is running. Work sent to a child
-//! while it runs is covered by the same notice.
+//! message: a followup when the parent is idle, steering when it is running, an inject (for its
+//! next turn) when the gateway is stopping. Work sent to a child while it runs is covered by the
+//! same notice.
 //!
 //! A continuable child needs durable storage: a child's result must survive its parent's
 //! process, so spawning fails with `DURABILITY_FAILED` when the store's flush reaches no
@@ -184,12 +185,19 @@ impl Watcher {
         let mut message = user_message(vec![ContentBlock::Text { text }]);
         message.source = Source::of("subagent");
         message.source.details.insert("childId".into(), self.child.id().into());
-        let delivery = match parent.view().status {
-            Status::Idle => Delivery::Followup,
-            Status::Running => Delivery::Steer,
-        };
+        let delivery = notice_delivery(parent.view().status, self.registry.shutting_down());
         parent.feed(delivery.send(message), None).await?;
         Ok(())
+    }
+}
+
+/// How a settlement notice reaches the parent: it wakes an idle parent, steers a running one,
+/// and waits (inject) in a parent whose gateway is stopping.
+fn notice_delivery(parent: Status, shutting_down: bool) -> Delivery {
+    match (shutting_down, parent) {
+        (true, _) => Delivery::Inject,
+        (false, Status::Idle) => Delivery::Followup,
+        (false, Status::Running) => Delivery::Steer,
     }
 }
 
@@ -397,5 +405,19 @@ impl Tool for ListAgents {
             }
             Ok(json!({"items": items}))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_settlement_notice_follows_up_an_idle_parent_steers_a_running_one_and_waits_in_a_stopping_one()
+     {
+        assert_eq!(notice_delivery(Status::Idle, false), Delivery::Followup);
+        assert_eq!(notice_delivery(Status::Running, false), Delivery::Steer);
+        assert_eq!(notice_delivery(Status::Running, true), Delivery::Inject);
+        assert_eq!(notice_delivery(Status::Idle, true), Delivery::Inject);
     }
 }

@@ -209,22 +209,25 @@ async fn run(
                     let _ = reply.send(result.map(|()| session.goal()));
                 }
                 Some(Command::Feed { input, key, owner, reply }) => {
-                let waits_only = input.is_none();
-                let outcome = match input {
-                    Some(input) => take(&mut session, store.as_ref(), input, key).await,
-                    None => Ok(Outcome::Fed(Fed::default())),
-                };
-                // An owner's interval starts with its input's first event; a refused input
-                // starts none (dropping the sender tells the owner).
-                let admitted = waits_only
-                    || matches!(outcome, Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) })));
-                if let Some(owner) = owner.filter(|_| admitted) {
-                    owners.push(owner);
-                }
-                settle(&mut session, &mut owners);
-                drive_goal(&mut session).await;
-                *view.lock().expect("view lock") = view_of(&session);
-                let _ = reply.send(outcome); // the caller went away; the input is in all the same
+                    let waits_only = input.is_none();
+                    let outcome = match input {
+                        Some(input) => take(&mut session, store.as_ref(), input, key).await,
+                        None => Ok(Outcome::Fed(Fed::default())),
+                    };
+                    // An owner's interval starts with its input's first event; a refused input
+                    // starts none (dropping the sender tells the owner).
+                    let admitted = waits_only
+                        || matches!(
+                            outcome,
+                            Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) }))
+                        );
+                    if let Some(owner) = owner.filter(|_| admitted) {
+                        owners.push(owner);
+                    }
+                    settle(&mut session, &mut owners);
+                    drive_goal(&mut session).await;
+                    *view.lock().expect("view lock") = view_of(&session);
+                    let _ = reply.send(outcome); // a caller that went away: the input is in
                 }
             },
             answer = session.next_answer() => {

@@ -238,3 +238,19 @@ async fn list_agents_shows_the_children_and_interrupt_agent_stops_a_childs_turn(
     assert_eq!(notices.len(), 1);
     assert!(notices[0]["content"][0]["text"].as_str().unwrap().contains("aborted"));
 }
+
+#[tokio::test]
+async fn spawn_agent_on_an_in_memory_store_answers_durability_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = airlock_tests::MockModel::start().await;
+    let memory = std::path::Path::new(":memory:");
+    let gw = airlock_tests::gateway::Gateway::start(memory, &mock.base_url(), dir.path());
+    let w = World { dir, mock, gw };
+    w.mock.push_for("DURABILITY_FAILED", Reply::text("No subagent then.", 1));
+    let (s, mut sse) = spawning(&w, "CHILD-TASK").await;
+    sse.until_idle().await;
+    let result = &tool_results(&w, &s).await[0];
+    assert_eq!(result["data"]["error"]["code"], "DURABILITY_FAILED", "{result}");
+    let (_, children) = w.gw.get(&format!("/v1/sessions/{s}/children")).await;
+    assert_eq!(children["items"], json!([]), "no child was created");
+}

@@ -3,6 +3,7 @@
 //! with its OpenAPI description; [`app`] merges them and serves the whole document as
 //! `GET /openapi.json`.
 
+mod demo;
 mod error;
 mod events;
 mod goals;
@@ -52,6 +53,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .routes(routes!(metrics))
         .split_for_parts();
     let router = openapi::serve(router, &doc)
+        .merge(demo::router())
         .fallback(|| async {
             ApiError::new(
                 axum::http::StatusCode::NOT_FOUND,

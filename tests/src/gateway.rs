@@ -75,13 +75,23 @@ impl Gateway {
 
     /// [`Gateway::start`] with more environment (e.g. `AIRLOCK_STALL_TIMEOUT_MS`).
     pub fn start_with(data: &Path, model_url: &str, cache: &Path, env: &[(&str, &str)]) -> Gateway {
+        Self::launch(data, model_url, cache, env, "127.0.0.1:0")
+    }
+
+    fn launch(
+        data: &Path,
+        model_url: &str,
+        cache: &Path,
+        env: &[(&str, &str)],
+        listen: &str,
+    ) -> Gateway {
         let mut child = Command::new(airlock_bin())
-            .envs(env.iter().copied())
-            .args(["serve", "--listen", "127.0.0.1:0", "--durability", "full", "--data"])
+            .args(["serve", "--listen", listen, "--durability", "full", "--data"])
             .arg(data)
             .env("AIRLOCK_BASE_URL", model_url)
             .env("AIRLOCK_CACHE_DIR", cache)
             .env_remove("AIRLOCK_MODEL")
+            .envs(env.iter().copied()) // the caller's environment wins
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -116,6 +126,17 @@ impl Gateway {
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         Gateway::start_with(&self.data, &self.model_url, &self.cache, &env)
+    }
+
+    /// `kill -9`, then a new process on the same file and the same port (a browser page keeps
+    /// its URL).
+    pub fn crash_and_restart_in_place(mut self) -> Gateway {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("the process is reaped");
+        let env: Vec<(&str, &str)> =
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let listen = self.base.trim_start_matches("http://").to_owned();
+        Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
     }
 
     /// `url` under the gateway.

@@ -1,0 +1,151 @@
+//! The web demo in a real browser: Debian's Chromium driven by playwright-core
+//! (`web-demo/browser-test/drive.mjs`) against a real gateway and the mock model.
+//!
+//! Ignored by default because it needs Chromium and the npm package; `.ci/run` installs both and
+//! runs it with `cargo test --workspace --test browser -- --ignored`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use airlock_tests::Reply;
+use airlock_tests::world::{World, held, world_with};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The page, through the driver script.
+struct Page {
+    _node: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl Page {
+    fn launch() -> Page {
+        let script = web_demo().join("browser-test/drive.mjs");
+        let mut node = Command::new("node")
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs (install Node.js and `npm ci` in web-demo/browser-test)");
+        let stdin = node.stdin.take().unwrap();
+        let stdout = BufReader::new(node.stdout.take().unwrap()).lines();
+        Page { _node: node, stdin, stdout }
+    }
+
+    /// Runs one command; panics with the driver's error.
+    async fn run(&mut self, command: Value) -> Value {
+        self.stdin.write_all(format!("{command}\n").as_bytes()).await.unwrap();
+        let line = self.stdout.next_line().await.unwrap().expect("the driver answers");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["ok"], true, "{command}: {}", answer["error"]);
+        answer["value"].clone()
+    }
+
+    async fn wait_text(&mut self, selector: &str, text: &str) {
+        self.run(json!({"do": "waitText", "selector": selector, "text": text})).await;
+    }
+
+    async fn texts(&mut self, selector: &str) -> Vec<String> {
+        let value = self.run(json!({"do": "texts", "selector": selector})).await;
+        serde_json::from_value(value).unwrap()
+    }
+
+    async fn send(&mut self, text: &str, delivery: &str) {
+        self.run(json!({"do": "send", "text": text, "delivery": delivery})).await;
+    }
+}
+
+fn web_demo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../web-demo")
+}
+
+/// The conversation as the page shows it, one string per bubble, card or line.
+async fn conversation(page: &mut Page) -> Vec<String> {
+    page.texts("#conversation > *").await
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same_view() {
+    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
+    let mut page = Page::launch();
+    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
+    let session = page.run(json!({"do": "newSession"})).await;
+    let session = session.as_str().unwrap().to_owned();
+
+    // A message, and the mock's answer streamed in.
+    w.mock.push(Reply::text("Hello from the mock model today.", 4));
+    page.send("hi there", "followup").await;
+    page.wait_text(".msg.assistant", "Hello from the mock model today.").await;
+    page.wait_text(".turn-end", "completed").await;
+
+    // A second message queued while the first streams, then promoted to steering.
+    let (first, gate) = held("A long answer");
+    w.mock.push(first).push(Reply::text("Steered as asked.", 1));
+    page.send("tell me a long story", "followup").await;
+    w.mock.requested(2).await;
+    page.send("make it short", "followup").await;
+    page.wait_text("#queue-items", "make it short").await;
+    page.run(json!({"do": "click", "selector": "#queue-items button", "text": "Steer"})).await;
+    page.wait_text("#queue-items .kind", "steer").await;
+    gate.notify_one();
+    page.wait_text(".msg.assistant", "Steered as asked.").await;
+    let bubbles = page.texts(".msg.user").await;
+    assert!(
+        bubbles.iter().any(|b| b.starts_with("steer") && b.ends_with("make it short")),
+        "{bubbles:?}"
+    );
+
+    // A slow answer cancelled: its interrupted text stays, the queue behind it is parked.
+    let (slow, _never) = held("Slowly, slowly");
+    w.mock.push(slow);
+    page.send("go slowly", "followup").await;
+    w.mock.requested(4).await;
+    page.wait_text(".msg.assistant.streaming", "Slow").await;
+    page.send("after the slow one", "followup").await;
+    page.wait_text("#queue-items", "after the slow one").await;
+    page.run(json!({"do": "click", "selector": "#cancel"})).await;
+    page.wait_text(".turn-end", "aborted").await;
+    let classes = page.run(json!({"do": "classes", "selector": ".msg.assistant"})).await;
+    assert!(classes.to_string().contains("interrupted"), "{classes}");
+    page.wait_text("#queue-items", "after the slow one").await;
+
+    // The gateway dies mid-stream and comes back on the same port: the page reconnects and shows
+    // every event once.
+    let (streaming, _gate) = held("Cut off in the middle");
+    w.mock.push(streaming);
+    page.run(json!({"do": "click", "selector": "#queue-items button", "text": "Remove"})).await;
+    page.send("one more", "followup").await;
+    w.mock.requested(5).await;
+    page.wait_text(".msg.assistant.streaming", "Cut").await;
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart_in_place() };
+    page.wait_text(".turn-end", "interrupted").await;
+    w.mock.push(Reply::text("Back again.", 2));
+    page.send("are you back?", "followup").await;
+    page.wait_text(".msg.assistant", "Back again.").await;
+    let shown = conversation(&mut page).await;
+    let log = w.gw.log(&session).await;
+    let turns = log.iter().filter(|e| e["type"] == "turn/end").count();
+    let ends = shown.iter().filter(|line| line.starts_with("turn ")).count();
+    assert_eq!(ends, turns, "one line per turn/end, none twice: {shown:?}");
+    let users = log.iter().filter(|e| e["type"] == "user/message").count();
+    assert_eq!(page.texts(".msg.user").await.len(), users, "one bubble per user message");
+
+    // Reloading rebuilds the same view from the log.
+    page.run(json!({"do": "reload"})).await;
+    page.wait_text(".msg.assistant", "Back again.").await;
+    assert_eq!(conversation(&mut page).await, shown, "the same conversation after a reload");
+
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    for scheme in ["light", "dark"] {
+        let path = shots.join(format!("web-demo-{scheme}.png"));
+        page.run(json!({"do": "screenshot", "path": path, "scheme": scheme})).await;
+    }
+    let errors = page.run(json!({"do": "errors"})).await;
+    assert_eq!(errors, json!([]), "the page threw");
+}

@@ -62,6 +62,33 @@ fn web_demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../web-demo")
 }
 
+/// The assistant text of each step as the log has it: the committed message, or the streamed
+/// chunks of one that never committed (a crash mid-stream).
+fn answers(log: &[Value]) -> Vec<String> {
+    let mut answers = Vec::new();
+    let mut streamed = String::new();
+    for event in log {
+        match event["type"].as_str() {
+            Some("assistant/chunk") if event["data"]["chunk"]["type"] == "text-delta" => {
+                streamed += event["data"]["chunk"]["text"].as_str().unwrap();
+            }
+            Some("assistant/message") => {
+                let content = event["data"]["message"]["content"].as_array().unwrap();
+                let text: String = content
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect();
+                answers.push(text);
+                streamed.clear();
+            }
+            Some("turn/end") if !streamed.is_empty() => answers.push(std::mem::take(&mut streamed)),
+            _ => {}
+        }
+    }
+    answers
+}
+
 /// The conversation as the page shows it, one string per bubble, card or line.
 async fn conversation(page: &mut Page) -> Vec<String> {
     page.texts("#conversation > *").await
@@ -134,6 +161,7 @@ async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same
     assert_eq!(ends, turns, "one line per turn/end, none twice: {shown:?}");
     let users = log.iter().filter(|e| e["type"] == "user/message").count();
     assert_eq!(page.texts(".msg.user").await.len(), users, "one bubble per user message");
+    assert_eq!(page.texts(".msg.assistant").await, answers(&log), "every word once, none missing");
 
     // Reloading rebuilds the same view from the log.
     page.run(json!({"do": "reload"})).await;

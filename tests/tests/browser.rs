@@ -126,7 +126,8 @@ async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same
         "{bubbles:?}"
     );
 
-    // A slow answer cancelled: its interrupted text stays, the queue behind it is parked.
+    // A slow answer cancelled: its interrupted text stays, the queue behind it is parked (and
+    // can still be edited).
     let (slow, _never) = held("Slowly, slowly");
     w.mock.push(slow);
     page.send("go slowly", "followup").await;
@@ -139,6 +140,9 @@ async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same
     let classes = page.run(json!({"do": "classes", "selector": ".msg.assistant"})).await;
     assert!(classes.to_string().contains("interrupted"), "{classes}");
     page.wait_text("#queue-items", "after the slow one").await;
+    let edit = json!({"do": "click", "selector": "#queue-items button", "text": "Edit", "answer": "after the edit"});
+    page.run(edit).await;
+    page.wait_text("#queue-items", "after the edit").await;
 
     // The gateway dies mid-stream and comes back on the same port: the page reconnects and shows
     // every event once.

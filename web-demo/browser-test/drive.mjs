@@ -54,10 +54,12 @@ const commands = {
       { timeout: TIMEOUT },
     );
   },
-  // Clicks the first element matching `selector` whose text is `text` (or the first at all).
-  click: async ({ selector, text }) => {
+  // Clicks the first element matching `selector` whose text is `text` (or the first at all);
+  // a dialog the click opens is answered with `answer`.
+  click: async ({ selector, text, answer }) => {
     const target = text === undefined ? page.locator(selector).first()
       : page.locator(selector, { hasText: text }).first();
+    if (answer !== undefined) page.once("dialog", (dialog) => dialog.accept(answer));
     await target.click({ timeout: TIMEOUT });
   },
   press: async ({ key }) => page.keyboard.press(key),

@@ -12,6 +12,7 @@
 //! is rebuilt from the log and given `recover`.
 
 mod effects;
+mod goal;
 mod log;
 mod notice;
 
@@ -26,11 +27,12 @@ use airlock_core::{
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
+pub use goal::GoalChangeError;
 pub use log::{MemoryLog, SessionLog, seq_of};
 pub use notice::{Notice, QueueItem};
 
 use crate::core_host::{CoreError, CoreHost, WasmCore};
-use crate::goal::{Driver, Goal, GoalError, GoalOp};
+use crate::goal::Driver;
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
@@ -120,20 +122,6 @@ pub struct Session {
     cancelled: watch::Sender<Option<CancelCause>>,
     /// The goal and its rounds.
     goal: Driver,
-}
-
-/// Why a goal request failed.
-#[derive(Debug, thiserror::Error)]
-pub enum GoalChangeError {
-    /// The request does not fit the goal.
-    #[error(transparent)]
-    Refused(#[from] GoalError),
-    /// The session failed.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// The session's actor is gone (the gateway is shutting down).
-    #[error("the session is shutting down; try again after the gateway restarts")]
-    Gone,
 }
 
 impl Session {
@@ -401,33 +389,6 @@ impl Session {
             self.streams.remove(id);
         }
         Some(input)
-    }
-
-    /// The goal and whether it is armed in this process.
-    pub fn goal(&self) -> Option<(Goal, bool)> {
-        self.goal.goal().map(|goal| (goal.clone(), self.goal.armed()))
-    }
-
-    /// Changes the goal as asked; the next [`Session::drive_goal`] acts on it.
-    pub async fn change_goal(&mut self, op: GoalOp) -> Result<(), GoalChangeError> {
-        let input = self.goal.apply(op, || uuid::Uuid::now_v7().to_string())?;
-        self.feed(input).await?;
-        Ok(())
-    }
-
-    /// Feeds what the goal needs now: a pause after a cancelled round, or at whole-agent idle
-    /// the next round or the round limit.
-    pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
-        let idle = self.status == Status::Idle;
-        let inputs = self.goal.next(idle, || uuid::Uuid::now_v7().to_string());
-        if inputs.is_empty() {
-            return Ok(());
-        }
-        if let Err(error) = self.feed_all(inputs, None).await {
-            self.goal.abandon_round();
-            return Err(error);
-        }
-        Ok(())
     }
 
     /// Feeds answers until the agent is idle.

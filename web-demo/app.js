@@ -234,7 +234,9 @@ function renderEvent(event) {
     }
     case "goal/change": {
       const goal = data.goal;
-      append(element("div", "note", goal ? `goal ${goal.phase}: ${goal.objective}` : "goal cleared"));
+      const why = goal && (goal.paused || goal.blocked);
+      const text = goal ? `goal ${goal.phase}: ${goal.objective}${why ? ` (${why.message})` : ""}` : "goal cleared";
+      append(element("div", "note", text));
       break;
     }
     case "subagent/descriptor":

@@ -100,6 +100,7 @@ impl Agent {
                 Some(splice) => self.splice(splice),
                 None => self.refuse_unknown(&id),
             },
+            Input::Clear => self.clear(),
             Input::Replace(message) => self.replace(message),
             Input::Promote(id) => self.promote(&id),
             Input::Decided { decision_id, decision } => self.on_decided(decision_id, decision),
@@ -221,6 +222,12 @@ impl Agent {
         }
     }
 
+    fn clear(&mut self) {
+        for splice in self.durable.inbox.clear() {
+            self.splice(splice);
+        }
+    }
+
     fn cancel(&mut self, cause: CancelCause, keep_inbox: bool) {
         let Phase::Running(turn) = &mut self.phase else {
             return; // Cancelling an idle agent does nothing and arms nothing.
@@ -228,9 +235,7 @@ impl Agent {
         let first = turn.cancel.is_none();
         turn.cancel.get_or_insert(cause);
         if !keep_inbox {
-            for splice in self.durable.inbox.clear() {
-                self.splice(splice);
-            }
+            self.clear();
         }
         if first {
             self.abort_turn();

@@ -113,6 +113,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
             keep_inbox: c.keep_inbox,
         },
         wit::Input::Remove(id) => Input::Remove(id),
+        wit::Input::Clear => Input::Clear,
         wit::Input::Replace(message) => Input::Replace(json("message", &message)?),
         wit::Input::Promote(id) => Input::Promote(id),
         wit::Input::Decided(d) => Input::Decided {

@@ -124,6 +124,9 @@ pub enum Input {
     },
     /// Remove a pending item.
     Remove(MessageId),
+    /// A caller's clear of the whole inbox, running or idle: one canceled splice per non-empty
+    /// list, `next-step` first (disposal clears the parked items of an idle agent with it).
+    Clear,
     /// Replace a pending item with a message of the same id.
     Replace(Message),
     /// Move a queued followup to steering.

@@ -24,6 +24,7 @@ scenarios! {
     inject_during_a_tool_lands_after_that_steps_results,
     pre_step_reject_blocks_the_turn_with_no_step_events,
     blocked_turn_parks_the_rest_of_the_queue,
+    error_turn_parks_the_rest_of_the_queue,
     empty_admitted_batch_makes_no_model_request,
     max_tokens_ends_a_single_step_turn,
     max_tokens_is_sticky_across_a_steered_continuation,
@@ -34,6 +35,7 @@ scenarios! {
     cancel_with_keep_inbox_parks_the_queue,
     wake_latch_runs_a_send_that_arrives_while_a_cancel_drains,
     idle_cancel_is_a_no_op,
+    disposal_cancels_the_parked_items_of_an_idle_agent,
     cancel_right_after_a_waking_send_gives_one_turn_and_no_step,
     cancel_clears_steering,
     transient_failures_are_retried_then_succeed_in_one_turn,
@@ -46,10 +48,11 @@ scenarios! {
     crash_repair_closes_an_open_turn,
     crash_repair_adds_nothing_to_a_balanced_log,
     accepted_followups_run_after_a_restart,
+    a_restart_with_only_injects_pending_starts_no_turn,
     host_events_are_logged_in_place_and_change_nothing_else,
 }
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 32);
+    assert_eq!(testkit::SCENARIOS.len(), 35);
 }

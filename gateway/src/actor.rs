@@ -58,6 +58,8 @@ pub struct View {
     pub queue: Vec<QueueItem>,
     /// The goal, and whether it is armed in this process.
     pub goal: Option<(Goal, bool)>,
+    /// The parent of a continuable child, which alone may give it work.
+    pub parent: Option<String>,
 }
 
 enum Command {
@@ -187,6 +189,7 @@ fn view_of(session: &Session) -> View {
         next_seq: session.next_seq(),
         queue: session.queue(),
         goal: session.goal(),
+        parent: session.parent().map(str::to_owned),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::goal::GoalTool;
 use crate::model;
 use crate::session::{Session, SessionError, SessionParts, now_ms};
 use crate::store::{SessionRow, Store, StoreError};
-use crate::subagents::{AgentTool, Continuable};
+use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
@@ -87,6 +87,8 @@ pub struct Registry {
     hub: broadcast::Sender<HubNotice>,
     /// The gateway is stopping: work for later is injected, not woken.
     shutting_down: std::sync::atomic::AtomicBool,
+    /// Which continuable children owe their parents a notice.
+    settlements: Arc<Settlements>,
 }
 
 impl Registry {
@@ -103,7 +105,8 @@ impl Registry {
         Arc::new_cyclic(|registry| {
             tools.add(Arc::new(AgentTool::new(registry.clone())));
             tools.add(Arc::new(GoalTool::new(registry.clone())));
-            for tool in Continuable::tools(registry.clone()) {
+            let settlements = Arc::new(Settlements::new(registry.clone()));
+            for tool in Continuable::tools(registry.clone(), settlements.clone()) {
                 tools.add(tool);
             }
             Registry {
@@ -114,6 +117,7 @@ impl Registry {
                 live: Mutex::new(HashMap::new()),
                 hub: broadcast::channel(256).0,
                 shutting_down: std::sync::atomic::AtomicBool::new(false),
+                settlements,
             }
         })
     }
@@ -234,7 +238,9 @@ impl Registry {
     }
 
     /// Brings back every stored session that is not disposed: rebuilt from its log, its open turn
-    /// closed, its accepted followups run. Called once at start, before the gateway is ready.
+    /// closed, its accepted followups run. Then every continuable child whose parent is owed a
+    /// notice settles (when idle) or is watched (when its work resumed). Called once at start,
+    /// before the gateway is ready.
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let mut count = 0;
         let mut cursor = None;
@@ -247,6 +253,9 @@ impl Registry {
                 count += 1;
             }
         }
+        let children =
+            self.handles().into_iter().filter_map(|h| h.view().parent.map(|p| (h, p))).collect();
+        self.settlements.recover(children).await;
         Ok(count)
     }
 

@@ -105,6 +105,11 @@ impl Gateway {
         Gateway { state: AppState { registry, shutdown }, stop, settings }
     }
 
+    /// The sessions it serves.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.state.registry
+    }
+
     /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
     /// with `Last-Event-ID`) and in-flight requests finish.
     pub async fn run(

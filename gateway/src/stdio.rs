@@ -12,8 +12,10 @@
 //!   client prompted, `session.status {sessionId, status}` on whole-agent transitions. There is no
 //!   `session.finished` and no per-prompt result: a prompt's receipt proves admission only.
 //!
-//! Unknown methods answer -32601, bad parameters -32602, failures -32603 with their message;
-//! lines that are not JSON-RPC requests are ignored. Stdout carries frames only.
+//! Unknown methods answer -32601, invalid parameters -32602; a request that was valid but failed
+//! (storage, a refused prompt, a model this gateway cannot reach) answers -32603 with its message
+//! and `data: {code}`, the same kebab-case code the HTTP API would give. Lines that are not
+//! JSON-RPC requests are ignored. Stdout carries frames only.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +28,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::actor::{Outcome, SessionHandle};
 use crate::follow::{Follower, Update};
+use crate::model::ModelSetupError;
 use crate::owned::user_message;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 
@@ -34,15 +37,28 @@ use crate::registry::{Registry, RegistryError, SessionSpec};
 struct RpcError {
     code: i64,
     message: String,
+    /// `{code}`: what failed, for a program (a failure's only).
+    data: Option<Value>,
 }
 
 impl RpcError {
     fn invalid_params(message: impl std::fmt::Display) -> RpcError {
-        RpcError { code: -32602, message: format!("invalid params: {message}") }
+        RpcError { code: -32602, message: format!("invalid params: {message}"), data: None }
     }
 
-    fn internal(message: impl std::fmt::Display) -> RpcError {
-        RpcError { code: -32603, message: message.to_string() }
+    /// -32603: a valid request failed; `why` is a kebab-case code (`storage-unavailable`, ...).
+    fn failed(why: &str, message: impl std::fmt::Display) -> RpcError {
+        RpcError { code: -32603, message: message.to_string(), data: Some(json!({"code": why})) }
+    }
+
+    fn registry(error: RegistryError) -> RpcError {
+        let why = match &error {
+            RegistryError::NotFound(_) => "session-not-found",
+            RegistryError::Disposed(_) => "session-disposed",
+            RegistryError::BadSpec(_) => "model-unavailable",
+            RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
+        };
+        RpcError::failed(why, error)
     }
 }
 
@@ -168,9 +184,11 @@ impl Server {
             "initialize" => self.initialize(&request.params),
             "session/prompt" => self.prompt(&request.params).await,
             "shutdown" => Ok(json!({})),
-            method => {
-                Err(RpcError { code: -32601, message: format!("method not found: {method}") })
-            }
+            method => Err(RpcError {
+                code: -32601,
+                message: format!("method not found: {method}"),
+                data: None,
+            }),
         }
     }
 
@@ -178,7 +196,11 @@ impl Server {
         let frame = match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(e) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}})
+                let mut error = json!({"code": e.code, "message": e.message});
+                if let Some(data) = e.data {
+                    error["data"] = data;
+                }
+                json!({"jsonrpc": "2.0", "id": id, "error": error})
             }
         };
         let _ = self.out.send(frame.to_string());
@@ -199,7 +221,12 @@ impl Server {
             }
         };
         if let Some(model) = &model {
-            crate::model::from_name(model).map_err(RpcError::invalid_params)?;
+            crate::model::from_name(model).map_err(|error| match error {
+                ModelSetupError::Unknown(_) | ModelSetupError::MissingModelName { .. } => {
+                    RpcError::invalid_params(error)
+                }
+                error => RpcError::failed("model-unavailable", error),
+            })?;
         }
         (self.model, self.max_tokens) = (model, params.max_tokens);
         Ok(json!({"serverInfo": {"name": "airlock", "version": env!("CARGO_PKG_VERSION")}}))
@@ -220,19 +247,25 @@ impl Server {
         let fed = match handle.feed(Delivery::Followup.send(message), None).await {
             Ok(Outcome::Fed(fed)) => fed,
             Ok(_) => unreachable!("no idempotency key"),
-            Err(error) => return Err(RpcError::internal(error)),
+            Err(error) => return Err(RpcError::failed("storage-unavailable", error)),
         };
         let seq = match (fed.refusal, fed.first_seq) {
             (None, Some(seq)) => seq,
-            (refusal, _) => {
-                let why = refusal.map_or("it wrote nothing".into(), |r| r.message);
-                return Err(RpcError::internal(format!("the session refused the prompt: {why}")));
+            (Some(refusal), _) => {
+                let message = format!("the session refused the prompt: {}", refusal.message);
+                return Err(RpcError::failed(&refusal.code, message));
+            }
+            (None, None) => {
+                return Err(RpcError::failed("session-conflict", "the prompt wrote nothing"));
             }
         };
         // The receipt's `session.event` goes out before the response.
         let written = forwarded.wait_for(|written| written.is_some_and(|w| w >= seq)).await;
         if written.is_err() {
-            return Err(RpcError::internal("the session stopped before its receipt was written"));
+            return Err(RpcError::failed(
+                "session-stopped",
+                "the session stopped before its receipt was written",
+            ));
         }
         Ok(json!({"messageId": message_id}))
     }
@@ -242,7 +275,7 @@ impl Server {
         match self.registry.resume(session_id).await {
             Ok(handle) => return Ok(handle),
             Err(RegistryError::NotFound(_)) => {}
-            Err(error) => return Err(RpcError::internal(error)),
+            Err(error) => return Err(RpcError::registry(error)),
         }
         if session_id.is_empty() || session_id.len() > 200 {
             return Err(RpcError::invalid_params("sessionId must be 1 to 200 characters"));
@@ -252,8 +285,8 @@ impl Server {
             max_tokens: self.max_tokens,
             ..SessionSpec::default()
         };
-        self.registry.create(session_id.to_owned(), spec).await.map_err(RpcError::internal)?;
-        self.registry.get(session_id).map_err(RpcError::internal)
+        self.registry.create(session_id.to_owned(), spec).await.map_err(RpcError::registry)?;
+        self.registry.get(session_id).map_err(RpcError::registry)
     }
 
     /// Starts writing a session's frames, once; answers how far they have been written.

@@ -397,3 +397,58 @@ async fn acp_session_load_replays_the_log_as_updates() {
         })
         .await;
 }
+
+/// Each prompt's stop reason comes from the turn that claimed it, not from the last turn of its
+/// interval: one interval ends `max-tokens` then `completed`, the other the other way round.
+#[tokio::test]
+async fn acp_stop_reason_comes_from_the_turn_that_claimed_the_prompt() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (gate_one, gate_three) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    mock.push(Reply::text("Cut sh", 2).finish_length().hold_until(gate_one.clone()));
+    mock.push(Reply::text("Followup done.", 1));
+    mock.push(Reply::text("Also cut sh", 2).finish_length().hold_until(gate_three.clone()));
+    mock.push(Reply::text("Prompt answered.", 1));
+    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let base = airlock.http.clone().unwrap();
+    airlock
+        .client(async |cx, mut updates| {
+            let session = open(&cx).await?;
+            let messages = format!("{base}/v1/sessions/{}/messages", session.0);
+            let followup = async |text: &str| {
+                let res = http().post(&messages).json(&json!({"content": text})).send().await;
+                assert_eq!(res.unwrap().status(), 202);
+            };
+
+            // Turn 1 claims the prompt and ends max-tokens; turn 2 (an HTTP followup) completes.
+            let first = cx.send_request(prompt(&session, "first prompt"));
+            first_text(&mut updates).await;
+            followup("a followup from elsewhere").await;
+            gate_one.notify_one();
+            assert_eq!(first.block_task().await?.stop_reason, StopReason::MaxTokens);
+
+            // Turn 3 (an HTTP followup) ends max-tokens; turn 4 claims the prompt and completes.
+            let mut events = http()
+                .get(format!("{base}/v1/sessions/{}/events", session.0))
+                .send()
+                .await
+                .unwrap()
+                .bytes_stream()
+                .eventsource();
+            followup("another followup").await;
+            mock.requested(3).await;
+            let second = cx.send_request(prompt(&session, "second prompt"));
+            loop {
+                let frame = events.next().await.unwrap().unwrap();
+                let event: Value = serde_json::from_str(&frame.data).unwrap_or_default();
+                let inserted = &event["data"]["inserted"][0]["content"][0]["text"];
+                if event["type"] == "agent/inbox/spliced" && inserted == "second prompt" {
+                    break; // admitted behind the running turn
+                }
+            }
+            gate_three.notify_one();
+            assert_eq!(second.block_task().await?.stop_reason, StopReason::EndTurn);
+            assert_eq!(mock.requests().len(), 4);
+            Ok(())
+        })
+        .await;
+}

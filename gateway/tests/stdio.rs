@@ -293,3 +293,40 @@ async fn stdio_notifies_subagent_started_and_finished() {
     assert_eq!(finished[0]["stopReason"], "completed");
     assert_eq!(finished[0]["lastAssistantMessage"], "Helped.");
 }
+
+#[tokio::test]
+async fn stdio_a_valid_request_that_fails_answers_minus_32603_with_the_code_in_data() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        // A session disposed through another face: its log stays, it takes no input.
+        let store = Store::open(&dir.path().join("stdio.db"), Durability::Full).unwrap();
+        let row = airlock_gateway::store::SessionRow {
+            session_id: "gone".into(),
+            created_at: 1,
+            updated_at: 1,
+            spec: json!({"model": "demo"}),
+            disposed: true,
+            parent_session_id: None,
+        };
+        assert!(store.insert_session(row).await.unwrap());
+    }
+    let no_key = [("OPENAI_API_KEY", ""), ("AIRLOCK_BASE_URL", "")];
+    let mut client = Client::start(dir.path(), &no_key);
+    client.request(1, "session/prompt", prompt("gone", "still there?")).await;
+    let frames = client.until_response(1).await;
+    let error = &frames.last().unwrap()["error"];
+    assert_eq!(error["code"], -32603, "a failure, not invalid params: {error}");
+    assert_eq!(error["data"]["code"], "session-disposed", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("disposed"), "{error}");
+
+    // A model name this build knows, which this machine cannot reach without a key.
+    client.request(2, "initialize", json!({"provider": "openai", "model": "gpt-4o-mini"})).await;
+    let frames = client.until_response(2).await;
+    let error = &frames.last().unwrap()["error"];
+    assert_eq!(
+        (error["code"].as_i64(), error["data"]["code"].as_str()),
+        (Some(-32603), Some("model-unavailable")),
+        "{error}"
+    );
+    assert!(error["message"].as_str().unwrap().contains("OPENAI_API_KEY"), "{error}");
+}

@@ -4,8 +4,10 @@
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::{Frame, Sse};
-use airlock_tests::world::{World, held, world};
+use airlock_tests::world::{World, first_chunk, held, world};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::Notify;
 
 /// The JSON a tool answered, from a `tool/result` event.
 fn answer_of(result: &Value) -> Value {
@@ -253,4 +255,168 @@ async fn spawn_agent_on_an_in_memory_store_answers_durability_failed() {
     assert_eq!(result["data"]["error"]["code"], "DURABILITY_FAILED", "{result}");
     let (_, children) = w.gw.get(&format!("/v1/sessions/{s}/children")).await;
     assert_eq!(children["items"], json!([]), "no child was created");
+}
+
+/// The child a parent's first `spawn_agent` made.
+async fn first_child(w: &World, s: &str) -> String {
+    answer_of(&tool_results(w, s).await[0])["childId"].as_str().unwrap().to_owned()
+}
+
+/// A parent (idle) whose continuable child is busy: spawned with `CHILD-TASK`, its turn held
+/// streaming until the gate opens. Answers the parent, its stream, the child and the gate.
+async fn a_busy_child(w: &World) -> (String, Sse, String, Arc<Notify>) {
+    let (child_reply, gate) = held("Child working");
+    w.mock.push_for("CHILD-TASK", child_reply);
+    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    let (s, mut sse) = spawning(w, "CHILD-TASK").await;
+    sse.until_idle().await;
+    let child = first_child(w, &s).await;
+    w.gw.sse(&child, None).await.until(first_chunk).await;
+    (s, sse, child, gate)
+}
+
+/// Frames (replayed from the log when need be) until a settlement notice entered the parent's
+/// context and the turn it joined or started ended.
+async fn until_notice_answered(sse: &mut Sse) {
+    sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "user/message" && e["data"]["source"]["kind"] == "subagent")).await;
+    sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "turn/end")).await;
+}
+
+/// The reasons a session's turns ended, in order.
+async fn turn_ends(w: &World, s: &str) -> Vec<String> {
+    w.gw.log(s)
+        .await
+        .iter()
+        .filter(|e| e["type"] == "turn/end")
+        .map(|e| e["data"]["reason"]["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_childs_turn_cut_by_kill_9_settles_after_the_restart_with_one_notice_saying_so_and_only_one()
+ {
+    let w = world().await;
+    let (s, sse, child, _never) = a_busy_child(&w).await;
+    let before = w.gw.log(&s).await.len() as u64 - 1;
+    drop(sse);
+
+    // The restart closes the child's turn; the idle child owes its parent a notice, which goes
+    // out before the gateway listens.
+    w.mock.push_for("settled", Reply::text("Noted the interruption.", 1));
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart() };
+    assert_eq!(turn_ends(&w, &child).await, ["interrupted"]);
+    let mut sse = w.gw.sse(&s, Some(before)).await;
+    until_notice_answered(&mut sse).await;
+    let told = notices(&w, &s).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    let text = told[0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("INTERRUPTED") && text.contains(r#""interruptedTurns":1"#), "{text}");
+    assert_eq!(told[0]["source"]["childId"], child.as_str());
+
+    drop(sse);
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart() };
+    assert_eq!(notices(&w, &s).await.len(), 1, "a second restart owes nothing more");
+}
+
+#[tokio::test]
+async fn work_sent_just_before_kill_9_runs_after_the_restart_and_settles_in_one_notice() {
+    let w = world().await;
+    let (s, mut sse, child, _never) = a_busy_child(&w).await;
+
+    // The parent gives the busy child more work: accepted, queued behind the running turn.
+    let more = json!({"subagent_id": child, "message": "MORE-WORK"}).to_string();
+    w.mock.push_for("SEND-MORE", Reply::tool_call("t2", "send_message", &more, 1));
+    w.mock.push_for("messageId", Reply::text("Sent.", 1));
+    w.send(&s, json!({"content": "SEND-MORE"})).await;
+    sse.until_idle().await;
+    let queued = w.gw.get(&format!("/v1/sessions/{child}/queue")).await.1;
+    assert_eq!(queued["items"][0]["message"]["content"][0]["text"], "MORE-WORK", "{queued}");
+    let before = w.gw.log(&s).await.len() as u64 - 1;
+    drop(sse);
+
+    w.mock.push_for("MORE-WORK", Reply::text("More work done.", 1));
+    w.mock.push_for("settled", Reply::text("Noted.", 1));
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart() };
+    let mut sse = w.gw.sse(&s, Some(before)).await;
+    until_notice_answered(&mut sse).await;
+    assert_eq!(user_texts(&w, &child).await, ["CHILD-TASK", "MORE-WORK"]);
+    assert_eq!(turn_ends(&w, &child).await, ["interrupted", "completed"]);
+    let notices = notices(&w, &s).await;
+    assert_eq!(notices.len(), 1, "one notice for all the work: {notices:?}");
+    let text = notices[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("More work done.") && text.contains(r#""stopReason":"completed""#),
+        "{text}"
+    );
+    assert!(text.contains(r#""interruptedTurns":1"#), "the cut turn is folded in: {text}");
+}
+
+#[tokio::test]
+async fn a_continuable_child_takes_no_followup_over_http_but_steering_into_its_running_turn() {
+    let w = world().await;
+    let (s, _sse, child, gate) = a_busy_child(&w).await;
+    let mut child_sse = w.gw.sse(&child, None).await;
+
+    let messages = format!("/v1/sessions/{child}/messages");
+    for body in
+        [json!({"content": "from a person"}), json!({"content": "fyi", "delivery": "inject"})]
+    {
+        let (code, error) = w.gw.post(&messages, body).await;
+        assert_eq!((code, &error["error"]["code"]), (409, &json!("child-session")), "{error}");
+        assert_eq!(error["error"]["details"]["parentSessionId"], s.as_str());
+        assert!(error["error"]["message"].as_str().unwrap().contains("send_message"), "{error}");
+    }
+    let (code, error) =
+        w.gw.post(&format!("/v1/sessions/{child}/runs"), json!({"content": "x"})).await;
+    assert_eq!((code, &error["error"]["code"]), (409, &json!("child-session")), "{error}");
+    let goal = json!({"objective": "side work", "maxRounds": 1});
+    let (code, error) = w.gw.put(&format!("/v1/sessions/{child}/goal"), goal).await;
+    assert_eq!((code, &error["error"]["code"]), (409, &json!("child-session")), "{error}");
+
+    w.mock.push_for("STEER-IN", Reply::text("Steered.", 1));
+    w.mock.push_for("settled", Reply::text("Noted.", 1));
+    let (code, _) = w.gw.post(&messages, json!({"content": "STEER-IN", "delivery": "steer"})).await;
+    assert_eq!(code, 202, "steering joins the running turn, which the parent is told of");
+    gate.notify_one();
+    child_sse.until_idle().await;
+    assert_eq!(user_texts(&w, &child).await, ["CHILD-TASK", "STEER-IN"]);
+    let (code, error) =
+        w.gw.post(&messages, json!({"content": "again", "delivery": "steer"})).await;
+    assert_eq!((code, &error["error"]["code"]), (409, &json!("child-session")), "idle: {error}");
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{child}/cancel"), json!({})).await;
+    assert_eq!(code, 202, "a cancel is always taken");
+}
+
+#[tokio::test]
+async fn a_grandchilds_result_that_wakes_an_idle_child_settles_it_again_for_its_parent() {
+    let w = world().await;
+    let spawn = |prompt: &str| {
+        let args = json!({"prompt": prompt}).to_string();
+        Reply::tool_call("s1", "spawn_agent", &args, 1)
+    };
+    let (grandchild_reply, gate) = held("G-RESULT");
+    w.mock.push_for("PARENT-GO", spawn("C-TASK"));
+    w.mock.push_for("C-TASK", spawn("G-TASK"));
+    w.mock.push_for("G-TASK", grandchild_reply);
+    w.mock.push_for("G-RESULT", Reply::text("C-RELAYS", 1));
+    w.mock.push_for("C-RELAYS", Reply::text("Parent noted.", 1));
+    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    w.mock.push_for("settled", Reply::text("Noted.", 1));
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.send(&s, json!({"content": "PARENT-GO"})).await;
+    // The child spawned the grandchild and settled once: the grandchild is still at work.
+    until_notice_answered(&mut sse).await;
+    gate.notify_one();
+
+    // The grandchild's result wakes the idle child; its answer is owed to the parent again.
+    let relayed = |f: &Frame| matches!(f, Frame::Event(_, e) if e["type"] == "user/message" && e["data"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("C-RELAYS")));
+    sse.until(relayed).await;
+    let notices = notices(&w, &s).await;
+    assert_eq!(notices.len(), 2, "one per settlement of the child: {notices:?}");
+    assert!(notices[1]["content"][0]["text"].as_str().unwrap().contains("C-RELAYS"));
 }

@@ -223,6 +223,33 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
 }
 
 #[tokio::test]
+async fn a_restart_with_only_injects_pending_starts_no_turn_and_the_next_send_claims_them() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let (code, _) =
+        w.gw.post(&messages(&s), json!({"content": "CONTEXT", "delivery": "inject"})).await;
+    assert_eq!(code, 202);
+    let before = w.gw.log(&s).await;
+
+    let World { dir, mock, gw } = w;
+    let w = World { dir, mock, gw: gw.crash_and_restart() };
+    // Recovery ran before the gateway listened: an inject alone woke nothing.
+    assert_eq!(w.gw.log(&s).await, before, "no turn, no event");
+    let (_, status) = w.gw.get(&format!("/v1/sessions/{s}/status")).await;
+    assert_eq!(status["status"], "idle");
+    assert!(w.mock.requests().is_empty());
+
+    w.mock.push(Reply::text("With context.", 1));
+    let (code, run) = w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": "GO"})).await;
+    assert_eq!((code, &run["finalResponse"]), (200, &json!("With context.")), "{run}");
+    let asked = w.mock.requests()[0]["messages"].to_string();
+    let (context, go) = (asked.find("CONTEXT").unwrap(), asked.find("GO").unwrap());
+    assert!(context < go, "the waking send's turn claimed the inject first: {asked}");
+    let turns = w.gw.log(&s).await.iter().filter(|e| e["type"] == "turn/start").count();
+    assert_eq!(turns, 1);
+}
+
+#[tokio::test]
 async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
     let w = world().await;
     let s = w.gw.session().await;

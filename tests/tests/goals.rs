@@ -198,3 +198,142 @@ async fn goal_requests_that_do_not_fit_answer_400_404_or_409_with_the_reason() {
     let last_change = log.iter().rev().find(|e| e["type"] == "goal/change").unwrap();
     assert_eq!(last_change["data"]["cleared"], true);
 }
+
+/// The queue's items as `(source kind, text)`.
+async fn queue(w: &World, s: &str) -> Vec<(String, String)> {
+    let (code, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(code, 200, "{queue}");
+    queue["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let message = &item["message"];
+            let text = message["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+            (message["source"]["kind"].as_str().unwrap().to_owned(), text)
+        })
+        .collect()
+}
+
+/// A human turn held streaming with a second human message queued behind it, a goal of
+/// `max_rounds` set meanwhile, then a cancel that keeps the inbox: the second message is parked.
+async fn parked_behind_a_cancel(w: &World, sse: &mut Sse, s: &str, max_rounds: u32) {
+    let (first, _never) = held("Human one, cut short");
+    w.mock.push(first);
+    w.send(s, json!({"content": "first human task"})).await;
+    sse.until(first_chunk).await;
+    w.send(s, json!({"content": "second human task"})).await;
+    let goal = json!({"objective": "tidy", "maxRounds": max_rounds});
+    assert_eq!(w.gw.put(&goal_path(s), goal).await.0, 200);
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
+    assert_eq!(code, 202);
+}
+
+#[tokio::test]
+async fn a_cancel_keeping_the_inbox_parks_human_work_and_no_round_runs_until_the_person_sends() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    parked_behind_a_cancel(&w, &mut sse, &s, 1).await;
+    // The cancel was answered after the goal had its look at the idle agent.
+    let queue = queue(&w, &s).await;
+    assert_eq!(queue, [("user".into(), "second human task".into())], "parked, and no round");
+    assert!(rounds(&w, &s).await.is_empty());
+    let (_, goal) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!((goal["phase"].as_str(), goal["armed"].as_bool()), (Some("active"), Some(true)));
+
+    w.mock.push(Reply::text("Human two.", 1));
+    w.mock.push(Reply::text("Human three.", 1));
+    w.mock.push(Reply::text("The round.", 1));
+    w.send(&s, json!({"content": "third human task"})).await;
+    until_phase(&mut sse, "blocked").await;
+    let asked: Vec<String> = w.mock.requests().iter().map(last_user_text).collect();
+    assert_eq!(asked.len(), 4, "{asked:?}");
+    assert!(asked[1].contains("second human task"), "the parked work first: {asked:?}");
+    assert!(asked[2].contains("third human task"), "{asked:?}");
+    assert!(asked[3].contains("Round: 1/1"), "then exactly one round: {asked:?}");
+    assert_eq!(rounds(&w, &s).await.len(), 1);
+}
+
+/// Parked human work, then `resume`: the round is queued behind the parked work, which the
+/// resume released and which now runs (held). Answers the round's message id and the gate.
+async fn a_queued_round(
+    w: &World,
+    sse: &mut Sse,
+    s: &str,
+) -> (String, std::sync::Arc<tokio::sync::Notify>) {
+    parked_behind_a_cancel(w, sse, s, 2).await;
+    let (second, gate) = held("Human two, slowly");
+    w.mock.push(second);
+    let (code, goal) = w.gw.post(&format!("{}/resume", goal_path(s)), json!({})).await;
+    assert_eq!(code, 200, "{goal}");
+    let (code, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
+    assert_eq!(code, 200);
+    let items = queue["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "the parked work runs, the round waits behind it: {queue}");
+    assert_eq!(items[0]["message"]["source"]["kind"], "goal");
+    (items[0]["messageId"].as_str().unwrap().to_owned(), gate)
+}
+
+#[tokio::test]
+async fn cancel_while_a_round_is_queued_pauses_the_goal_and_cancels_the_round() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let (round, _gate) = a_queued_round(&w, &mut sse, &s).await;
+
+    let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
+    assert_eq!(code, 202);
+    let (_, goal) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!(goal["phase"], "paused", "{goal}");
+    assert_eq!(goal["paused"]["code"], "cancel", "{goal}");
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{round}")).await;
+    assert_eq!(receipt["state"], "canceled", "{receipt}");
+    assert!(queue(&w, &s).await.is_empty());
+
+    w.mock.push(Reply::text("Human three.", 1));
+    run(&w, &s, "third human task").await;
+    let asked = last_user_text(w.mock.requests().last().unwrap());
+    assert!(asked.contains("third human task"), "the person's message ran first: {asked}");
+    assert!(rounds(&w, &s).await.is_empty(), "the canceled round never ran");
+
+    w.mock.push(Reply::text("Round two done.", 1));
+    let (code, _) = w.gw.post(&format!("{}/resume", goal_path(&s)), json!({})).await;
+    assert_eq!(code, 200);
+    let blocked = until_phase(&mut sse, "blocked").await;
+    assert_eq!(blocked["blocked"]["code"], "round-limit");
+    assert_eq!(rounds(&w, &s).await.iter().map(|r| r.0).collect::<Vec<_>>(), [2], "one round");
+}
+
+#[tokio::test]
+async fn deleting_a_queued_goal_round_pauses_the_goal_with_a_reason_and_it_does_not_stall() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let (round, gate) = a_queued_round(&w, &mut sse, &s).await;
+
+    let removed =
+        w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}/queue/{round}"))).send().await;
+    assert_eq!(removed.unwrap().status(), 200);
+    let (_, goal) = w.gw.get(&goal_path(&s)).await;
+    assert_eq!(
+        (goal["phase"].as_str(), goal["paused"]["code"].as_str()),
+        (Some("paused"), Some("round-removed")),
+        "{goal}"
+    );
+    assert!(goal["paused"]["message"].as_str().unwrap().contains("removed"), "{goal}");
+
+    gate.notify_one();
+    sse.until(
+        |f| matches!(f, Frame::Event(_, e) if e["type"] == "turn/end" && e["data"]["turn"] == 2),
+    )
+    .await;
+    sse.until(|f| *f == Frame::Status("idle".into())).await;
+    assert!(rounds(&w, &s).await.is_empty(), "the paused goal queued nothing at idle");
+    w.mock.push(Reply::text("Round two done.", 1));
+    let (code, _) = w.gw.post(&format!("{}/resume", goal_path(&s)), json!({})).await;
+    assert_eq!(code, 200);
+    let blocked = until_phase(&mut sse, "blocked").await;
+    assert_eq!(blocked["roundsStarted"], 2);
+    assert_eq!(rounds(&w, &s).await.len(), 1, "the resumed goal went on with one round");
+}

@@ -185,6 +185,28 @@ async fn a_disposed_session_refuses_input_and_keeps_its_log_readable() {
 }
 
 #[tokio::test]
+async fn disposing_an_idle_session_cancels_its_parked_items() {
+    let w = world().await;
+    w.mock.push(endless());
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    w.send(&s, json!({"content": "one"})).await;
+    let parked = w.send(&s, json!({"content": "two"})).await;
+    sse.until(first_chunk).await;
+    w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
+    sse.until(|f| *f == Frame::Status("idle".into())).await;
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{parked}")).await;
+    assert_eq!(receipt["state"], "pending", "parked while the session lives");
+
+    let res = w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}"))).send().await.unwrap();
+    assert_eq!(res.status(), 202);
+    let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{parked}")).await;
+    assert_eq!(receipt["state"], "canceled", "{receipt}");
+    let last = w.gw.log(&s).await.pop().unwrap();
+    assert_eq!(last["data"]["outcome"], "canceled", "{last}");
+}
+
+#[tokio::test]
 async fn queue_edit_and_remove_write_canceled_splices_and_receipts_follow_the_message() {
     let w = world().await;
     let gw = &w.gw;

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 
 use crate::actor::ActorError;
 use crate::registry::RegistryError;
+use crate::session::Refusal;
 use crate::store::StoreError;
 
 /// An error answer: status, kebab-case code, one sentence for a person, details.
@@ -48,6 +49,18 @@ impl ApiError {
             "session-not-found",
             format!("no session has id {id:?}; create it with POST /v1/sessions"),
         )
+    }
+
+    /// 409 for an input the session refused: `child-session` (a continuable subagent takes work
+    /// only from its parent, named in the details), else `session-conflict`.
+    pub fn refused(refusal: Refusal, parent: Option<&str>) -> Self {
+        match (refusal.code.as_str(), parent) {
+            ("child-session", Some(parent)) => {
+                Self::new(StatusCode::CONFLICT, "child-session", refusal.message)
+                    .details(json!({"parentSessionId": parent}))
+            }
+            _ => Self::new(StatusCode::CONFLICT, "session-conflict", refusal.message),
+        }
     }
 
     /// 404 `queue-item-not-found`.

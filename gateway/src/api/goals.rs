@@ -63,7 +63,7 @@ impl GoalView {
         (status = 200, description = "The new goal", body = GoalView),
         (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
         (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 409, description = "`session-disposed`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`, or `child-session`: a continuable subagent runs no goal of its own", body = ErrorBody),
         (status = 503, description = "`storage-unavailable`", body = ErrorBody),
     )
 )]
@@ -128,7 +128,7 @@ async fn pause(
     responses(
         (status = 200, description = "The active goal", body = GoalView),
         (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 409, description = "`goal-conflict`: it is blocked or complete", body = ErrorBody),
+        (status = 409, description = "`goal-conflict`: it is blocked or complete; `child-session`: a continuable subagent runs no goal of its own", body = ErrorBody),
         (status = 503, description = "`storage-unavailable`", body = ErrorBody),
     )
 )]
@@ -191,6 +191,10 @@ async fn change(state: &AppState, id: &str, op: GoalOp) -> Result<Json<GoalView>
 fn change_error(error: GoalChangeError) -> ApiError {
     match error {
         GoalChangeError::Refused(error) => goal_error(error),
+        GoalChangeError::ChildSession { ref parent, .. } => {
+            let details = serde_json::json!({"parentSessionId": parent});
+            ApiError::new(StatusCode::CONFLICT, "child-session", error.to_string()).details(details)
+        }
         error => {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", error.to_string())
         }

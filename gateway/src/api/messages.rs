@@ -157,7 +157,7 @@ pub(super) async fn live(state: &AppState, id: &str) -> Result<SessionHandle, Ap
         (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),
         (status = 400, description = "`bad-request`: details name the field (or the header)", body = ErrorBody),
         (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 409, description = "`session-disposed`, `idempotency-conflict` (the key was used for another request) or `session-conflict`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`, `idempotency-conflict` (the key was used for another request), `child-session` (a continuable subagent takes followups and injects only from its parent; steering into its running turn is taken) or `session-conflict`", body = ErrorBody),
         (status = 413, description = "`payload-too-large`", body = ErrorBody),
         (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
         (status = 503, description = "`storage-unavailable`", body = ErrorBody),
@@ -211,10 +211,11 @@ async fn enqueue(
                 Ok((StatusCode::ACCEPTED, Json(MessageAccepted { message_id, seq }))
                     .into_response())
             }
-            (refusal, _) => Err(ApiError::new(
+            (Some(refusal), _) => Err(ApiError::refused(refusal, handle.view().parent.as_deref())),
+            (None, _) => Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "session-conflict",
-                refusal.map_or("the session did not take the message".into(), |r| r.message),
+                "the session did not take the message",
             )),
         },
         Outcome::Replayed(response) => {

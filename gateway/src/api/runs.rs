@@ -80,7 +80,7 @@ struct RunQuery {
         )),
         (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
         (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 409, description = "`session-disposed` or `session-conflict`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
         (status = 413, description = "`payload-too-large`", body = ErrorBody),
         (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
         (status = 503, description = "`storage-unavailable`", body = ErrorBody),
@@ -154,7 +154,13 @@ impl Owner {
         // Subscribe before the message goes in, so the stream misses nothing of the interval.
         let store = self.state.registry.store().clone();
         let follower = Follower::new(store, self.handle.id(), Some(self.handle.clone()), None);
-        let run = submit(&self.handle, message, delivery.into()).await?;
+        let run =
+            submit(&self.handle, message, delivery.into()).await.map_err(|error| match error {
+                OwnError::Refused(refusal) => {
+                    ApiError::refused(refusal, self.handle.view().parent.as_deref())
+                }
+                error => error.into(),
+            })?;
         let deadline =
             self.timeout.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
         if self.stream {
@@ -272,9 +278,7 @@ impl From<OwnError> for ApiError {
         match error {
             OwnError::Actor(error) => error.into(),
             OwnError::Store(error) => error.into(),
-            OwnError::Refused(refusal) => {
-                ApiError::new(StatusCode::CONFLICT, "session-conflict", refusal.message)
-            }
+            OwnError::Refused(refusal) => ApiError::refused(refusal, None),
         }
     }
 }

@@ -269,8 +269,8 @@ async fn children(
     Ok(Json(ChildList { items }))
 }
 
-/// Disposes a session: cancels it and clears its inbox; its log stays readable and later input is
-/// refused.
+/// Disposes a session: cancels it and clears its inbox (parked items too); its log stays readable
+/// and later input is refused.
 #[utoipa::path(
     delete,
     path = "/v1/sessions/{id}",
@@ -290,9 +290,11 @@ async fn dispose(
     let row = stored(&state, &id).await?;
     if !row.disposed {
         if let Ok(handle) = state.registry.get(&id) {
-            handle
-                .feed(Input::Cancel { cause: CancelCause::Disposed, keep_inbox: false }, None)
-                .await?;
+            // The cancel clears the inbox of a running agent; an idle agent's parked items are
+            // cleared after it, so every receipt reads `canceled`, none `pending` for ever.
+            let cancel = Input::Cancel { cause: CancelCause::Disposed, keep_inbox: false };
+            handle.feed(cancel, None).await?;
+            handle.feed(Input::Clear, None).await?;
         }
         state.registry.store().dispose_session(&id, crate::session::now_ms()).await?;
         state.registry.remove(&id);

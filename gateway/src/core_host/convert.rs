@@ -99,6 +99,7 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
             wit::Input::Cancel(wit::Cancel { cause: cause_to(cause), keep_inbox })
         }
         Input::Remove(id) => wit::Input::Remove(id),
+        Input::Clear => wit::Input::Clear,
         Input::Replace(message) => wit::Input::Replace(to_json("message", &message)?),
         Input::Promote(id) => wit::Input::Promote(id),
         Input::Decided { decision_id, decision } => wit::Input::Decided(wit::Decided {

@@ -15,6 +15,16 @@ pub enum GoalChangeError {
     /// The session failed.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The session is a continuable subagent: work for it comes from its parent only.
+    #[error(
+        "session {child:?} is a subagent of session {parent:?}: it takes work only from its parent (send_message), so it cannot run a goal of its own"
+    )]
+    ChildSession {
+        /// The subagent.
+        child: String,
+        /// Its parent.
+        parent: String,
+    },
     /// The session's actor is gone (the gateway is shutting down).
     #[error("the session is shutting down; try again after the gateway restarts")]
     Gone,
@@ -28,8 +38,12 @@ impl Session {
 
     /// Changes the goal as asked; the next [`Session::drive_goal`] acts on it.
     pub async fn change_goal(&mut self, op: GoalOp) -> Result<(), GoalChangeError> {
-        let input = self.goal.apply(op, || uuid::Uuid::now_v7().to_string())?;
-        self.feed(input).await?;
+        if let (Some(parent), GoalOp::Set { .. } | GoalOp::Resume) = (&self.parent, &op) {
+            let (child, parent) = (self.id().to_owned(), parent.clone());
+            return Err(GoalChangeError::ChildSession { child, parent });
+        }
+        let inputs = self.goal.apply(op, &self.inbox, || uuid::Uuid::now_v7().to_string())?;
+        self.feed_all(inputs, None).await?;
         Ok(())
     }
 
@@ -37,7 +51,7 @@ impl Session {
     /// the next round or the round limit.
     pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
         let idle = self.status == Status::Idle;
-        let inputs = self.goal.next(idle, || uuid::Uuid::now_v7().to_string());
+        let inputs = self.goal.next(idle, &self.inbox, || uuid::Uuid::now_v7().to_string());
         if inputs.is_empty() {
             return Ok(());
         }

@@ -11,18 +11,19 @@
 //! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
 //! is rebuilt from the log and given `recover`.
 
+pub mod child;
 mod effects;
 mod goal;
+mod load;
 mod log;
 mod notice;
+mod observe;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use airlock_core::{
-    CancelCause, Config, Event, EventData, Inbox, Input, Output, Status, StepDecision,
-};
+use airlock_core::{CancelCause, Config, Inbox, Input, Output, Status, StepDecision};
 
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
@@ -36,6 +37,7 @@ use crate::goal::Driver;
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
+use load::Loaded;
 
 /// Why a session could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +124,8 @@ pub struct Session {
     cancelled: watch::Sender<Option<CancelCause>>,
     /// The goal and its rounds.
     goal: Driver,
+    /// The parent of a continuable child, whose inbox only that parent may fill (see [`child`]).
+    parent: Option<String>,
 }
 
 impl Session {
@@ -129,8 +133,7 @@ impl Session {
     pub fn create(parts: SessionParts) -> Result<Session, SessionError> {
         let config = parts.config();
         let core = parts.host.create(&config, now_ms())?;
-        let loaded = Loaded { core, next_seq: 0, inbox: Inbox::default(), goal: Driver::default() };
-        Ok(Self::assemble(parts, config, loaded))
+        Ok(Self::assemble(parts, config, Loaded::fresh(core)))
     }
 
     /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
@@ -164,6 +167,7 @@ impl Session {
             went_idle: None,
             cancelled: watch::channel(None).0,
             goal: loaded.goal,
+            parent: loaded.parent,
         }
     }
 
@@ -180,6 +184,11 @@ impl Session {
     /// The seq the next event gets (the log's length).
     pub fn next_seq(&self) -> u64 {
         self.next_seq
+    }
+
+    /// The parent of a continuable child (whose inbox only that parent may fill).
+    pub fn parent(&self) -> Option<&str> {
+        self.parent.as_deref()
     }
 
     /// Pending input, `next-step` first.
@@ -219,12 +228,18 @@ impl Session {
         self.feed_keyed(input, None).await
     }
 
-    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit.
+    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit. A
+    /// continuable child refuses a send that is not its parent's to make (see [`child`]).
     pub async fn feed_keyed(
         &mut self,
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
+        if let Some(parent) = &self.parent
+            && let Err(refusal) = child::admits(self.id(), parent, &input, self.status)
+        {
+            return Ok(Fed { refusal: Some(refusal), first_seq: None });
+        }
         self.feed_all(vec![input], key).await
     }
 
@@ -235,7 +250,10 @@ impl Session {
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
         if let Some(Input::Cancel { cause, .. }) = inputs.first() {
-            self.goal.cancelled();
+            match cause {
+                CancelCause::Disposed => self.goal.disarm(),
+                _ => self.goal.cancelled(),
+            }
             self.cancelled.send_if_modified(|first| {
                 first.is_none() && {
                     *first = Some(*cause);
@@ -321,28 +339,7 @@ impl Session {
             match output {
                 Output::AppendEvent(json) => {
                     next += 1;
-                    // Only splices, turn boundaries, user messages and goal changes matter here; a
-                    // substring test spares the parse of every chunk (a false positive is just
-                    // parsed and ignored).
-                    let relevant = ["agent/inbox/spliced", "turn/", "user/message", "goal/change"]
-                        .iter()
-                        .any(|kind| json.contains(kind));
-                    if let Some(Ok(Some(event))) = relevant.then(|| Event::parse(json)) {
-                        match &event.data {
-                            EventData::InboxSpliced(splice) => {
-                                self.inbox.apply(splice);
-                                spliced = true;
-                            }
-                            EventData::TurnEnd(_) => {
-                                crate::metrics::global().turns.inc();
-                            }
-                            EventData::TurnStart(_) => {
-                                self.cancelled = watch::channel(None).0; // nothing cancelled yet
-                            }
-                            _ => {}
-                        }
-                        self.goal.observe(&event);
-                    }
+                    spliced |= self.observe(json);
                     let mut announced = self.announced.lock().expect("announced lock");
                     announced.next_seq = next;
                     let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
@@ -400,18 +397,6 @@ impl Session {
         Ok(())
     }
 
-    /// Replaces the instance with one rebuilt from the durable log; in-flight work is abandoned.
-    async fn rebuild(&mut self) -> Result<(), SessionError> {
-        self.generation += 1;
-        self.tasks.abort_all();
-        self.streams.clear();
-        let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
-        (self.core, self.next_seq, self.inbox) = (loaded.core, loaded.next_seq, loaded.inbox);
-        self.goal.abandon_round(); // a round in flight was abandoned with the instance
-        self.set_status(Status::Idle, self.next_seq);
-        Ok(())
-    }
-
     /// Records and announces a status change; `next` is the seq the next event will get.
     fn set_status(&mut self, status: Status, next: u64) {
         if status == self.status {
@@ -453,28 +438,6 @@ pub struct SessionParts {
 impl SessionParts {
     fn config(&self) -> Config {
         Config { tools: self.tools.specs(), ..self.config.clone() }
-    }
-}
-
-/// A core instance and what the log says, read once from the log.
-struct Loaded {
-    core: WasmCore,
-    next_seq: u64,
-    inbox: Inbox,
-    goal: Driver,
-}
-
-impl Loaded {
-    async fn from_log(
-        host: &CoreHost,
-        config: &Config,
-        log: &dyn SessionLog,
-    ) -> Result<Loaded, SessionError> {
-        let events = log.read(&config.session_id).await?;
-        let core = host.restore(config, &events)?;
-        let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
-        let goal = Driver::from_log(&events);
-        Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox, goal })
     }
 }
 

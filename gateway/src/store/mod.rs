@@ -5,17 +5,20 @@
 //! run on a small pool of read connections (WAL lets them proceed while the writer commits).
 //! Schema changes are the numbered files in `gateway/migrations/`.
 
+mod faults;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
 use serde::{Deserialize, Serialize};
 
+pub use faults::Faults;
 pub use writer::Durability;
-use writer::{Job, Writer};
+use writer::{Barrier, Job, Writer};
 
 /// Why storage failed.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +54,11 @@ pub enum StoreError {
     /// Something that should be an event envelope is not.
     #[error("not an event envelope: {0}")]
     NotAnEvent(String),
+    /// A durability barrier could not sync the log to disk.
+    #[error(
+        "the log could not be synced to disk ({0}); what was committed may not survive a power loss"
+    )]
+    Sync(String),
     /// The writer thread is gone (the process is shutting down).
     #[error("storage is shutting down; try again after the gateway restarts")]
     Closed,
@@ -119,6 +127,9 @@ struct Inner {
     durability: Durability,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
+    /// Syncs done by durability barriers ([`Store::flush`] under `normal` durability).
+    barrier_syncs: Arc<AtomicU64>,
+    faults: Arc<Faults>,
 }
 
 impl Store {
@@ -134,10 +145,15 @@ impl Store {
         let mut conn = conn.map_err(|e| open_error(e.to_string()))?;
         configure(&conn, durability).map_err(|e| open_error(e.to_string()))?;
         migrations().to_latest(&mut conn).map_err(|e| open_error(e.to_string()))?;
-        let writer = Writer::spawn(conn);
+        let barrier_syncs = Arc::new(AtomicU64::new(0));
+        let wal = (!in_memory && durability == Durability::Normal)
+            .then(|| PathBuf::from(format!("{}-wal", path.display())));
+        let faults = Arc::new(Faults::default());
+        let barrier = Barrier { wal, syncs: barrier_syncs.clone() };
+        let writer = Writer::spawn(conn, barrier, faults.clone());
         let readers = Mutex::new(Vec::new());
         let path = path.to_owned();
-        let inner = Inner { path, in_memory, durability, writer, readers };
+        let inner = Inner { path, in_memory, durability, writer, readers, barrier_syncs, faults };
         Ok(Store { inner: Arc::new(inner) })
     }
 
@@ -178,13 +194,25 @@ impl Store {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
-    /// Resolves once everything sent to the store before it is committed: `true` when that
-    /// reached a database file, `false` for an in-memory store (nothing is durable).
+    /// The durability barrier: resolves once everything sent to the store before it is committed
+    /// and on disk (under `normal` durability, commits skip the sync, so this syncs the WAL).
+    /// `true` when that reached a database file, `false` for an in-memory store (nothing is
+    /// durable); an error when the commit or the sync failed.
     pub async fn flush(&self) -> Result<bool, StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Flush { reply })?;
         done.await.map_err(|_| StoreError::Closed)??;
-        Ok(!self.inner.in_memory)
+        Ok(!self.inner.in_memory && self.inner.faults.flush_may_succeed())
+    }
+
+    /// How many times a durability barrier synced the log itself (under `normal` durability).
+    pub fn barrier_syncs(&self) -> u64 {
+        self.inner.barrier_syncs.load(Ordering::SeqCst)
+    }
+
+    /// The faults a test may inject into this store.
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
     }
 
     /// Events of a session with seq > `after` (all when `None`), at most `limit`.
@@ -200,6 +228,23 @@ impl Store {
                 "SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
             )?;
             let rows = stmt.query_map(params![session_id, after, limit as i64], |r| r.get(0))?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The events of one type of a session (e.g. `agent/inbox/spliced`), in seq order.
+    pub async fn events_of_type(
+        &self,
+        session_id: &str,
+        kind: &'static str,
+    ) -> Result<Vec<String>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT body FROM events WHERE session_id = ?1 AND type = ?2 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![session_id, kind], |r| r.get(0))?;
             rows.collect()
         })
         .await
@@ -401,5 +446,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = Store::open(&dir.path().join("f.db"), Durability::Normal).unwrap();
         assert!(file.flush().await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn flush_under_normal_durability_syncs_the_log_and_under_full_needs_no_extra_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let normal = Store::open(&dir.path().join("n.db"), Durability::Normal).unwrap();
+        normal.append("s", vec![event(0)], None).await.unwrap();
+        assert_eq!(normal.barrier_syncs(), 0, "a commit under normal does not sync");
+        assert!(normal.flush().await.unwrap());
+        assert_eq!(normal.barrier_syncs(), 1, "the barrier synced the WAL itself");
+
+        let full = Store::open(&dir.path().join("f.db"), Durability::Full).unwrap();
+        full.append("s", vec![event(0)], None).await.unwrap();
+        assert!(full.flush().await.unwrap());
+        assert_eq!(full.barrier_syncs(), 0, "every commit under full synced already");
+    }
+
+    #[tokio::test]
+    async fn injected_faults_fail_commits_and_make_flush_answer_false() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("x.db"), Durability::Normal).unwrap();
+        store.faults().fail_commits(1);
+        let failed = store.append("s", vec![event(0)], None).await.unwrap_err();
+        assert!(matches!(failed, StoreError::Commit(_)), "{failed}");
+        assert_eq!(store.last_seq("s").await.unwrap(), None, "nothing was written");
+        store.append("s", vec![event(0)], None).await.unwrap();
+
+        store.faults().flush_false_after(1);
+        assert!(store.flush().await.unwrap());
+        assert!(!store.flush().await.unwrap());
+        assert!(!store.flush().await.unwrap());
     }
 }

@@ -5,12 +5,14 @@
 //! after it happened, so nothing is acknowledged that is not durable.
 
 use std::collections::HashMap;
-use std::sync::mpsc;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::{IdempotencyRecord, SessionRow, StoreError};
+use super::{Faults, IdempotencyRecord, SessionRow, StoreError};
 
 /// How hard commits hold on to the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -52,7 +54,7 @@ pub(super) enum Job {
         now: u64,
         reply: Reply<()>,
     },
-    /// A barrier: answered once every job sent before it is committed.
+    /// A barrier: answered once every job sent before it is committed and synced to disk.
     Flush {
         reply: Reply<()>,
     },
@@ -66,12 +68,36 @@ pub(super) struct Writer {
     jobs: mpsc::Sender<Job>,
 }
 
+/// What a flush does once the commit before it landed. Under `full` durability every commit has
+/// synced the WAL already; under `normal` none has, so the barrier syncs the WAL file itself.
+pub(super) struct Barrier {
+    /// The WAL file to sync, under `normal` durability.
+    pub wal: Option<PathBuf>,
+    /// Syncs done by barriers.
+    pub syncs: Arc<AtomicU64>,
+}
+
+impl Barrier {
+    fn sync(&self) -> Result<(), String> {
+        let Some(wal) = &self.wal else { return Ok(()) };
+        let synced = std::fs::File::open(wal).and_then(|file| file.sync_all());
+        match synced {
+            Ok(()) => {}
+            // No WAL: a checkpoint moved every commit into the database file and synced it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
 impl Writer {
-    pub(super) fn spawn(conn: Connection) -> Writer {
+    pub(super) fn spawn(conn: Connection, barrier: Barrier, faults: Arc<Faults>) -> Writer {
         let (jobs, queue) = mpsc::channel();
         std::thread::Builder::new()
             .name("airlock-sqlite-writer".into())
-            .spawn(move || run(conn, queue))
+            .spawn(move || run(conn, queue, &barrier, &faults))
             .expect("spawning the writer thread");
         Writer { jobs }
     }
@@ -81,7 +107,7 @@ impl Writer {
     }
 }
 
-fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faults: &Faults) {
     // The next seq of each session this writer has appended to: the log's own guard against a
     // second writer or a gap, checked before SQLite's primary key would be.
     let mut next_seq: HashMap<String, u64> = HashMap::new();
@@ -97,7 +123,11 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
             group.into_iter().partition(|job| matches!(job, Job::Read(_)));
         if !group.is_empty() {
             crate::metrics::global().commit_batch.observe(group.len() as f64);
-            commit_group(&mut conn, group, &mut next_seq);
+            if faults.take_commit_failure() {
+                fail_all(group, "an injected fault refused the commit");
+            } else {
+                commit_group(&mut conn, group, &mut next_seq, barrier);
+            }
         }
         for read in reads {
             if let Job::Read(read) = read {
@@ -111,12 +141,19 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>) {
 enum Answer {
     Unit(Reply<()>, Result<(), StoreError>),
     Bool(Reply<bool>, Result<bool, StoreError>),
+    /// A flush: answered after the barrier's sync.
+    Flush(Reply<()>),
 }
 
-fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<String, u64>) {
+fn commit_group(
+    conn: &mut Connection,
+    group: Vec<Job>,
+    next_seq: &mut HashMap<String, u64>,
+    barrier: &Barrier,
+) {
     let tx = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
         Ok(tx) => tx,
-        Err(e) => return fail_all(group, &e),
+        Err(e) => return fail_all(group, &e.to_string()),
     };
     let mut answers = Vec::with_capacity(group.len());
     let mut touched = Vec::new();
@@ -148,7 +185,7 @@ fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<S
                 });
                 answers.push(Answer::Unit(reply, result));
             }
-            Job::Flush { reply } => answers.push(Answer::Unit(reply, Ok(()))),
+            Job::Flush { reply } => answers.push(Answer::Flush(reply)),
             Job::Read(_) => unreachable!("reads are taken out of the group"),
         }
     }
@@ -157,18 +194,25 @@ fn commit_group(conn: &mut Connection, group: Vec<Job>, next_seq: &mut HashMap<S
             next_seq.remove(&session);
         }
         for answer in answers {
+            let failed = || StoreError::Commit(e.to_string());
             match answer {
-                Answer::Unit(reply, _) => drop(reply.send(Err(StoreError::Commit(e.to_string())))),
-                Answer::Bool(reply, _) => drop(reply.send(Err(StoreError::Commit(e.to_string())))),
+                Answer::Unit(reply, _) | Answer::Flush(reply) => drop(reply.send(Err(failed()))),
+                Answer::Bool(reply, _) => drop(reply.send(Err(failed()))),
             }
         }
         return;
     }
+    let mut synced = None;
     for answer in answers {
         // A caller that went away no longer needs its answer; the data is committed all the same.
         match answer {
             Answer::Unit(reply, result) => drop(reply.send(result)),
             Answer::Bool(reply, result) => drop(reply.send(result)),
+            Answer::Flush(reply) => {
+                // One sync serves every flush of the group.
+                let result = synced.get_or_insert_with(|| barrier.sync());
+                drop(reply.send(result.clone().map_err(StoreError::Sync)));
+            }
         }
     }
 }
@@ -251,14 +295,14 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
     Ok(inserted == 1)
 }
 
-fn fail_all(group: Vec<Job>, e: &rusqlite::Error) {
+fn fail_all(group: Vec<Job>, why: &str) {
     for job in group {
         match job {
             Job::Append { reply, .. } | Job::Dispose { reply, .. } | Job::Flush { reply } => {
-                drop(reply.send(Err(StoreError::Commit(e.to_string()))))
+                drop(reply.send(Err(StoreError::Commit(why.to_owned()))))
             }
             Job::InsertSession { reply, .. } => {
-                drop(reply.send(Err(StoreError::Commit(e.to_string()))))
+                drop(reply.send(Err(StoreError::Commit(why.to_owned()))))
             }
             Job::Read(_) => unreachable!("reads are taken out of the group"),
         }

@@ -11,25 +11,21 @@
 //! When a child settles (whole-agent idle after its work) the parent gets exactly one notice
 //! message: a followup when the parent is idle, steering when it is running, an inject (for its
 //! next turn) when the gateway is stopping. Work sent to a child while it runs is covered by the
-//! same notice.
+//! same notice, and so is work a restart interrupted: see [`super::settlement`].
 //!
 //! A continuable child needs durable storage: a child's result must survive its parent's
 //! process, so spawning fails with `DURABILITY_FAILED` when the store's flush reaches no
-//! durable file (an in-memory store).
+//! durable file (an in-memory store), and so does a settlement.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
-use airlock_core::{
-    CancelCause, ContentBlock, Delivery, HostEvent, Input, Source, Status, ToolSpec,
-};
+use airlock_core::{CancelCause, HostEvent, Input, Status, ToolSpec};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::Outcome;
+use super::Settlements;
 use crate::actor::SessionHandle;
-use crate::owned::{OwnedRun, submit, user_message};
 use crate::registry::Registry;
 use crate::session::Notice;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
@@ -37,17 +33,16 @@ use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 /// The version of the `subagent/descriptor` this gateway writes.
 const DESCRIPTOR_VERSION: u32 = 1;
 
-/// What the four tools share: the registry, and per child whether a settlement is being
-/// watched for (locked across a send, so a send and a settlement never cross).
+/// What the four tools share: the registry, and the settlements of its children.
 pub struct Continuable {
     registry: Weak<Registry>,
-    watching: Mutex<HashMap<String, Arc<tokio::sync::Mutex<bool>>>>,
+    settlements: Arc<Settlements>,
 }
 
 impl Continuable {
     /// The four tools, sharing one state.
-    pub fn tools(registry: Weak<Registry>) -> Vec<Arc<dyn Tool>> {
-        let shared = Arc::new(Continuable { registry, watching: Mutex::new(HashMap::new()) });
+    pub fn tools(registry: Weak<Registry>, settlements: Arc<Settlements>) -> Vec<Arc<dyn Tool>> {
+        let shared = Arc::new(Continuable { registry, settlements });
         vec![
             Arc::new(SpawnAgent(shared.clone())),
             Arc::new(SendMessage(shared.clone())),
@@ -60,44 +55,6 @@ impl Continuable {
         self.registry
             .upgrade()
             .ok_or_else(|| ToolOutput::error("SUBAGENT_FAILED", "the gateway is shutting down"))
-    }
-
-    fn lock_of(&self, child_id: &str) -> Arc<tokio::sync::Mutex<bool>> {
-        let mut watching = self.watching.lock().expect("watching lock");
-        watching.entry(child_id.to_owned()).or_default().clone()
-    }
-
-    /// Queues `text` in the child as a followup and makes sure its settlement is watched for.
-    /// Answers the message id.
-    async fn deliver(
-        self: &Arc<Self>,
-        registry: &Arc<Registry>,
-        parent_id: &str,
-        child: &SessionHandle,
-        text: String,
-    ) -> Result<String, ToolOutput> {
-        let lock = self.lock_of(child.id());
-        let mut watched = lock.lock().await;
-        let message = user_message(vec![ContentBlock::Text { text }]);
-        let message_id = message.id.clone();
-        let failed =
-            |e: &dyn std::fmt::Display| ToolOutput::error("SUBAGENT_FAILED", e.to_string());
-        if *watched {
-            // The watcher's interval covers this message too: it settles only once the child is
-            // idle with nothing newer.
-            child.feed(Delivery::Followup.send(message), None).await.map_err(|e| failed(&e))?;
-        } else {
-            let run = submit(child, message, Delivery::Followup).await.map_err(|e| failed(&e))?;
-            *watched = true;
-            let watcher = Watcher {
-                shared: self.clone(),
-                registry: registry.clone(),
-                parent_id: parent_id.to_owned(),
-                child: child.clone(),
-            };
-            tokio::spawn(watcher.run(run));
-        }
-        Ok(message_id)
     }
 
     /// The child `subagent_id` of the caller, live: refused unless the caller is its exact
@@ -147,58 +104,6 @@ async fn is_continuable(registry: &Registry, child_id: &str) -> bool {
     first.first().and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok()).is_some_and(
         |event| event["type"] == "subagent/descriptor" && event["data"]["continuable"] == true,
     )
-}
-
-/// Waits for a child to settle, then tells its parent once.
-struct Watcher {
-    shared: Arc<Continuable>,
-    registry: Arc<Registry>,
-    parent_id: String,
-    child: SessionHandle,
-}
-
-impl Watcher {
-    async fn run(self, mut run: OwnedRun) {
-        if let Err(error) = self.settle(&mut run).await {
-            eprintln!("airlock: subagent {}: no settlement notice: {error}", self.child.id());
-        }
-    }
-
-    async fn settle(&self, run: &mut OwnedRun) -> Result<(), Box<dyn std::error::Error>> {
-        let mut last_seq = run.last_seq().await?;
-        let lock = self.shared.lock_of(self.child.id());
-        loop {
-            let mut watched = lock.lock().await;
-            let view = self.child.view();
-            if view.status == Status::Idle && view.next_seq == last_seq + 1 {
-                *watched = false;
-                break;
-            }
-            drop(watched); // more work came in: it settles at a later idle
-            last_seq = self.child.idle().await?;
-        }
-        let outcome = Outcome::of(&run.result(self.registry.store(), last_seq).await?);
-        let parent = self.registry.resume(&self.parent_id).await?;
-        parent.announce(outcome.finished(&self.parent_id, self.child.id()));
-        let answer = outcome.answer(self.child.id());
-        let text = format!("Subagent {} settled: {answer}", self.child.id());
-        let mut message = user_message(vec![ContentBlock::Text { text }]);
-        message.source = Source::of("subagent");
-        message.source.details.insert("childId".into(), self.child.id().into());
-        let delivery = notice_delivery(parent.view().status, self.registry.shutting_down());
-        parent.feed(delivery.send(message), None).await?;
-        Ok(())
-    }
-}
-
-/// How a settlement notice reaches the parent: it wakes an idle parent, steers a running one,
-/// and waits (inject) in a parent whose gateway is stopping.
-fn notice_delivery(parent: Status, shutting_down: bool) -> Delivery {
-    match (shutting_down, parent) {
-        (true, _) => Delivery::Inject,
-        (false, Status::Idle) => Delivery::Followup,
-        (false, Status::Running) => Delivery::Steer,
-    }
 }
 
 fn spec(name: &str, description: &str, parameters: &str) -> ToolSpec {
@@ -289,7 +194,11 @@ impl Tool for SpawnAgent {
             });
             let log = Input::Log(HostEvent::SubagentDescriptor(descriptor.to_string()));
             child.feed(log, None).await.map_err(|e| failed(&e))?;
-            let message_id = shared.deliver(&registry, &parent_id, &child, args.prompt).await?;
+            let message_id = shared
+                .settlements
+                .deliver(&parent_id, &child, args.prompt)
+                .await
+                .map_err(|e| failed(&e))?;
             if let Ok(parent) = registry.get(&parent_id) {
                 let started = json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
                 parent
@@ -329,8 +238,11 @@ impl Tool for SendMessage {
         self.0.call(arguments, usage, |shared, registry, args: SendArguments| async move {
             let child =
                 Continuable::child_of(&registry, &context.session_id, &args.subagent_id).await?;
-            let message_id =
-                shared.deliver(&registry, &context.session_id, &child, args.message).await?;
+            let message_id = shared
+                .settlements
+                .deliver(&context.session_id, &child, args.message)
+                .await
+                .map_err(|e| ToolOutput::error("SUBAGENT_FAILED", e))?;
             Ok(json!({"messageId": message_id}))
         })
     }
@@ -405,19 +317,5 @@ impl Tool for ListAgents {
             }
             Ok(json!({"items": items}))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_settlement_notice_follows_up_an_idle_parent_steers_a_running_one_and_waits_in_a_stopping_one()
-     {
-        assert_eq!(notice_delivery(Status::Idle, false), Delivery::Followup);
-        assert_eq!(notice_delivery(Status::Running, false), Delivery::Steer);
-        assert_eq!(notice_delivery(Status::Running, true), Delivery::Inject);
-        assert_eq!(notice_delivery(Status::Idle, true), Delivery::Inject);
     }
 }

@@ -10,8 +10,10 @@
 //! parent's subscribers see `subagent.started` and `subagent.finished`.
 
 mod continuable;
+mod settlement;
 
 pub use continuable::Continuable;
+pub use settlement::{SettleError, Settlements};
 
 use std::sync::{Arc, Weak};
 
@@ -21,7 +23,7 @@ use airlock_core::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::owned::{OwnedRun, RunResult, submit, text_of, user_message};
+use crate::owned::{OwnedRun, submit, summarize, text_of, user_message};
 use crate::registry::Registry;
 use crate::session::Notice;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
@@ -119,7 +121,8 @@ async fn run_child(
         }
     };
     let result = run.result(registry.store(), last_seq).await.map_err(|e| e.to_string())?;
-    let outcome = Outcome::of(&result);
+    let events: Vec<&str> = result.events.iter().map(|e| e.get()).collect();
+    let outcome = Outcome::of(&events);
     parent.announce(outcome.finished(&parent_id, &child_id));
     Ok(ToolOutput::text(outcome.answer(&child_id).to_string()))
 }
@@ -130,36 +133,53 @@ pub(crate) struct Outcome {
     pub output: String,
     /// `completed`, `aborted`, `error`, `max-tokens` or `refusal`.
     pub stop_reason: &'static str,
-    /// The error of a turn that ended `error`.
+    /// The error of a turn that ended `error` (or that a restart interrupted).
     pub error: Option<serde_json::Value>,
+    /// Turns in the interval that a gateway restart interrupted.
+    pub interrupted_turns: usize,
 }
 
 impl Outcome {
-    /// The outcome of an owned interval of the child.
-    pub fn of(result: &RunResult) -> Outcome {
-        let events: Vec<String> = result.events.iter().map(|e| e.get().to_owned()).collect();
-        let stop_reason = match &result.summary.finish {
+    /// The outcome of an interval of the child's log (event envelopes in seq order).
+    pub fn of<S: AsRef<str>>(events: &[S]) -> Outcome {
+        let summary = summarize(events);
+        let stop_reason = match &summary.finish {
             Some(TurnEndReason::Completed) => "completed",
             Some(TurnEndReason::MaxTokens) => "max-tokens",
             Some(TurnEndReason::Aborted { .. }) => "aborted",
             Some(TurnEndReason::Blocked) => "refusal",
             Some(TurnEndReason::Error { .. } | TurnEndReason::Interrupted) | None => "error",
         };
-        let error = match &result.summary.finish {
+        let error = match &summary.finish {
             Some(TurnEndReason::Error { error }) => {
                 Some(json!({"code": error.code, "message": error.message}))
             }
+            Some(TurnEndReason::Interrupted) => Some(json!({
+                "code": "INTERRUPTED",
+                "message": "the gateway stopped while the subagent's turn ran; the turn was \
+                    closed unfinished, so send_message it again if the work is still needed",
+            })),
             _ => None,
         };
-        Outcome { output: last_answer(&events), stop_reason, error }
+        let interrupted_turns = events
+            .iter()
+            .filter(|json| json.as_ref().contains("turn/end"))
+            .filter(|json| {
+                matches!(Event::parse(json.as_ref()), Ok(Some(Event { data: EventData::TurnEnd(end), .. })) if end.reason == TurnEndReason::Interrupted)
+            })
+            .count();
+        Outcome { output: last_answer(events), stop_reason, error, interrupted_turns }
     }
 
-    /// `{childId, output, stopReason, error?}`.
+    /// `{childId, output, stopReason, error?, interruptedTurns?}`.
     pub fn answer(&self, child_id: &str) -> serde_json::Value {
         let mut answer =
             json!({"childId": child_id, "output": self.output, "stopReason": self.stop_reason});
         if let Some(error) = &self.error {
             answer["error"] = error.clone();
+        }
+        if self.interrupted_turns > 0 {
+            answer["interruptedTurns"] = self.interrupted_turns.into();
         }
         answer
     }
@@ -178,11 +198,11 @@ impl Outcome {
 }
 
 /// The child's last non-empty assistant message.
-fn last_answer(events: &[String]) -> String {
+fn last_answer<S: AsRef<str>>(events: &[S]) -> String {
     events
         .iter()
         .rev()
-        .find_map(|json| match Event::parse(json) {
+        .find_map(|json| match Event::parse(json.as_ref()) {
             Ok(Some(Event { data: EventData::AssistantMessage(assistant), .. })) => {
                 Some(text_of(&assistant.message.content)).filter(|t| !t.is_empty())
             }

@@ -16,6 +16,8 @@ use tokio::sync::oneshot;
 pub struct TestGateway {
     pub base: String,
     pub client: reqwest::Client,
+    /// Its store (a test injects faults through it).
+    pub store: airlock_gateway::store::Store,
     stop: Option<oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<()>>,
 }
@@ -33,6 +35,7 @@ pub async fn start(data: PathBuf) -> TestGateway {
     };
     airlock_gateway::model::install_tls();
     let gateway = Gateway::start(settings).await.expect("gateway starts");
+    let store = gateway.registry().store().clone();
     let (listener, addr) = bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
@@ -41,6 +44,7 @@ pub async fn start(data: PathBuf) -> TestGateway {
     TestGateway {
         base: format!("http://{addr}"),
         client: reqwest::Client::new(),
+        store,
         stop: Some(stop),
         done: Some(done),
     }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::{Backend, Harness, Reply, request_texts};
 use crate::io::{Input, StepDecision};
+use crate::wire::CancelCause;
 
 /// Cancel mid-stream commits the streamed prefix as an interrupted message; the next request has it.
 pub fn cancel_mid_stream_commits_the_interrupted_prefix(b: &dyn Backend) -> Vec<String> {
@@ -98,6 +99,25 @@ pub fn idle_cancel_is_a_no_op(b: &dyn Backend) -> Vec<String> {
     assert_eq!(h.lines(), ["splice next-step @0 +ctx"]);
     h.script([Reply::Text("ok")]).followup("m1", "hi");
     assert!(h.lines().contains(&"turn/end 1 completed"));
+    h.log
+}
+
+/// Disposal of an idle agent (a `disposed` cancel, then a clear) cancels its parked items: the
+/// cancel itself does nothing on an idle agent, the clear writes one canceled splice per list.
+pub fn disposal_cancels_the_parked_items_of_an_idle_agent(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Hang("working")]).followup("m1", "one").followup("m2", "two");
+    h.inject("ctx", "context").cancel(true);
+    assert_eq!(h.lines().last(), Some(&"status idle"), "m2 and ctx are parked");
+    let mark = h.transcript.len();
+    h.input(Input::Cancel { cause: CancelCause::Disposed, keep_inbox: false }).input(Input::Clear);
+    assert_eq!(
+        h.since(mark),
+        ["splice next-step @0 -1 canceled", "splice next-turn @0 -1 canceled"]
+    );
+    let mark = h.transcript.len();
+    h.input(Input::Clear);
+    assert_eq!(h.since(mark), Vec::<&str>::new(), "an empty inbox clears to nothing");
     h.log
 }
 

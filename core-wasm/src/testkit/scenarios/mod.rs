@@ -42,6 +42,7 @@ pub const ALL: &[(&str, Scenario)] = &[
         pre_step_reject_blocks_the_turn_with_no_step_events,
     ),
     ("blocked_turn_parks_the_rest_of_the_queue", blocked_turn_parks_the_rest_of_the_queue),
+    ("error_turn_parks_the_rest_of_the_queue", error_turn_parks_the_rest_of_the_queue),
     ("empty_admitted_batch_makes_no_model_request", empty_admitted_batch_makes_no_model_request),
     ("max_tokens_ends_a_single_step_turn", max_tokens_ends_a_single_step_turn),
     (
@@ -61,6 +62,10 @@ pub const ALL: &[(&str, Scenario)] = &[
         wake_latch_runs_a_send_that_arrives_while_a_cancel_drains,
     ),
     ("idle_cancel_is_a_no_op", idle_cancel_is_a_no_op),
+    (
+        "disposal_cancels_the_parked_items_of_an_idle_agent",
+        disposal_cancels_the_parked_items_of_an_idle_agent,
+    ),
     (
         "cancel_right_after_a_waking_send_gives_one_turn_and_no_step",
         cancel_right_after_a_waking_send_gives_one_turn_and_no_step,
@@ -97,6 +102,10 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("crash_repair_closes_an_open_turn", crash_repair_closes_an_open_turn),
     ("crash_repair_adds_nothing_to_a_balanced_log", crash_repair_adds_nothing_to_a_balanced_log),
     ("accepted_followups_run_after_a_restart", accepted_followups_run_after_a_restart),
+    (
+        "a_restart_with_only_injects_pending_starts_no_turn",
+        a_restart_with_only_injects_pending_starts_no_turn,
+    ),
     (
         "host_events_are_logged_in_place_and_change_nothing_else",
         host_events_are_logged_in_place_and_change_nothing_else,

@@ -86,6 +86,33 @@ pub fn accepted_followups_run_after_a_restart(b: &dyn Backend) -> Vec<String> {
     h.log
 }
 
+/// After a restart, pending injects alone start no turn (they never wake); the next waking
+/// send's turn claims them with its own message.
+pub fn a_restart_with_only_injects_pending_starts_no_turn(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Text("first")]).followup("m1", "one");
+    h.inject("ctx", "context");
+    let mark = h.transcript.len();
+    h.restart();
+    assert_eq!(h.since(mark), ["-- restart"], "no status, no turn");
+    h.script([Reply::Text("second")]).followup("m2", "two");
+    assert_eq!(
+        h.since(mark + 1)[..8],
+        [
+            "splice next-turn @0 +m2",
+            "status running",
+            "turn/start 2",
+            "splice next-step @0 -1",
+            "splice next-turn @0 -1",
+            "step/start 2.1",
+            "user/message ctx",
+            "user/message m2",
+        ]
+    );
+    assert_eq!(h.lines().last(), Some(&"status idle"));
+    h.log
+}
+
 /// A host-made event (`goal/change`, `subagent/descriptor`) takes the next seq where it is fed,
 /// at idle or mid-turn, and changes no state: restore folds it as nothing.
 pub fn host_events_are_logged_in_place_and_change_nothing_else(b: &dyn Backend) -> Vec<String> {

@@ -242,6 +242,38 @@ pub fn blocked_turn_parks_the_rest_of_the_queue(b: &dyn Backend) -> Vec<String> 
     h.log
 }
 
+/// A turn that ends `error` parks the followups behind it until the next waking send, which
+/// runs them oldest first, one turn each.
+pub fn error_turn_parks_the_rest_of_the_queue(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.hold_decisions = true;
+    h.followup("m1", "one").followup("m2", "two");
+    h.hold_decisions = false;
+    h.script([Reply::Fail("AUTH", None)]).decide(StepDecision::Enter(vec!["m1".into()]));
+    assert_eq!(h.since(9), ["step/end 1.1", "turn/end 1 error AUTH", "status idle"]);
+    assert!(h.snapshot().contains("\"id\":\"m2\""), "m2 waits: {}", h.snapshot());
+    h.script([Reply::Text("two done"), Reply::Text("three done")]).followup("m3", "three");
+    assert_eq!(
+        h.only(&["user/message", "turn/", "status"]),
+        [
+            "status running",
+            "turn/start 1",
+            "user/message m1",
+            "turn/end 1 error AUTH",
+            "status idle",
+            "status running",
+            "turn/start 2",
+            "user/message m2",
+            "turn/end 2 completed",
+            "turn/start 3",
+            "user/message m3",
+            "turn/end 3 completed",
+            "status idle"
+        ]
+    );
+    h.log
+}
+
 /// A policy that admits nothing ends the turn `completed` without a step or a model request.
 pub fn empty_admitted_batch_makes_no_model_request(b: &dyn Backend) -> Vec<String> {
     let mut h = Harness::new(b);

@@ -1,0 +1,40 @@
+//! A continuable subagent's inbox belongs to its parent: only the parent's work (`spawn_agent`'s
+//! prompt, `send_message`), the settlement notices of the child's own children, and steering into
+//! its running turn are taken. Anything else would make work its parent is never told of, so it
+//! is refused with `child-session` (and a cancel, which makes no work, is always taken).
+
+use airlock_core::{Event, EventData, Input, Status, Target};
+
+use super::Refusal;
+
+/// The source kind of work a parent gives its child.
+pub const COORDINATOR: &str = "coordinator";
+
+/// The source kind of a settlement notice (a child's result, in its parent's inbox).
+pub const SUBAGENT: &str = "subagent";
+
+/// The parent of a continuable child, from its `subagent/descriptor` event.
+pub fn parent_in(event: &Event) -> Option<String> {
+    let EventData::SubagentDescriptor(data) = &event.data else { return None };
+    let descriptor: serde_json::Value = serde_json::from_str(data.get()).ok()?;
+    let continuable = descriptor["continuable"].as_bool() == Some(true);
+    continuable.then(|| descriptor["parentSessionId"].as_str().map(str::to_owned)).flatten()
+}
+
+/// Whether the continuable child `child` of `parent`, now `status`, takes `input`.
+pub fn admits(child: &str, parent: &str, input: &Input, status: Status) -> Result<(), Refusal> {
+    let Input::Send { message, target, wakeup } = input else { return Ok(()) };
+    let kind = message.source.kind.as_str();
+    if kind == COORDINATOR || kind == SUBAGENT {
+        return Ok(());
+    }
+    if *target == Target::NextStep && *wakeup && status == Status::Running {
+        return Ok(()); // steering joins the running turn, which the parent's notice covers
+    }
+    let message = format!(
+        "session {child:?} is a subagent of session {parent:?}: its work comes from its parent \
+         (send_message in session {parent:?}); here only steering into its running turn and \
+         cancel are taken"
+    );
+    Err(Refusal { code: "child-session".into(), message })
+}

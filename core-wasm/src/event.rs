@@ -1,4 +1,4 @@
-//! The session log's event envelope and payloads (`spec/events.md`).
+//! The session log's event envelope and payloads (`docs/events.md`).
 //!
 //! An event serializes as `{"type", "seq", "time", "data", "ignorable"?, "sourceEventSeqs"?}` in that
 //! order. Payloads are plain structs; the envelope carries the type name.
@@ -332,6 +332,17 @@ impl Event {
     /// The envelope as one line of JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("events always serialize")
+    }
+
+    /// The `type` of an envelope, read without its payload (`None` when `json` is not one): for
+    /// readers that want a few types out of many, so they parse only those.
+    pub fn type_of(json: &str) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(rename = "type")]
+            type_name: String,
+        }
+        serde_json::from_str::<Head>(json).ok().map(|head| head.type_name)
     }
 
     /// Reads one envelope. `Ok(None)` is an unknown type marked `ignorable`; an unknown type

@@ -1,7 +1,7 @@
 //! The two-list inbox. Every change is computed as a [`Splice`] first and then applied by
 //! [`Inbox::apply`], the one mutation, so a log folds back into exactly the live lists.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::{Splice, SpliceOutcome};
@@ -9,9 +9,11 @@ use crate::wire::{Message, Target};
 
 /// How a pending item was delivered, stamped into its `source.delivery` when it is queued, so the
 /// log alone says whether a `next-step` item wakes the agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Delivery {
     /// `next-turn`, wakes.
+    #[default]
     Followup,
     /// `next-step`, wakes.
     Steer,

@@ -1,5 +1,5 @@
 //! The Airlock agent core: a deterministic, sans-IO state machine that decides what happens to
-//! every input of a session, per `spec/semantics.md`.
+//! every input of a session, per `docs/semantics.md`.
 //!
 //! Data flow: the host feeds [`Input`]s to [`Agent::handle`] with the current time; the agent folds
 //! the events it writes into its [`Durable`] state and returns [`Output`]s (append this event,

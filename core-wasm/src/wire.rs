@@ -1,4 +1,4 @@
-//! The JSON shapes of `spec/events.md`: messages, content blocks, stream chunks, end reasons.
+//! The JSON shapes of `docs/events.md`: messages, content blocks, stream chunks, end reasons.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +19,24 @@ pub struct Message {
     pub content: Vec<ContentBlock>,
     /// Who made it (`user`, `model`, `tool`, `plugin`, `goal`, `coordinator`, `subagent`).
     pub source: Source,
+}
+
+impl Message {
+    /// A person's message (source `user`) with this id.
+    pub fn user(id: MessageId, content: Vec<ContentBlock>) -> Message {
+        Message { id, role: Role::User, content, source: Source::of("user") }
+    }
+}
+
+/// The text blocks of a message's content, joined.
+pub fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The speaker of a message.

@@ -31,15 +31,16 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use airlock_core::{
     CancelCause, ContentBlock, Delivery, Event, EventData, Input, Message, StreamChunk,
-    TurnEndReason,
+    TurnEndReason, text_of,
 };
 use serde_json::json;
 use tokio::sync::watch;
 
 use crate::actor::SessionHandle;
-use crate::api::receipts;
+use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
-use crate::owned::{submit, text_of, user_message};
+use crate::owned::submit;
+use crate::receipts;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 
 /// Serves ACP over `transport` until the client goes away.
@@ -127,7 +128,7 @@ impl Drop for Bridge {
 
 impl Bridge {
     async fn new_session(&self, cx: ConnectionTo<Client>) -> Result<NewSessionResponse, Error> {
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = fresh_id();
         let (row, _) = self
             .registry
             .create(id.clone(), SessionSpec::default())
@@ -236,7 +237,7 @@ impl Bridge {
         mut sent: watch::Receiver<Option<u64>>,
         in_flight: &InFlight,
     ) -> Result<PromptResponse, Error> {
-        let message = user_message(content);
+        let message = Message::user(fresh_id(), content);
         let message_id = message.id.clone();
         let mut run = submit(handle, message, Delivery::Followup)
             .await
@@ -319,7 +320,7 @@ async fn forward(
     while let Some(update) = follower.next_retrying().await {
         let Update::Event { seq, json } = update else { continue };
         if let Ok(Some(event)) = Event::parse(&json) {
-            for update in live(&event.data) {
+            for update in updates_of(&event.data) {
                 let note = SessionNotification::new(session_id.clone(), update);
                 if cx.send_notification(note).is_err() {
                     return; // the client is gone
@@ -331,7 +332,7 @@ async fn forward(
 }
 
 /// The updates of an event as it happens: streamed deltas, tool calls and their results.
-fn live(data: &EventData) -> Vec<SessionUpdate> {
+fn updates_of(data: &EventData) -> Vec<SessionUpdate> {
     match data {
         EventData::AssistantChunk(chunk) => match &chunk.chunk {
             StreamChunk::TextDelta { text, .. } => {

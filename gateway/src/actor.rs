@@ -10,11 +10,10 @@ use std::sync::{Arc, Mutex};
 use airlock_core::{Input, Status};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use crate::clock::now_ms;
 use crate::goal::{Goal, GoalOp};
-use crate::session::{
-    Announced, Fed, GoalChangeError, IdempotencyKey, Notice, QueueItem, Session, SessionError,
-};
-use crate::store::{Store, StoreError};
+use crate::session::{Announced, Fed, IdempotencyKey, Notice, QueueItem, Session, SessionError};
+use crate::store::Store;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
@@ -24,27 +23,13 @@ pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// What the actor answers for an input.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum Admission {
     /// The core took the input (or refused it: see [`Fed::refusal`]).
     Fed(Fed),
     /// The idempotency key was seen before with the same request: its first answer (JSON).
     Replayed(String),
     /// The idempotency key was seen before with another request or session.
     KeyConflict,
-}
-
-/// Why the actor could not take an input.
-#[derive(Debug, thiserror::Error)]
-pub enum ActorError {
-    /// The session failed; see the message.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// Reading the idempotency record failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The actor task is gone (the gateway is shutting down).
-    #[error("the session is shutting down; send the input again after the gateway restarts")]
-    Gone,
 }
 
 /// What a handle can read without asking the actor.
@@ -69,11 +54,11 @@ enum Command {
         key: Option<IdempotencyKey>,
         /// Set by an owner: told where the interval that starts with this input ends.
         owner: Option<oneshot::Sender<u64>>,
-        reply: oneshot::Sender<Result<Outcome, ActorError>>,
+        reply: oneshot::Sender<Result<Admission, SessionError>>,
     },
     Goal {
         op: GoalOp,
-        reply: oneshot::Sender<Result<Option<(Goal, bool)>, GoalChangeError>>,
+        reply: oneshot::Sender<Result<Option<(Goal, bool)>, SessionError>>,
     },
 }
 
@@ -118,24 +103,24 @@ impl SessionHandle {
         &self,
         input: Input,
         key: Option<IdempotencyKey>,
-    ) -> Result<Outcome, ActorError> {
+    ) -> Result<Admission, SessionError> {
         self.command(Some(input), key, None).await
     }
 
     /// Resolves at the next whole-agent idle (at once when idle) with the log's last seq then.
-    pub async fn idle(&self) -> Result<u64, ActorError> {
+    pub async fn idle(&self) -> Result<u64, SessionError> {
         let (owner, end) = oneshot::channel();
         self.command(None, None, Some(owner)).await?;
-        end.await.map_err(|_| ActorError::Gone)
+        end.await.map_err(|_| SessionError::Gone)
     }
 
     /// Feeds an input as the owner of the interval it starts: from its first event through the
     /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
-    pub async fn feed_owned(&self, input: Input) -> Result<(Fed, IntervalEnd), ActorError> {
+    pub async fn feed_owned(&self, input: Input) -> Result<(Fed, IntervalEnd), SessionError> {
         let (owner, end) = oneshot::channel();
         match self.command(Some(input), None, Some(owner)).await? {
-            Outcome::Fed(fed) => Ok((fed, end)),
-            Outcome::Replayed(_) | Outcome::KeyConflict => unreachable!("no idempotency key"),
+            Admission::Fed(fed) => Ok((fed, end)),
+            Admission::Replayed(_) | Admission::KeyConflict => unreachable!("no idempotency key"),
         }
     }
 
@@ -144,19 +129,18 @@ impl SessionHandle {
         input: Option<Input>,
         key: Option<IdempotencyKey>,
         owner: Option<oneshot::Sender<u64>>,
-    ) -> Result<Outcome, ActorError> {
+    ) -> Result<Admission, SessionError> {
         let (reply, answer) = oneshot::channel();
         let command = Command::Feed { input, key, owner, reply };
-        self.commands.send(command).await.map_err(|_| ActorError::Gone)?;
-        answer.await.map_err(|_| ActorError::Gone)?
+        self.commands.send(command).await.map_err(|_| SessionError::Gone)?;
+        answer.await.map_err(|_| SessionError::Gone)?
     }
 
     /// Changes the goal; answers the goal after the change (committed) and whether it is armed.
-    pub async fn change_goal(&self, op: GoalOp) -> Result<Option<(Goal, bool)>, GoalChangeError> {
-        let gone = || GoalChangeError::Gone;
+    pub async fn change_goal(&self, op: GoalOp) -> Result<Option<(Goal, bool)>, SessionError> {
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command::Goal { op, reply }).await.map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())?
+        self.commands.send(Command::Goal { op, reply }).await.map_err(|_| SessionError::Gone)?;
+        answer.await.map_err(|_| SessionError::Gone)?
     }
 
     /// Tells the session's subscribers something that is not in its log (a child's progress).
@@ -215,14 +199,14 @@ async fn run(
                     let waits_only = input.is_none();
                     let outcome = match input {
                         Some(input) => take(&mut session, store.as_ref(), input, key).await,
-                        None => Ok(Outcome::Fed(Fed::default())),
+                        None => Ok(Admission::Fed(Fed::default())),
                     };
                     // An owner's interval starts with its input's first event; a refused input
                     // starts none (dropping the sender tells the owner).
                     let admitted = waits_only
                         || matches!(
                             outcome,
-                            Ok(Outcome::Fed(Fed { refusal: None, first_seq: Some(_) }))
+                            Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(_) }))
                         );
                     if let Some(owner) = owner.filter(|_| admitted) {
                         owners.push(owner);
@@ -275,13 +259,16 @@ async fn take(
     store: Option<&Store>,
     input: Input,
     key: Option<IdempotencyKey>,
-) -> Result<Outcome, ActorError> {
+) -> Result<Admission, SessionError> {
     if let (Some(key), Some(store)) = (&key, store)
-        && let Some(record) =
-            store.idempotency(&key.key, crate::session::now_ms(), IDEMPOTENCY_TTL_MS).await?
+        && let Some(record) = store.idempotency(&key.key, now_ms(), IDEMPOTENCY_TTL_MS).await?
     {
         let same = record.session_id == session.id() && record.request_hash == key.request_hash;
-        return Ok(if same { Outcome::Replayed(record.response) } else { Outcome::KeyConflict });
+        return Ok(if same {
+            Admission::Replayed(record.response)
+        } else {
+            Admission::KeyConflict
+        });
     }
-    Ok(Outcome::Fed(session.feed_keyed(input, key).await?))
+    Ok(Admission::Fed(session.feed_keyed(input, key).await?))
 }

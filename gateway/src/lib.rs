@@ -4,19 +4,41 @@
 //! `wasm32-wasip2` component (see `build.rs`), embeds the bytes, and runs one sandboxed instance
 //! per session through [`core_host`]: inputs go in with the current time, outputs (append this
 //! event, call the model, call a tool, ...) come out for the host to perform.
+//!
+//! The modules form layers that depend one way, bottom to top (`docs/architecture.md`; the test
+//! `gateway/tests/layers.rs` keeps them so):
+//!
+//! | layer | modules | what they are |
+//! |---|---|---|
+//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts read from a log |
+//! | storage | [`store`] | the SQLite log: one writer thread, group commit, reader pool |
+//! | effects | [`core_host`], [`model`], [`tools`], [`plugins`] | the wasm core, model providers, built-in and plugin tools |
+//! | goals | [`goal`] | the pure goal driver |
+//! | session | [`session`] | one session: feed the core, commit, announce, run effects |
+//! | actor | [`actor`] | one task per session, and the handle into it |
+//! | intervals | [`owned`], [`follow`] | owned runs and their results; followers of a log |
+//! | registry | [`registry`] | the live sessions: create, find, recover |
+//! | session tools | [`subagents`], [`goal_tool`] | the model tools that act on the registry |
+//! | faces | [`api`], [`stdio`], [`acp`] | HTTP/SSE, JSON-RPC on stdio, the Agent Client Protocol |
+//! | composition | [`server`] | the one place that wires store, core, tools, registry and faces |
+//! | command line | [`cli`] | `airlock serve`, `run`, `stdio`, `acp` |
 
 pub mod acp;
 pub mod actor;
 pub mod api;
 pub mod cli;
+pub mod clock;
 pub mod core_host;
 pub mod follow;
 pub mod goal;
+pub mod goal_tool;
 pub mod metrics;
 pub mod model;
 pub mod owned;
 pub mod plugins;
+pub mod receipts;
 pub mod registry;
+pub mod schema;
 pub mod server;
 pub mod session;
 pub mod stdio;

@@ -7,29 +7,21 @@
 //! last committed assistant message in it and the last `turn/end`'s reason. Owned HTTP runs, the
 //! one-shot CLI and the ACP bridge are all built on it.
 
-use airlock_core::{
-    ContentBlock, Delivery, Event, EventData, Message, Role, Source, TurnEndReason, Usage,
-};
+use airlock_core::{Delivery, Event, EventData, Message, TurnEndReason, Usage, text_of};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use crate::actor::{ActorError, IntervalEnd, SessionHandle};
-use crate::session::Refusal;
+use crate::actor::{IntervalEnd, SessionHandle};
+use crate::session::{Refusal, SessionError};
 use crate::store::{Store, StoreError};
-
-/// A user message with a fresh id.
-pub fn user_message(content: Vec<ContentBlock>) -> Message {
-    let id = uuid::Uuid::now_v7().to_string();
-    Message { id, role: Role::User, content, source: Source::of("user") }
-}
 
 /// Why an owned run could not be started or collected.
 #[derive(Debug, thiserror::Error)]
 pub enum OwnError {
     /// The session did not take the input.
     #[error(transparent)]
-    Actor(#[from] ActorError),
+    Session(#[from] SessionError),
     /// The core refused the input.
     #[error("the session refused the message ({}): {}", .0.code, .0.message)]
     Refused(Refusal),
@@ -73,7 +65,7 @@ impl OwnedRun {
     /// Waits for the next whole-agent idle; answers the interval's last seq. Cancel-safe: a
     /// timed-out wait can be resumed.
     pub async fn last_seq(&mut self) -> Result<u64, OwnError> {
-        (&mut self.end).await.map_err(|_| OwnError::Actor(ActorError::Gone))
+        (&mut self.end).await.map_err(|_| OwnError::Session(SessionError::Gone))
     }
 
     /// The result of the interval `first_seq..=last_seq`, read from the log.
@@ -106,7 +98,7 @@ pub struct RunResult {
 
 /// `[Event]`, whose schema lives in `airlock-core`.
 fn events_schema() -> utoipa::openapi::Array {
-    crate::api::json_objects("A log event envelope: `{seq, type, …}`.")
+    crate::schema::json_objects("A log event envelope: `{seq, type, …}`.")
 }
 
 impl RunResult {
@@ -168,17 +160,6 @@ pub fn summarize<S: AsRef<str>>(events: &[S]) -> Summary {
         }
     }
     summary
-}
-
-/// The text blocks of a message, joined.
-pub fn text_of(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn add_usage(total: &mut Usage, usage: &Usage) {

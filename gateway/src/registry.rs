@@ -2,19 +2,18 @@
 //! back after a restart (crash repair, then the followups that were accepted but never ran).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use airlock_core::{Config, Input};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
+use crate::clock::{fresh_id, now_ms};
 use crate::core_host::CoreHost;
-use crate::goal::GoalTool;
 use crate::model;
-use crate::session::{Session, SessionError, SessionParts, now_ms};
+use crate::session::{Session, SessionError, SessionParts};
 use crate::store::{SessionRow, Store, StoreError};
-use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
@@ -87,38 +86,36 @@ pub struct Registry {
     hub: broadcast::Sender<HubNotice>,
     /// The gateway is stopping: work for later is injected, not woken.
     shutting_down: std::sync::atomic::AtomicBool,
-    /// Which continuable children owe their parents a notice.
-    settlements: Arc<Settlements>,
 }
 
 impl Registry {
-    /// A registry over a store; `default_model` serves sessions that name none. Its sessions'
-    /// models get `tools` plus the subagent tools (`agent`, `spawn_agent`, `send_message`,
-    /// `interrupt_agent`, `list_agents`), which run children in this registry,
-    /// and the `goal` tool, which ends a session's goal.
+    /// A registry over a store whose sessions' models get `tools`; `default_model` serves
+    /// sessions that name none.
     pub fn new(
         store: Store,
         host: Arc<CoreHost>,
-        mut tools: ToolRegistry,
+        tools: ToolRegistry,
         default_model: String,
     ) -> Arc<Registry> {
-        Arc::new_cyclic(|registry| {
-            tools.add(Arc::new(AgentTool::new(registry.clone())));
-            tools.add(Arc::new(GoalTool::new(registry.clone())));
-            let settlements = Arc::new(Settlements::new(registry.clone()));
-            for tool in Continuable::tools(registry.clone(), settlements.clone()) {
-                tools.add(tool);
-            }
-            Registry {
-                store,
-                host,
-                tools,
-                default_model,
-                live: Mutex::new(HashMap::new()),
-                hub: broadcast::channel(256).0,
-                shutting_down: std::sync::atomic::AtomicBool::new(false),
-                settlements,
-            }
+        Registry::with_tools(store, host, default_model, |_| tools)
+    }
+
+    /// [`Registry::new`] for tools that act on the registry itself (the subagent and goal
+    /// tools): `tools` is given the registry-to-be, to be upgraded when a tool is called.
+    pub fn with_tools(
+        store: Store,
+        host: Arc<CoreHost>,
+        default_model: String,
+        tools: impl FnOnce(&Weak<Registry>) -> ToolRegistry,
+    ) -> Arc<Registry> {
+        Arc::new_cyclic(|registry| Registry {
+            store,
+            host,
+            tools: tools(registry),
+            default_model,
+            live: Mutex::new(HashMap::new()),
+            hub: broadcast::channel(256).0,
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -170,7 +167,7 @@ impl Registry {
             .ok_or_else(|| RegistryError::NotFound(parent_id.to_owned()))?;
         let mut spec: SessionSpec = serde_json::from_value(parent.spec).unwrap_or_default();
         spec.metadata = name.map(|name| serde_json::json!({"name": name}));
-        let child_id = uuid::Uuid::now_v7().to_string();
+        let child_id = fresh_id();
         self.insert(child_id.clone(), spec, Some(parent_id.to_owned())).await?;
         self.get(&child_id)
     }
@@ -193,7 +190,8 @@ impl Registry {
         if spec.model.is_empty() {
             spec.model = self.default_model.clone();
         }
-        let parts = self.build(&session_id, &spec)?;
+        // The core comes first: a session whose core cannot start is not stored.
+        let session = Session::create(self.build(&session_id, &spec)?)?;
         let now = now_ms();
         let row = SessionRow {
             session_id: session_id.clone(),
@@ -211,7 +209,6 @@ impl Registry {
                 .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
             return Ok((existing, false));
         }
-        let session = Session::create(parts)?;
         let handle = SessionHandle::spawn(session, Some(self.store.clone()));
         self.live.lock().expect("registry lock").insert(session_id.clone(), handle);
         crate::metrics::global().sessions.inc();
@@ -238,9 +235,7 @@ impl Registry {
     }
 
     /// Brings back every stored session that is not disposed: rebuilt from its log, its open turn
-    /// closed, its accepted followups run. Then every continuable child whose parent is owed a
-    /// notice settles (when idle) or is watched (when its work resumed). Called once at start,
-    /// before the gateway is ready.
+    /// closed, its accepted followups run. Called once at start, before the gateway is ready.
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let mut count = 0;
         let mut cursor = None;
@@ -253,9 +248,6 @@ impl Registry {
                 count += 1;
             }
         }
-        let children =
-            self.handles().into_iter().filter_map(|h| h.view().parent.map(|p| (h, p))).collect();
-        self.settlements.recover(children).await;
         Ok(count)
     }
 

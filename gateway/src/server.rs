@@ -1,5 +1,9 @@
 //! The gateway process: open the store, bring every session back, serve the API until told to
 //! stop, then close streams and let in-flight commits land.
+//!
+//! This is the composition root: the one place where the store, the core host, the tools
+//! (built-in, plugins, and the subagent and goal tools that act on the registry), the registry
+//! and the faces are put together. Every module below it is handed what it needs.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -12,9 +16,11 @@ use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 use crate::api::{AppState, app};
 use crate::core_host::{CoreError, CoreHost};
+use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Registry, RegistryError};
 use crate::store::{Durability, Store, StoreError};
+use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
 
 /// How to run a gateway.
@@ -38,13 +44,11 @@ pub struct Settings {
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
 /// plugin tools under `plugins`.
-#[derive(Clone, Debug, Default, clap::Args)]
+#[derive(Clone, Debug, Default)]
 pub struct Sandbox {
-    /// Load plugin tools from this directory (`<name>/plugin.toml` and `<name>/<name>.wasm`).
-    #[arg(long, env = "AIRLOCK_PLUGINS")]
+    /// Plugin tools from this directory (`<name>/plugin.toml` and `<name>/<name>.wasm`).
     pub plugins: Option<std::path::PathBuf>,
-    /// Run this component of the world `airlock:core/agent-core` instead of the built-in core.
-    #[arg(long, env = "AIRLOCK_CORE")]
+    /// A component of the world `airlock:core/agent-core` to run instead of the built-in core.
     pub core: Option<std::path::PathBuf>,
 }
 
@@ -92,11 +96,11 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Opens the store and recovers every session (before anything is served, as the spec asks).
+    /// Opens the store and recovers every session (before anything is served).
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
-        let registry = open_registry(&settings).await?;
-        registry.recover_all().await?;
-        Ok(Gateway::over(registry, settings))
+        let sessions = Sessions::open(&settings).await?;
+        sessions.recover().await?;
+        Ok(Gateway::over(sessions.registry, settings))
     }
 
     /// A gateway over a registry that is already open (`airlock acp --listen` shares its own).
@@ -131,9 +135,56 @@ impl Gateway {
     }
 }
 
-/// A registry over the SQLite file `settings.data`, with the core and tools `settings.sandbox`
-/// names; `settings.model` serves sessions that name none. Nothing is recovered yet.
-pub async fn open_registry(settings: &Settings) -> Result<Arc<Registry>, ServeError> {
+/// The sessions of a gateway: the registry, with every tool wired in, and the settlements that
+/// tell parents what their continuable children did.
+pub struct Sessions {
+    /// The live sessions.
+    pub registry: Arc<Registry>,
+    settlements: Arc<Settlements>,
+}
+
+impl Sessions {
+    /// A registry over `store` whose sessions' models get `tools` plus the subagent tools
+    /// (`agent`, `spawn_agent`, `send_message`, `interrupt_agent`, `list_agents`), which run
+    /// children in this registry, and the `goal` tool, which ends a session's goal.
+    pub fn compose(
+        store: Store,
+        host: Arc<CoreHost>,
+        mut tools: ToolRegistry,
+        default_model: String,
+    ) -> Sessions {
+        let mut settlements = None;
+        let registry = Registry::with_tools(store, host, default_model, |registry| {
+            tools.add(Arc::new(AgentTool::new(registry.clone())));
+            tools.add(Arc::new(GoalTool::new(registry.clone())));
+            let owed = settlements.insert(Arc::new(Settlements::new(registry.clone())));
+            for tool in Continuable::tools(registry.clone(), owed.clone()) {
+                tools.add(tool);
+            }
+            tools
+        });
+        Sessions { registry, settlements: settlements.expect("the registry built its tools") }
+    }
+
+    /// The sessions over the SQLite file `settings.data`, with the core and tools
+    /// `settings.sandbox` names; `settings.model` serves sessions that name none. Nothing is
+    /// recovered yet.
+    pub async fn open(settings: &Settings) -> Result<Sessions, ServeError> {
+        let (store, host, tools) = open_parts(settings).await?;
+        Ok(Sessions::compose(store, Arc::new(host), tools, settings.model.clone()))
+    }
+
+    /// Brings back every stored session; then every continuable child whose parent is owed a
+    /// notice settles (when idle) or is watched (when its work resumed).
+    pub async fn recover(&self) -> Result<usize, ServeError> {
+        let count = self.registry.recover_all().await?;
+        self.settlements.recover().await;
+        Ok(count)
+    }
+}
+
+/// The store, the core host and the tools `settings` name.
+async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
     crate::model::from_name(&settings.model)?;
     let store = Store::open(&settings.data, settings.durability)?;
     let cache_dir = settings.cache_dir.as_deref();
@@ -154,7 +205,7 @@ pub async fn open_registry(settings: &Settings) -> Result<Arc<Registry>, ServeEr
             }
         }
     }
-    Ok(Registry::new(store, Arc::new(host), tools, settings.model.clone()))
+    Ok((store, host, tools))
 }
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {

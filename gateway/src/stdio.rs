@@ -20,16 +20,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use airlock_core::{ContentBlock, Delivery};
+use airlock_core::{ContentBlock, Delivery, Message};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-use crate::actor::{Outcome, SessionHandle};
+use crate::actor::{Admission, SessionHandle};
+use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
 use crate::model::ModelSetupError;
-use crate::owned::user_message;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 
 /// A JSON-RPC error.
@@ -242,10 +242,10 @@ impl Server {
         }
         let handle = self.session(&params.session_id).await?;
         let mut forwarded = self.forward(&handle);
-        let message = user_message(params.content_blocks);
+        let message = Message::user(fresh_id(), params.content_blocks);
         let message_id = message.id.clone();
         let fed = match handle.feed(Delivery::Followup.send(message), None).await {
-            Ok(Outcome::Fed(fed)) => fed,
+            Ok(Admission::Fed(fed)) => fed,
             Ok(_) => unreachable!("no idempotency key"),
             Err(error) => return Err(RpcError::failed("storage-unavailable", error)),
         };

@@ -34,6 +34,20 @@ struct Airlock {
 }
 
 impl Airlock {
+    /// `airlock acp` on a fresh temp dir (alive as long as the guard) whose model answers
+    /// `replies` in order; `listen` also serves HTTP.
+    async fn answering(
+        replies: impl IntoIterator<Item = Reply>,
+        listen: bool,
+    ) -> (tempfile::TempDir, MockModel, Airlock) {
+        let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+        for reply in replies {
+            mock.push(reply);
+        }
+        let airlock = Airlock::start(dir.path(), &mock, listen).await;
+        (dir, mock, airlock)
+    }
+
     async fn start(dir: &Path, mock: &MockModel, listen: bool) -> Airlock {
         let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
         command
@@ -88,6 +102,18 @@ impl Airlock {
             .connect_with(transport, async move |cx| body(cx, rx).await)
             .await
             .expect("the ACP conversation")
+    }
+
+    /// [`Airlock::client`] in a session it opened (`initialize`, then `session/new`).
+    async fn in_session<R>(
+        &mut self,
+        body: impl AsyncFnOnce(ConnectionTo<Agent>, SessionId, Updates) -> Result<R, Error>,
+    ) -> R {
+        self.client(async move |cx, updates| {
+            let session = open(&cx).await?;
+            body(cx, session, updates).await
+        })
+        .await
     }
 }
 
@@ -147,12 +173,10 @@ fn http() -> reqwest::Client {
 
 #[tokio::test]
 async fn acp_text_turn_streams_agent_message_chunks_and_ends_end_turn() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-    mock.push(Reply::text("Hello there, editor.", 3));
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) =
+        Airlock::answering([Reply::text("Hello there, editor.", 3)], false).await;
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let answer = cx.send_request(prompt(&session, "hi")).block_task().await?;
             assert_eq!(answer.stop_reason, StopReason::EndTurn);
             let updates = received(&mut updates);
@@ -167,12 +191,10 @@ async fn acp_text_turn_streams_agent_message_chunks_and_ends_end_turn() {
 
 #[tokio::test]
 async fn acp_reasoning_streams_agent_thought_chunks() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-    mock.push(Reply::text("Done.", 1).reasoning("Let me think.", 2));
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) =
+        Airlock::answering([Reply::text("Done.", 1).reasoning("Let me think.", 2)], false).await;
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             cx.send_request(prompt(&session, "think")).block_task().await?;
             let thoughts: String = received(&mut updates)
                 .iter()
@@ -189,12 +211,10 @@ async fn acp_reasoning_streams_agent_thought_chunks() {
 
 #[tokio::test]
 async fn acp_correlated_max_tokens_turn_stops_max_tokens() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-    mock.push(Reply::text("Cut sh", 1).finish_length());
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) =
+        Airlock::answering([Reply::text("Cut sh", 1).finish_length()], false).await;
     airlock
-        .client(async |cx, _updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, _updates| {
             let answer = cx.send_request(prompt(&session, "long")).block_task().await?;
             assert_eq!(answer.stop_reason, StopReason::MaxTokens);
             Ok(())
@@ -204,12 +224,9 @@ async fn acp_correlated_max_tokens_turn_stops_max_tokens() {
 
 #[tokio::test]
 async fn acp_correlated_provider_error_fails_the_prompt_with_a_json_rpc_error() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-    mock.push(Reply::status(401));
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) = Airlock::answering([Reply::status(401)], false).await;
     airlock
-        .client(async |cx, _updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, _updates| {
             let error = cx.send_request(prompt(&session, "hi")).block_task().await.unwrap_err();
             assert_eq!(error.code.value(), -32603);
             assert!(error.message.starts_with("AUTH: "), "{}", error.message);
@@ -221,13 +238,10 @@ async fn acp_correlated_provider_error_fails_the_prompt_with_a_json_rpc_error() 
 
 #[tokio::test]
 async fn acp_session_cancel_during_a_slow_stream_stops_cancelled() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     let (reply, _never) = held("This answer never ends.");
-    mock.push(reply);
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) = Airlock::answering([reply], false).await;
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let running = cx.send_request(prompt(&session, "slow"));
             first_text(&mut updates).await;
             cx.send_notification(CancelNotification::new(session.clone()))?;
@@ -239,13 +253,10 @@ async fn acp_session_cancel_during_a_slow_stream_stops_cancelled() {
 
 #[tokio::test]
 async fn acp_second_concurrent_prompt_is_refused_naming_the_reason() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     let (reply, gate) = held("First one.");
-    mock.push(reply);
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, mock, mut airlock) = Airlock::answering([reply], false).await;
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let first = cx.send_request(prompt(&session, "one"));
             first_text(&mut updates).await;
             let error = cx.send_request(prompt(&session, "two")).block_task().await.unwrap_err();
@@ -260,13 +271,13 @@ async fn acp_second_concurrent_prompt_is_refused_naming_the_reason() {
 
 #[tokio::test]
 async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-    mock.push(Reply::tool_call("call-1", "echo", r#"{"text":"hi"}"#, 2));
-    mock.push(Reply::text("Echoed.", 1));
-    let mut airlock = Airlock::start(dir.path(), &mock, false).await;
+    let (_dir, _mock, mut airlock) = Airlock::answering(
+        [Reply::tool_call("call-1", "echo", r#"{"text":"hi"}"#, 2), Reply::text("Echoed.", 1)],
+        false,
+    )
+    .await;
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
             assert_eq!(answer.stop_reason, StopReason::EndTurn);
             let updates = received(&mut updates);
@@ -295,14 +306,12 @@ async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
 
 #[tokio::test]
 async fn acp_turn_that_also_consumed_steering_still_ends_end_turn() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     let (reply, gate) = held("Working on it.");
-    mock.push(reply).push(Reply::text("Steered as asked.", 1));
-    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let (_dir, mock, mut airlock) =
+        Airlock::answering([reply, Reply::text("Steered as asked.", 1)], true).await;
     let base = airlock.http.clone().unwrap();
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let running = cx.send_request(prompt(&session, "start"));
             first_text(&mut updates).await;
             let url = format!("{base}/v1/sessions/{}/messages", session.0);
@@ -321,14 +330,11 @@ async fn acp_turn_that_also_consumed_steering_still_ends_end_turn() {
 
 #[tokio::test]
 async fn acp_prompt_removed_before_it_was_claimed_stops_cancelled() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     let (reply, gate) = held("Busy with other work.");
-    mock.push(reply);
-    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let (_dir, mock, mut airlock) = Airlock::answering([reply], true).await;
     let base = airlock.http.clone().unwrap();
     airlock
-        .client(async |cx, _updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, _updates| {
             let sessions = format!("{base}/v1/sessions/{}", session.0);
             // Other work keeps the agent running, so the prompt waits in the queue.
             let busy = json!({"content": "other work"});
@@ -367,8 +373,7 @@ async fn acp_session_load_replays_the_log_as_updates() {
     mock.push(Reply::text("Remembered answer.", 2));
     let mut first = Airlock::start(dir.path(), &mock, false).await;
     let session = first
-        .client(async |cx, _updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, _updates| {
             cx.send_request(prompt(&session, "remember this")).block_task().await?;
             Ok(session)
         })
@@ -402,17 +407,20 @@ async fn acp_session_load_replays_the_log_as_updates() {
 /// interval: one interval ends `max-tokens` then `completed`, the other the other way round.
 #[tokio::test]
 async fn acp_stop_reason_comes_from_the_turn_that_claimed_the_prompt() {
-    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     let (gate_one, gate_three) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    mock.push(Reply::text("Cut sh", 2).finish_length().hold_until(gate_one.clone()));
-    mock.push(Reply::text("Followup done.", 1));
-    mock.push(Reply::text("Also cut sh", 2).finish_length().hold_until(gate_three.clone()));
-    mock.push(Reply::text("Prompt answered.", 1));
-    let mut airlock = Airlock::start(dir.path(), &mock, true).await;
+    let (_dir, mock, mut airlock) = Airlock::answering(
+        [
+            Reply::text("Cut sh", 2).finish_length().hold_until(gate_one.clone()),
+            Reply::text("Followup done.", 1),
+            Reply::text("Also cut sh", 2).finish_length().hold_until(gate_three.clone()),
+            Reply::text("Prompt answered.", 1),
+        ],
+        true,
+    )
+    .await;
     let base = airlock.http.clone().unwrap();
     airlock
-        .client(async |cx, mut updates| {
-            let session = open(&cx).await?;
+        .in_session(async |cx, session, mut updates| {
             let messages = format!("{base}/v1/sessions/{}/messages", session.0);
             let followup = async |text: &str| {
                 let res = http().post(&messages).json(&json!({"content": text})).send().await;

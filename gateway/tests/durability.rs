@@ -8,8 +8,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn an_enqueue_whose_commit_fails_answers_503_and_no_202() {
-    let dir = tempfile::tempdir().unwrap();
-    let gw = common::start(dir.path().join("a.db")).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
     let messages = format!("/v1/sessions/{s}/messages");
 
@@ -25,8 +24,7 @@ async fn an_enqueue_whose_commit_fails_answers_503_and_no_202() {
 
 #[tokio::test]
 async fn a_settlement_whose_flush_answers_false_gives_the_parents_model_durability_failed() {
-    let dir = tempfile::tempdir().unwrap();
-    let gw = common::start(dir.path().join("b.db")).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
     let mut sse = gw.sse(&s, "", None).await;
 

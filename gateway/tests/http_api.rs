@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn message_is_acknowledged_with_id_and_seq_and_sse_shows_the_canonical_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let gw = common::start(dir.path().join("a.db")).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
     let mut sse = gw.sse(&s, "", None).await;
     let status = sse.next().await;
@@ -25,18 +24,10 @@ async fn message_is_acknowledged_with_id_and_seq_and_sse_shows_the_canonical_ord
         frames.iter().map(|(_, l)| l.as_str()).filter(|l| *l != "session.queue").collect();
     let chunks = lines.iter().filter(|l| **l == "assistant/chunk").count();
     assert!(chunks >= 3, "streamed in several chunks: {lines:?}");
-    let mut expected = vec![
-        "agent/inbox/spliced",
-        "status running",
-        "turn/start",
-        "agent/inbox/spliced",
-        "step/start",
-        "user/message",
-        "request/header",
-        "request/context",
-    ];
-    expected.extend(std::iter::repeat_n("assistant/chunk", chunks));
-    expected.extend(["assistant/message", "step/end", "turn/end", "status idle"]);
+    // Status changes come between the events they follow.
+    let mut expected = airlock_tests::text_turn(chunks);
+    expected.insert(1, "status running");
+    expected.push("status idle");
     assert_eq!(lines, expected);
     let ids: Vec<u64> = frames.iter().filter_map(|(id, _)| *id).collect();
     assert_eq!(ids, (0..ids.len() as u64).collect::<Vec<_>>(), "contiguous seqs as SSE ids");
@@ -44,17 +35,11 @@ async fn message_is_acknowledged_with_id_and_seq_and_sse_shows_the_canonical_ord
 
 #[tokio::test]
 async fn sessions_survive_a_restart_and_their_seqs_continue() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    let gw = common::start(db.clone()).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
-    let mut sse = gw.sse(&s, "", None).await;
-    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "before"})).await;
-    let before = sse.until_idle().await.iter().filter(|(id, _)| id.is_some()).count() as u64;
-    drop(sse);
-    gw.stop().await;
+    let before = gw.turn(&s, "before").await.1 as u64;
 
-    let gw = common::start(db).await;
+    let gw = gw.restart().await;
     let (code, session) = gw.get(&format!("/v1/sessions/{s}")).await;
     assert_eq!(code, 200);
     assert_eq!(session["lastSeq"], before - 1);
@@ -77,12 +62,9 @@ async fn sessions_survive_a_restart_and_their_seqs_continue() {
 
 #[tokio::test]
 async fn metrics_count_sessions_turns_enqueues_commits_and_subscribers() {
-    let dir = tempfile::tempdir().unwrap();
-    let gw = common::start(dir.path().join("a.db")).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
-    let mut sse = gw.sse(&s, "", None).await;
-    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "count me"})).await;
-    sse.until_idle().await;
+    let (_open, _) = gw.turn(&s, "count me").await;
     let res = gw.client.get(gw.url("/metrics")).send().await.unwrap();
     assert_eq!(res.status(), 200);
     let text = res.text().await.unwrap();
@@ -102,17 +84,25 @@ async fn metrics_count_sessions_turns_enqueues_commits_and_subscribers() {
 
 #[tokio::test]
 async fn graceful_shutdown_ends_open_streams_and_keeps_every_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    let gw = common::start(db.clone()).await;
+    let (_dir, gw) = common::fresh().await;
     let s = gw.session().await;
-    let mut sse = gw.sse(&s, "", None).await;
-    gw.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "bye"})).await;
-    let seen = sse.until_idle().await.iter().filter(|(id, _)| id.is_some()).count();
+    let (mut sse, seen) = gw.turn(&s, "bye").await;
     let hub = gw.client.get(gw.url("/v1/events")).send().await.unwrap();
     assert_eq!(hub.status(), 200);
-    gw.stop().await; // returns only once every stream has closed
+    let gw = gw.restart().await; // its stop returns only once every stream has closed
     assert!(sse.ended().await, "the open stream ended so its client can resume elsewhere");
-    let gw = common::start(db).await;
     assert_eq!(gw.log(&s).await.len(), seen);
+}
+
+/// A core that traps (here: out of fuel on its first call) is the core's failure, not the
+/// store's: 500 `core-failed`, and no session is left behind half made.
+#[tokio::test]
+async fn a_core_trap_answers_500_core_failed_and_leaves_no_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = airlock_gateway::core_host::CoreHost::new(None).unwrap().with_fuel(1);
+    let gw = common::start_with_host(dir.path().join("trap.db"), host).await;
+    let (code, error) = gw.post("/v1/sessions", json!({"sessionId": "s"})).await;
+    assert_eq!((code, &error["error"]["code"]), (500, &json!("core-failed")), "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("fuel"), "{error}");
+    assert_eq!(gw.get("/v1/sessions/s").await.0, 404, "nothing was stored");
 }

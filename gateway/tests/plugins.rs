@@ -31,7 +31,13 @@ fn code(output: &ToolOutput) -> Option<&str> {
 }
 
 fn text(output: &ToolOutput) -> String {
-    airlock_gateway::owned::text_of(&output.content)
+    airlock_core::text_of(&output.content)
+}
+
+/// Calls one tool of the hostile plugin, loaded fresh under `manifest`.
+async fn hostile(manifest: &str, tool: &str) -> ToolOutput {
+    let root = tempfile::tempdir().unwrap();
+    load(root.path(), "hostile", manifest).await.call(tool, "{}").await
 }
 
 const HOSTILE: &str = "[limits]\ntimeout_ms = 500\nmemory_mb = 128\n";
@@ -50,9 +56,7 @@ async fn hostile_infinite_loop_times_out_within_its_deadline() {
 
 #[tokio::test]
 async fn hostile_memory_bomb_hits_memory_limit() {
-    let root = tempfile::tempdir().unwrap();
-    let plugin = load(root.path(), "hostile", HOSTILE).await;
-    let output = plugin.call("hostile_bomb", "{}").await;
+    let output = hostile(HOSTILE, "hostile_bomb").await;
     assert_eq!(code(&output), Some("MEMORY_LIMIT"), "{output:?}");
     assert!(text(&output).contains("128 MiB"));
 }
@@ -69,28 +73,22 @@ async fn hostile_panic_is_a_trap() {
 
 #[tokio::test]
 async fn hostile_100_mb_output_is_output_too_large() {
-    let root = tempfile::tempdir().unwrap();
-    let plugin = load(root.path(), "hostile", &format!("{HOSTILE}max_output_kb = 1024\n")).await;
-    let output = plugin.call("hostile_flood", "{}").await;
+    let output = hostile(&format!("{HOSTILE}max_output_kb = 1024\n"), "hostile_flood").await;
     assert_eq!(code(&output), Some("OUTPUT_TOO_LARGE"), "{output:?}");
     assert!(text(&output).contains("104857600 bytes"), "{output:?}");
 }
 
 #[tokio::test]
 async fn hostile_deep_recursion_is_a_trap() {
-    let root = tempfile::tempdir().unwrap();
-    let plugin = load(root.path(), "hostile", HOSTILE).await;
-    let output = plugin.call("hostile_recurse", "{}").await;
+    let output = hostile(HOSTILE, "hostile_recurse").await;
     assert_eq!(code(&output), Some("TRAP"), "{output:?}");
     assert!(text(&output).contains("call stack exhausted"), "{output:?}");
 }
 
 #[tokio::test]
 async fn hostile_fuel_budget_ends_a_loop_as_timeout() {
-    let root = tempfile::tempdir().unwrap();
     let manifest = "[limits]\ntimeout_ms = 60000\nmemory_mb = 64\nfuel = 10_000_000\n";
-    let plugin = load(root.path(), "hostile", manifest).await;
-    let output = plugin.call("hostile_spin", "{}").await;
+    let output = hostile(manifest, "hostile_spin").await;
     assert_eq!(code(&output), Some("TIMEOUT"), "{output:?}");
     assert!(text(&output).contains("fuel"), "{output:?}");
 }

@@ -20,6 +20,22 @@ struct Client {
 }
 
 impl Client {
+    /// `airlock stdio` on a database in a fresh temp dir, which lives as long as the guard.
+    fn fresh() -> (tempfile::TempDir, Client) {
+        let dir = tempfile::tempdir().unwrap();
+        let client = Client::start(dir.path(), &[]);
+        (dir, client)
+    }
+
+    /// [`Client::fresh`], initialized to answer with `openai:mock` from `mock`.
+    async fn on(mock: &airlock_tests::MockModel) -> (tempfile::TempDir, Client) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
+        client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
+        client.until_response(0).await;
+        (dir, client)
+    }
+
     fn start(dir: &Path, env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
             .args(["stdio", "--data"])
@@ -106,8 +122,7 @@ fn events_of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
 
 #[tokio::test]
 async fn stdio_initialize_answers_server_info() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client
         .request(1, "initialize", json!({"cwd": "/tmp", "provider": "demo", "model": "demo"}))
         .await;
@@ -119,8 +134,7 @@ async fn stdio_initialize_answers_server_info() {
 
 #[tokio::test]
 async fn stdio_receipt_notification_precedes_the_response() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.request(1, "session/prompt", prompt("s1", "hello")).await;
     let frames = client.until_response(1).await;
     let message_id = frames.last().unwrap()["result"]["messageId"].as_str().unwrap().to_owned();
@@ -135,10 +149,7 @@ async fn stdio_two_overlapping_prompts_get_receipts_and_run_fifo_with_one_runnin
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
     mock.push(airlock_tests::Reply::text("One.", 2).hold_until(gate.clone()));
     mock.push(airlock_tests::Reply::text("Two.", 2));
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
-    client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
-    client.until_response(0).await;
+    let (_dir, mut client) = Client::on(&mock).await;
     client.request(1, "session/prompt", prompt("burst", "first")).await;
     client.request(2, "session/prompt", prompt("burst", "second")).await;
     let mut frames = client.until_response(1).await;
@@ -162,8 +173,7 @@ async fn stdio_two_overlapping_prompts_get_receipts_and_run_fifo_with_one_runnin
 
 #[tokio::test]
 async fn stdio_unknown_method_answers_minus_32601() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.request(7, "session/teleport", json!({})).await;
     let frames = client.until_response(7).await;
     assert_eq!(frames[0]["error"]["code"], -32601);
@@ -172,8 +182,7 @@ async fn stdio_unknown_method_answers_minus_32601() {
 
 #[tokio::test]
 async fn stdio_malformed_lines_are_ignored() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.write("this is not json").await;
     client.write(r#"{"no": "method"}"#).await;
     client.write(r#"[1, 2, 3]"#).await;
@@ -184,8 +193,7 @@ async fn stdio_malformed_lines_are_ignored() {
 
 #[tokio::test]
 async fn stdio_bad_params_answer_minus_32602_naming_the_problem() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.request(1, "session/prompt", json!({"sessionId": "s"})).await;
     client.request(2, "initialize", json!({"provider": "nope", "model": "x"})).await;
     let mut frames = client.until_response(1).await;
@@ -198,8 +206,7 @@ async fn stdio_bad_params_answer_minus_32602_naming_the_problem() {
 
 #[tokio::test]
 async fn stdio_prompt_for_an_unknown_session_creates_it_and_later_prompts_continue_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.request(1, "session/prompt", prompt("fresh-id", "one")).await;
     let first = client.until_answered_and_idle(1).await;
     client.request(2, "session/prompt", prompt("fresh-id", "two")).await;
@@ -235,8 +242,7 @@ async fn stdio_initialize_selects_the_model_like_the_model_flag() {
 
 #[tokio::test]
 async fn stdio_shutdown_flushes_and_exits_0() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (dir, mut client) = Client::fresh();
     client.request(1, "session/prompt", prompt("kept", "remember me")).await;
     let frames = client.until_answered_and_idle(1).await;
     let seen = frames.iter().filter(|f| f["method"] == "session.event").count();
@@ -253,8 +259,7 @@ async fn stdio_shutdown_flushes_and_exits_0() {
 
 #[tokio::test]
 async fn stdio_end_of_input_lets_the_prompted_work_finish_then_exits_0() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[]);
+    let (_dir, mut client) = Client::fresh();
     client.request(1, "session/prompt", prompt("eof", "hello")).await;
     client.stdin = None; // the client hangs up right after prompting
     let mut frames = Vec::new();
@@ -274,10 +279,7 @@ async fn stdio_notifies_subagent_started_and_finished() {
     mock.push(airlock_tests::Reply::tool_call("t1", "agent", r#"{"prompt":"help"}"#, 1));
     mock.push(airlock_tests::Reply::text("Helped.", 1));
     mock.push(airlock_tests::Reply::text("Thanks.", 1));
-    let dir = tempfile::tempdir().unwrap();
-    let mut client = Client::start(dir.path(), &[("AIRLOCK_BASE_URL", &mock.base_url())]);
-    client.request(0, "initialize", json!({"provider": "openai", "model": "mock"})).await;
-    client.until_response(0).await;
+    let (_dir, mut client) = Client::on(&mock).await;
     client.request(1, "session/prompt", prompt("parent", "delegate")).await;
     let frames = client.until_answered_and_idle(1).await;
     let started: Vec<&Value> =

@@ -31,23 +31,24 @@ component = Component.from_file(engine, path)
 print(f"compiled in {time.monotonic() - t0:.1f}s")
 
 ty = component.type
-print("imports:")
-for name, item in ty.imports(engine).items():
-    if isinstance(item, ComponentInstanceType):
-        print(f"  {name}: {', '.join(item.exports(engine))}")
-    else:
-        print(f"  {name}: {type(item).__name__}")
+
+
+def show(title, items):
+    print(f"{title}:")
+    for name, item in items.items():
+        if isinstance(item, ComponentInstanceType):
+            print(f"  {name}: {', '.join(item.exports(engine))}")
+        else:
+            print(f"  {name}: {type(item).__name__}")
+
+
+show("imports", ty.imports(engine))
 # What the gateway's sandbox links for every plugin (gateway/src/plugins: ALWAYS_GRANTED).
 GRANTED = ("wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:filesystem/",
            "airlock:plugin/log", "airlock:plugin/types")
 beyond = [n for n in ty.imports(engine) if not n.startswith(GRANTED)]
 print("imports beyond the sandbox's always-granted set:", ", ".join(beyond) or "none")
-print("exports:")
-for name, item in ty.exports(engine).items():
-    if isinstance(item, ComponentInstanceType):
-        print(f"  {name}: {', '.join(item.exports(engine))}")
-    else:
-        print(f"  {name}: {type(item).__name__}")
+show("exports", ty.exports(engine))
 
 logged = []
 

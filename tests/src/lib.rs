@@ -13,3 +13,20 @@ pub mod mock_model;
 pub mod world;
 
 pub use mock_model::{MockModel, Reply};
+
+/// The event types of a text turn that streamed `chunks` chunks, in the canonical order of
+/// `docs/events.md`.
+pub fn text_turn(chunks: usize) -> Vec<&'static str> {
+    let mut types = vec![
+        "agent/inbox/spliced",
+        "turn/start",
+        "agent/inbox/spliced",
+        "step/start",
+        "user/message",
+        "request/header",
+        "request/context",
+    ];
+    types.extend(std::iter::repeat_n("assistant/chunk", chunks));
+    types.extend(["assistant/message", "step/end", "turn/end"]);
+    types
+}

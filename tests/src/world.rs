@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::gateway::{Frame, Gateway};
+use crate::gateway::{Frame, Gateway, Sse};
 use crate::{MockModel, Reply};
 
 /// A mock model and a gateway whose `openai:` sessions it answers.
@@ -50,6 +50,23 @@ pub fn messages(s: &str) -> String {
 pub fn held(text: &str) -> (Reply, Arc<Notify>) {
     let gate = Arc::new(Notify::new());
     (Reply::text(text, 3).hold_until(gate.clone()), gate)
+}
+
+/// A fresh world whose model streams `first` and then holds it until the gate is notified,
+/// answering `then` after it; and a session, its stream open from the start.
+pub async fn holding(
+    first: &str,
+    then: impl IntoIterator<Item = Reply>,
+) -> (World, String, Sse, Arc<Notify>) {
+    let w = world().await;
+    let (reply, gate) = held(first);
+    w.mock.push(reply);
+    for reply in then {
+        w.mock.push(reply);
+    }
+    let s = w.gw.session().await;
+    let sse = w.gw.sse(&s, None).await;
+    (w, s, sse, gate)
 }
 
 /// Whether a frame is an `assistant/chunk` event (a turn is streaming).

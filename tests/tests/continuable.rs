@@ -60,9 +60,7 @@ async fn spawning(w: &World, prompt: &str) -> (String, Sse) {
 async fn spawn_agent_returns_before_the_childs_first_turn_ends_and_the_idle_parent_gets_one_followup_notice()
  {
     let w = world().await;
-    let (child_reply, gate) = held("Child result.");
-    w.mock.push_for("CHILD-TASK", child_reply);
-    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    let gate = holding_the_child(&w, "Child result.");
     w.mock.push_for("settled", Reply::text("Noted.", 1));
     let (s, mut sse) = spawning(&w, "CHILD-TASK").await;
     sse.until_idle().await; // the parent's turn is over
@@ -92,9 +90,7 @@ async fn spawn_agent_returns_before_the_childs_first_turn_ends_and_the_idle_pare
 #[tokio::test]
 async fn two_send_messages_queue_fifo_in_the_child_and_settle_with_one_notice() {
     let w = world().await;
-    let (child_reply, gate) = held("Working.");
-    w.mock.push_for("CHILD-TASK", child_reply);
-    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    let gate = holding_the_child(&w, "Working.");
     w.mock.push_for("FIRST-MORE", Reply::text("First more done.", 1));
     w.mock.push_for("SECOND-MORE", Reply::text("Second more done.", 1));
     w.mock.push_for("settled", Reply::text("Noted.", 1));
@@ -205,9 +201,7 @@ async fn send_message_after_a_gateway_restart_continues_the_child_from_its_log()
 #[tokio::test]
 async fn list_agents_shows_the_children_and_interrupt_agent_stops_a_childs_turn() {
     let w = world().await;
-    let (child_reply, _gate) = held("Slow work");
-    w.mock.push_for("CHILD-TASK", child_reply);
-    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    let _gate = holding_the_child(&w, "Slow work");
     let (s, mut sse) = spawning(&w, "CHILD-TASK").await;
     sse.until_idle().await;
     let child = answer_of(&tool_results(&w, &s).await[0])["childId"].as_str().unwrap().to_owned();
@@ -262,12 +256,19 @@ async fn first_child(w: &World, s: &str) -> String {
     answer_of(&tool_results(w, s).await[0])["childId"].as_str().unwrap().to_owned()
 }
 
+/// Scripts the child spawned with `CHILD-TASK` to stream `text` and hold its turn until the
+/// gate opens; the parent answers the spawn with "Spawned.".
+fn holding_the_child(w: &World, text: &str) -> Arc<Notify> {
+    let (child_reply, gate) = held(text);
+    w.mock.push_for("CHILD-TASK", child_reply);
+    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    gate
+}
+
 /// A parent (idle) whose continuable child is busy: spawned with `CHILD-TASK`, its turn held
 /// streaming until the gate opens. Answers the parent, its stream, the child and the gate.
 async fn a_busy_child(w: &World) -> (String, Sse, String, Arc<Notify>) {
-    let (child_reply, gate) = held("Child working");
-    w.mock.push_for("CHILD-TASK", child_reply);
-    w.mock.push_for("messageId", Reply::text("Spawned.", 1));
+    let gate = holding_the_child(w, "Child working");
     let (s, mut sse) = spawning(w, "CHILD-TASK").await;
     sse.until_idle().await;
     let child = first_child(w, &s).await;

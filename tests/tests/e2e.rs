@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::{Frame, seqs, types};
-use airlock_tests::world::{World, messages, world, world_with};
+use airlock_tests::world::{World, holding, messages, world, world_with};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -29,18 +29,7 @@ async fn text_turn_over_http_is_acknowledged_before_the_model_answers() {
     assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
     let types = types(&frames);
     let chunks = types.iter().filter(|t| *t == "assistant/chunk").count();
-    let mut expected = vec![
-        "agent/inbox/spliced",
-        "turn/start",
-        "agent/inbox/spliced",
-        "step/start",
-        "user/message",
-        "request/header",
-        "request/context",
-    ];
-    expected.extend(std::iter::repeat_n("assistant/chunk", chunks));
-    expected.extend(["assistant/message", "step/end", "turn/end"]);
-    assert_eq!(types, expected);
+    assert_eq!(types, airlock_tests::text_turn(chunks));
     let running = frames.iter().position(|f| *f == Frame::Status("running".into())).unwrap();
     assert_eq!(seqs_before(&frames, running), 1, "running comes right after the insert splice");
 }
@@ -67,12 +56,8 @@ fn seqs_before(frames: &[Frame], index: usize) -> usize {
 
 #[tokio::test]
 async fn hundred_concurrent_posts_give_hundred_turns_in_receipt_order() {
-    let w = world().await;
     // The first turn waits until every post is acknowledged: all 100 arrive while it runs.
-    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
-    w.mock.push(Reply::text("First of many.", 3).hold_until(gate.clone()));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("First of many.", []).await;
     assert_eq!(sse.next().await, Frame::Status("idle".into()), "the snapshot on connect");
     let posts = (0..100).map(|i| {
         let (client, url) = (w.gw.client.clone(), w.gw.url(&messages(&s)));
@@ -226,9 +211,7 @@ async fn kill_9_mid_turn_closes_the_turn_interrupted_and_runs_the_queued_followu
 async fn a_restart_with_only_injects_pending_starts_no_turn_and_the_next_send_claims_them() {
     let w = world().await;
     let s = w.gw.session().await;
-    let (code, _) =
-        w.gw.post(&messages(&s), json!({"content": "CONTEXT", "delivery": "inject"})).await;
-    assert_eq!(code, 202);
+    w.send(&s, json!({"content": "CONTEXT", "delivery": "inject"})).await;
     let before = w.gw.log(&s).await;
 
     let World { dir, mock, gw } = w;
@@ -288,11 +271,7 @@ async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
 
 #[tokio::test]
 async fn sse_resume_mid_turn_with_last_event_id_or_after_sends_exactly_the_missing_events() {
-    let w = world().await;
-    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
-    w.mock.push(Reply::text("a b c d e f", 6).hold_until(gate.clone()));
-    let s = w.gw.session().await;
-    let mut first = w.gw.sse(&s, None).await;
+    let (w, s, mut first, gate) = holding("a b c d e f", []).await;
     w.gw.post(&messages(&s), json!({"content": "stream"})).await;
     let seen =
         first.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;

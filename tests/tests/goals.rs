@@ -3,7 +3,7 @@
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::{Frame, Sse};
-use airlock_tests::world::{World, first_chunk, held, world};
+use airlock_tests::world::{World, first_chunk, held, holding, world};
 use serde_json::{Value, json};
 
 fn goal_path(s: &str) -> String {
@@ -79,13 +79,8 @@ async fn goal_with_max_rounds_2_runs_two_rounds_then_blocks_on_round_limit() {
 
 #[tokio::test]
 async fn queued_human_work_runs_before_a_goal_round() {
-    let w = world().await;
-    let (first, gate) = held("Human one.");
-    w.mock.push(first);
-    w.mock.push(Reply::text("Human two.", 1));
-    w.mock.push(Reply::text("The round.", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) =
+        holding("Human one.", [Reply::text("Human two.", 1), Reply::text("The round.", 1)]).await;
     w.send(&s, json!({"content": "first human task"})).await;
     sse.until(first_chunk).await;
     w.send(&s, json!({"content": "second human task"})).await;
@@ -102,12 +97,7 @@ async fn queued_human_work_runs_before_a_goal_round() {
 
 #[tokio::test]
 async fn cancelling_an_admitted_round_pauses_the_goal() {
-    let w = world().await;
-    let (round, _gate) = held("Working on it");
-    w.mock.push(round);
-    w.mock.push(Reply::text("Human answer.", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, _gate) = holding("Working on it", [Reply::text("Human answer.", 1)]).await;
     w.gw.put(&goal_path(&s), json!({"objective": "long task", "maxRounds": 3})).await;
     sse.until(first_chunk).await; // the round was admitted and streams
 
@@ -146,11 +136,7 @@ async fn the_models_goal_tool_completing_the_goal_stops_the_rounds() {
 
 #[tokio::test]
 async fn after_restart_a_goal_is_loaded_but_disarmed_until_resume() {
-    let w = world().await;
-    let (round, _gate) = held("Round one, interrupted");
-    w.mock.push(round);
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, _gate) = holding("Round one, interrupted", []).await;
     w.gw.put(&goal_path(&s), json!({"objective": "survive", "maxRounds": 2})).await;
     sse.until(first_chunk).await;
     drop(sse);
@@ -255,32 +241,30 @@ async fn a_cancel_keeping_the_inbox_parks_human_work_and_no_round_runs_until_the
     assert_eq!(rounds(&w, &s).await.len(), 1);
 }
 
-/// Parked human work, then `resume`: the round is queued behind the parked work, which the
-/// resume released and which now runs (held). Answers the round's message id and the gate.
-async fn a_queued_round(
-    w: &World,
-    sse: &mut Sse,
-    s: &str,
-) -> (String, std::sync::Arc<tokio::sync::Notify>) {
-    parked_behind_a_cancel(w, sse, s, 2).await;
+/// A session with parked human work, then `resume`: the round is queued behind the parked work,
+/// which the resume released and which now runs (held). Answers the world, the session and its
+/// stream, the round's message id and the gate.
+async fn a_queued_round() -> (World, String, Sse, String, std::sync::Arc<tokio::sync::Notify>) {
+    let w = world().await;
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    parked_behind_a_cancel(&w, &mut sse, &s, 2).await;
     let (second, gate) = held("Human two, slowly");
     w.mock.push(second);
-    let (code, goal) = w.gw.post(&format!("{}/resume", goal_path(s)), json!({})).await;
+    let (code, goal) = w.gw.post(&format!("{}/resume", goal_path(&s)), json!({})).await;
     assert_eq!(code, 200, "{goal}");
     let (code, queue) = w.gw.get(&format!("/v1/sessions/{s}/queue")).await;
     assert_eq!(code, 200);
     let items = queue["items"].as_array().unwrap();
     assert_eq!(items.len(), 1, "the parked work runs, the round waits behind it: {queue}");
     assert_eq!(items[0]["message"]["source"]["kind"], "goal");
-    (items[0]["messageId"].as_str().unwrap().to_owned(), gate)
+    let round = items[0]["messageId"].as_str().unwrap().to_owned();
+    (w, s, sse, round, gate)
 }
 
 #[tokio::test]
 async fn cancel_while_a_round_is_queued_pauses_the_goal_and_cancels_the_round() {
-    let w = world().await;
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
-    let (round, _gate) = a_queued_round(&w, &mut sse, &s).await;
+    let (w, s, mut sse, round, _gate) = a_queued_round().await;
 
     let (code, _) = w.gw.post(&format!("/v1/sessions/{s}/cancel"), json!({})).await;
     assert_eq!(code, 202);
@@ -307,10 +291,7 @@ async fn cancel_while_a_round_is_queued_pauses_the_goal_and_cancels_the_round() 
 
 #[tokio::test]
 async fn deleting_a_queued_goal_round_pauses_the_goal_with_a_reason_and_it_does_not_stall() {
-    let w = world().await;
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
-    let (round, gate) = a_queued_round(&w, &mut sse, &s).await;
+    let (w, s, mut sse, round, gate) = a_queued_round().await;
 
     let removed =
         w.gw.client.delete(w.gw.url(&format!("/v1/sessions/{s}/queue/{round}"))).send().await;

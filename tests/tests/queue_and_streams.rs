@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::{Frame, seqs, types};
-use airlock_tests::world::{first_chunk, held, world};
+use airlock_tests::world::{first_chunk, holding, world};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -34,11 +34,7 @@ fn entered(frames: &[Frame]) -> Vec<(u64, String)> {
 
 #[tokio::test]
 async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow_it() {
-    let w = world().await;
-    let (reply, gate) = held("first answer here");
-    w.mock.push(reply).push(Reply::text("Steered.", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("first answer here", [Reply::text("Steered.", 1)]).await;
     let m1 = w.send(&s, json!({"content": "first"})).await;
     let m2 = w.send(&s, json!({"content": "second"})).await;
     let (_, receipt) = w.gw.get(&format!("/v1/sessions/{s}/messages/{m2}")).await;
@@ -71,11 +67,7 @@ async fn promoting_a_queued_followup_steers_the_running_turn_and_receipts_follow
 
 #[tokio::test]
 async fn steer_and_inject_sent_while_running_enter_the_same_turn() {
-    let w = world().await;
-    let (reply, gate) = held("working on it");
-    w.mock.push(reply).push(Reply::text("Adjusted.", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("working on it", [Reply::text("Adjusted.", 1)]).await;
     let m1 = w.send(&s, json!({"content": "work"})).await;
     let mut frames = sse.until(first_chunk).await;
     let ctx = w.send(&s, json!({"content": "fyi", "delivery": "inject"})).await;

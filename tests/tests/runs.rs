@@ -4,7 +4,7 @@
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::Frame;
-use airlock_tests::world::{World, first_chunk, held, world};
+use airlock_tests::world::{World, first_chunk, holding, world};
 use serde_json::{Value, json};
 
 fn runs(s: &str) -> String {
@@ -65,11 +65,7 @@ async fn run_result_excludes_events_before_the_receipt() {
 
 #[tokio::test]
 async fn run_final_response_is_the_last_assistant_message_even_when_it_is_empty() {
-    let w = world().await;
-    let (reply, gate) = held("The first answer.");
-    w.mock.push(reply).push(Reply::text("", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("The first answer.", [Reply::text("", 1)]).await;
     let run = spawn_run(&w, &s, json!({"content": "one"}));
     sse.until(first_chunk).await;
     // A later followup sent before idle belongs to the interval too.
@@ -101,11 +97,7 @@ async fn run_final_response_is_the_last_assistant_message_even_when_it_is_empty(
 
 #[tokio::test]
 async fn run_interval_includes_steering_sent_before_idle() {
-    let w = world().await;
-    let (reply, gate) = held("Going right.");
-    w.mock.push(reply).push(Reply::text("Going left now.", 2));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("Going right.", [Reply::text("Going left now.", 2)]).await;
     let run = spawn_run(&w, &s, json!({"content": "go"}));
     sse.until(first_chunk).await;
     let steer = w.send(&s, json!({"content": "go left", "delivery": "steer"})).await;
@@ -154,11 +146,8 @@ async fn run_without_a_turn_has_a_null_finish_reason() {
 
 #[tokio::test]
 async fn run_on_a_running_session_collects_until_the_next_idle() {
-    let w = world().await;
-    let (reply, gate) = held("Busy with the first.");
-    w.mock.push(reply).push(Reply::text("Now the second.", 1));
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) =
+        holding("Busy with the first.", [Reply::text("Now the second.", 1)]).await;
     w.send(&s, json!({"content": "first"})).await;
     sse.until(first_chunk).await;
     let run = spawn_run(&w, &s, json!({"content": "second"}));
@@ -208,11 +197,7 @@ async fn run_stream_ends_with_run_result() {
 
 #[tokio::test]
 async fn run_timeout_answers_504_and_the_session_keeps_running() {
-    let w = world().await;
-    let (reply, gate) = held("Slow but sure.");
-    w.mock.push(reply);
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("Slow but sure.", []).await;
     let (code, body) = w.gw.post(&runs(&s), json!({"content": "slow", "timeoutMs": 200})).await;
     assert_eq!(code, 504, "{body}");
     assert_eq!(body["error"]["code"], "run-timeout");
@@ -233,11 +218,7 @@ async fn run_timeout_answers_504_and_the_session_keeps_running() {
 
 #[tokio::test]
 async fn dropping_a_run_request_does_not_cancel_the_run() {
-    let w = world().await;
-    let (reply, gate) = held("Still here.");
-    w.mock.push(reply);
-    let s = w.gw.session().await;
-    let mut sse = w.gw.sse(&s, None).await;
+    let (w, s, mut sse, gate) = holding("Still here.", []).await;
     let run = spawn_run(&w, &s, json!({"content": "go"}));
     sse.until(first_chunk).await;
     run.abort(); // the client goes away mid-run

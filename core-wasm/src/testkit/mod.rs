@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::io::{Config, Input, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
 use crate::wire::{
-    CancelCause, ContentBlock, FinishReason, Message, ModelError, Role, Source, StreamChunk, Target,
+    CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target,
 };
 
 /// The time of a harness session's first input.
@@ -94,12 +94,7 @@ pub fn config() -> Config {
 
 /// A user message with this id and text.
 pub fn user(id: &str, text: &str) -> Message {
-    Message {
-        id: id.into(),
-        role: Role::User,
-        content: vec![ContentBlock::Text { text: text.into() }],
-        source: Source::of("user"),
-    }
+    Message::user(id.into(), vec![ContentBlock::Text { text: text.into() }])
 }
 
 /// Drives one core and records its log and a compact transcript.

@@ -1,5 +1,7 @@
 //! The API's one error shape, `{"error": {code, message, details}}`, and the JSON body and query
-//! extractors whose rejections use it.
+//! extractors whose rejections use it. Every HTTP status an error answers is chosen here: the
+//! lower layers' errors convert in one place (the `From` impls below), and handlers name a
+//! refusal by its code through the constructors.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -10,9 +12,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::actor::ActorError;
+use crate::goal::GoalError;
+use crate::owned::OwnError;
 use crate::registry::RegistryError;
-use crate::session::Refusal;
+use crate::session::{Refusal, SessionError};
 use crate::store::StoreError;
 
 /// An error answer: status, kebab-case code, one sentence for a person, details.
@@ -35,6 +38,28 @@ impl ApiError {
     pub fn details(mut self, details: Value) -> Self {
         self.details = details;
         self
+    }
+
+    /// 404 with this code.
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 409 with this code: the request does not fit the session's state.
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, message)
+    }
+
+    /// 504 with this code: the answer did not come in time.
+    pub fn timeout(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::GATEWAY_TIMEOUT, code, message)
+    }
+
+    /// 503 `storage-unavailable`, to be retried after a second.
+    fn unavailable(message: String) -> Self {
+        let mut api = Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", message);
+        api.retry_after = Some(1);
+        api
     }
 
     /// 400 `bad-request` naming the field.
@@ -125,6 +150,46 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<SessionError> for ApiError {
+    fn from(error: SessionError) -> Self {
+        match error {
+            SessionError::Store(_) | SessionError::Gone => ApiError::unavailable(error.to_string()),
+            SessionError::Goal(error) => error.into(),
+            SessionError::ChildSession { ref parent, .. } => {
+                let details = json!({"parentSessionId": parent});
+                ApiError::conflict("child-session", error.to_string()).details(details)
+            }
+            // The core trapped or could not be built: not the store's fault, nor the client's.
+            SessionError::Trapped(_) | SessionError::Broken(_) | SessionError::Core(_) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "core-failed", error.to_string())
+            }
+        }
+    }
+}
+
+impl From<GoalError> for ApiError {
+    fn from(error: GoalError) -> Self {
+        match &error {
+            GoalError::NoGoal => ApiError::not_found("goal-not-found", error.to_string()),
+            GoalError::Phase { .. } => ApiError::conflict("goal-conflict", error.to_string()),
+            GoalError::Invalid(message) => {
+                let field = if message.contains("maxRounds") { "maxRounds" } else { "objective" };
+                ApiError::bad_request(field, message.clone())
+            }
+        }
+    }
+}
+
+impl From<OwnError> for ApiError {
+    fn from(error: OwnError) -> Self {
+        match error {
+            OwnError::Session(error) => error.into(),
+            OwnError::Store(error) => error.into(),
+            OwnError::Refused(refusal) => ApiError::refused(refusal, None),
+        }
+    }
+}
+
 impl From<RegistryError> for ApiError {
     fn from(error: RegistryError) -> Self {
         match error {
@@ -134,22 +199,8 @@ impl From<RegistryError> for ApiError {
             }
             RegistryError::BadSpec(message) => ApiError::bad_request("model", message),
             RegistryError::Store(e) => e.into(),
-            RegistryError::Session(e) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", e.to_string())
-            }
+            RegistryError::Session(e) => e.into(),
         }
-    }
-}
-
-impl From<ActorError> for ApiError {
-    fn from(error: ActorError) -> Self {
-        let mut api = ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "storage-unavailable",
-            error.to_string(),
-        );
-        api.retry_after = Some(1);
-        api
     }
 }
 

@@ -24,11 +24,12 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::openapi::json_objects;
-use super::{ApiError, AppState, ErrorBody, QueryParams};
+use super::responses::{NoSession, StorageFailed};
+use super::{Answer, ApiError, AppState, ErrorBody, QueryParams, SessionId};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
+use crate::schema::json_objects;
 use crate::session::{Notice, QueueItem, seq_of};
 
 /// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
@@ -77,12 +78,9 @@ pub(super) type Tx = mpsc::Sender<Result<Frame, Infallible>>;
 /// `event: session.event`, `data: <envelope>`, with `session.status` and `session.queue` frames
 /// (no `id:`) and `: ping` comments every 15 s. It does not end at idle.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/events",
-    operation_id = "getSessionEvents",
-    tag = "observation",
+    get, path = "/v1/sessions/{id}/events", operation_id = "getSessionEvents", tag = "observation",
     params(
-        ("id" = String, Path, description = "The session id"),
+        SessionId,
         EventsQuery,
         ("Last-Event-ID" = Option<String>, Header, description = "Resume the stream after this \
             seq (the `id:` of the last frame seen)."),
@@ -93,8 +91,7 @@ pub(super) type Tx = mpsc::Sender<Result<Frame, Infallible>>;
             (EventsPage = "application/json"),
         )),
         (status = 400, description = "`bad-request`: `Last-Event-ID` is not a seq", body = ErrorBody),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, StorageFailed,
     )
 )]
 async fn session_events(
@@ -102,7 +99,7 @@ async fn session_events(
     Path(id): Path<String>,
     QueryParams(q): QueryParams<EventsQuery>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Answer<Response> {
     if state.registry.store().session(&id).await?.is_none() {
         return Err(ApiError::session_not_found(&id));
     }
@@ -132,7 +129,7 @@ async fn page(
     id: &str,
     after: Option<u64>,
     limit: Option<usize>,
-) -> Result<Json<EventsPage>, ApiError> {
+) -> Answer<Json<EventsPage>> {
     let limit = limit.unwrap_or(500).clamp(1, 5000);
     let mut events = state.registry.store().events(id, after, limit + 1).await?;
     let has_more = events.len() > limit;
@@ -209,10 +206,7 @@ pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
 
 /// `GET /v1/events`: sessions added and removed, and every session's status changes.
 #[utoipa::path(
-    get,
-    path = "/v1/events",
-    operation_id = "getEvents",
-    tag = "observation",
+    get, path = "/v1/events", operation_id = "getEvents", tag = "observation",
     responses((
         status = 200,
         description = "An SSE stream of `session.added`, `session.removed` and `session.status` \

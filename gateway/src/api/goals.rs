@@ -10,9 +10,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{ApiError, AppState, ErrorBody, JsonBody};
+use super::responses::{BodyRefused, NoGoal, NoSession, SessionFailed, StorageFailed};
+use super::{Answer, AppState, ErrorBody, JsonBody, SessionId};
 use crate::goal::{Goal, GoalError, GoalOp};
-use crate::session::GoalChangeError;
 
 /// The goal routes (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -53,165 +53,98 @@ impl GoalView {
 /// Sets the session's goal, replacing any other: active and armed, rounds start at the next
 /// whole-agent idle.
 #[utoipa::path(
-    put,
-    path = "/v1/sessions/{id}/goal",
-    operation_id = "setGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
+    put, path = "/v1/sessions/{id}/goal", operation_id = "setGoal", tag = "goals",
+    params(SessionId),
     request_body = SetBody,
     responses(
         (status = 200, description = "The new goal", body = GoalView),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
         (status = 409, description = "`session-disposed`, or `child-session`: a continuable subagent runs no goal of its own", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        BodyRefused, NoSession, SessionFailed,
     )
 )]
 async fn set(
     State(state): State<AppState>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<SetBody>,
-) -> Result<Json<GoalView>, ApiError> {
+) -> Answer<Json<GoalView>> {
     let op = GoalOp::Set { objective: body.objective, max_rounds: body.max_rounds.unwrap_or(10) };
     change(&state, &id, op).await
 }
 
 /// The session's goal.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/goal",
-    operation_id = "getGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
+    get, path = "/v1/sessions/{id}/goal", operation_id = "getGoal", tag = "goals",
+    params(SessionId),
     responses(
         (status = 200, description = "The goal", body = GoalView),
-        (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoGoal, StorageFailed,
     )
 )]
-async fn read(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<GoalView>, ApiError> {
+async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Answer<Json<GoalView>> {
     let handle = state.registry.resume(&id).await?;
-    handle.view().goal.map(GoalView::of).map(Json).ok_or_else(|| goal_error(GoalError::NoGoal))
+    handle.view().goal.map(GoalView::of).map(Json).ok_or_else(|| GoalError::NoGoal.into())
 }
 
-/// Stops goal rounds until `resume`.
-#[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/goal/pause",
-    operation_id = "pauseGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
-    responses(
-        (status = 200, description = "The paused goal", body = GoalView),
-        (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 409, description = "`goal-conflict`: it is not active", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
-    )
-)]
-async fn pause(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<GoalView>, ApiError> {
-    change(&state, &id, GoalOp::Pause).await
+/// One goal transition, `POST …/goal/{pause,resume,complete}`: the three are alike but for the
+/// request, what the answer is, and what a conflict means.
+macro_rules! transition {
+    ($(#[doc = $doc:tt])* $name:ident, $path:tt, $id:tt, $op:expr, $ok:tt, $conflict:tt) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(
+            post, path = $path, operation_id = $id, tag = "goals",
+            params(SessionId),
+            responses(
+                (status = 200, description = $ok, body = GoalView),
+                (status = 409, description = $conflict, body = ErrorBody),
+                NoGoal, SessionFailed,
+            )
+        )]
+        async fn $name(
+            State(state): State<AppState>,
+            Path(id): Path<String>,
+        ) -> Answer<Json<GoalView>> {
+            change(&state, &id, $op).await
+        }
+    };
 }
 
-/// Makes a paused (or disarmed) goal active and armed again.
-#[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/goal/resume",
-    operation_id = "resumeGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
-    responses(
-        (status = 200, description = "The active goal", body = GoalView),
-        (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 409, description = "`goal-conflict`: it is blocked or complete; `child-session`: a continuable subagent runs no goal of its own", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
-    )
-)]
-async fn resume(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<GoalView>, ApiError> {
-    change(&state, &id, GoalOp::Resume).await
-}
+transition!(
+    /// Stops goal rounds until `resume`.
+    pause, "/v1/sessions/{id}/goal/pause", "pauseGoal", GoalOp::Pause,
+    "The paused goal", "`goal-conflict`: it is not active"
+);
 
-/// Marks the goal complete: no more rounds.
-#[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/goal/complete",
-    operation_id = "completeGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
-    responses(
-        (status = 200, description = "The completed goal", body = GoalView),
-        (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 409, description = "`goal-conflict`: it is complete already", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
-    )
-)]
-async fn complete(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<GoalView>, ApiError> {
-    change(&state, &id, GoalOp::Complete).await
-}
+transition!(
+    /// Makes a paused (or disarmed) goal active and armed again.
+    resume, "/v1/sessions/{id}/goal/resume", "resumeGoal", GoalOp::Resume,
+    "The active goal",
+    "`goal-conflict`: it is blocked or complete; `child-session`: a continuable subagent runs no \
+     goal of its own"
+);
+
+transition!(
+    /// Marks the goal complete: no more rounds.
+    complete, "/v1/sessions/{id}/goal/complete", "completeGoal", GoalOp::Complete,
+    "The completed goal", "`goal-conflict`: it is complete already"
+);
 
 /// Removes the goal (a `goal/change {cleared: true, goalId}` event).
 #[utoipa::path(
-    delete,
-    path = "/v1/sessions/{id}/goal",
-    operation_id = "clearGoal",
-    tag = "goals",
-    params(("id" = String, Path, description = "The session id")),
+    delete, path = "/v1/sessions/{id}/goal", operation_id = "clearGoal", tag = "goals",
+    params(SessionId),
     responses(
         (status = 204, description = "Cleared"),
-        (status = 404, description = "`session-not-found`, `goal-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoGoal, SessionFailed,
     )
 )]
-async fn clear(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+async fn clear(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {
     let handle = state.registry.resume(&id).await?;
-    handle.change_goal(GoalOp::Clear).await.map_err(change_error)?;
+    handle.change_goal(GoalOp::Clear).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn change(state: &AppState, id: &str, op: GoalOp) -> Result<Json<GoalView>, ApiError> {
+async fn change(state: &AppState, id: &str, op: GoalOp) -> Answer<Json<GoalView>> {
     let handle = state.registry.resume(id).await?;
-    let goal = handle.change_goal(op).await.map_err(change_error)?;
-    goal.map(GoalView::of).map(Json).ok_or_else(|| goal_error(GoalError::NoGoal))
-}
-
-fn change_error(error: GoalChangeError) -> ApiError {
-    match error {
-        GoalChangeError::Refused(error) => goal_error(error),
-        GoalChangeError::ChildSession { ref parent, .. } => {
-            let details = serde_json::json!({"parentSessionId": parent});
-            ApiError::new(StatusCode::CONFLICT, "child-session", error.to_string()).details(details)
-        }
-        error => {
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", error.to_string())
-        }
-    }
-}
-
-fn goal_error(error: GoalError) -> ApiError {
-    match &error {
-        GoalError::NoGoal => {
-            ApiError::new(StatusCode::NOT_FOUND, "goal-not-found", error.to_string())
-        }
-        GoalError::Phase { .. } => {
-            ApiError::new(StatusCode::CONFLICT, "goal-conflict", error.to_string())
-        }
-        GoalError::Invalid(message) => {
-            let field = if message.contains("maxRounds") { "maxRounds" } else { "objective" };
-            ApiError::bad_request(field, message.clone())
-        }
-    }
+    let goal = handle.change_goal(op).await?;
+    goal.map(GoalView::of).map(Json).ok_or_else(|| GoalError::NoGoal.into())
 }

@@ -1,6 +1,6 @@
 //! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
 
-use airlock_core::{CancelCause, ContentBlock, Input, Message, Status, Target};
+use airlock_core::{CancelCause, ContentBlock, Delivery, Input, Message, Status, Target};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -12,12 +12,13 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::openapi::queue_items_schema;
-use super::receipts::{self, Receipt};
+use super::responses::{BodyRefused, Disposed, NoSession, SessionFailed, StorageFailed};
 use super::sessions::Accepted;
-use super::{ApiError, AppState, ErrorBody, JsonBody};
-use crate::actor::{Outcome, SessionHandle};
-use crate::owned::user_message;
+use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, MessagePath, SessionId};
+use crate::actor::{Admission, SessionHandle};
+use crate::clock::fresh_id;
+use crate::receipts::{self, Receipt};
+use crate::schema::{delivery_schema, queue_items_schema};
 use crate::session::{IdempotencyKey, QueueItem};
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
@@ -68,35 +69,13 @@ impl Content {
     }
 }
 
-/// How a message joins the session.
-#[derive(Clone, Copy, Default, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(super) enum Delivery {
-    /// Waits for the next turn (the default).
-    #[default]
-    Followup,
-    /// Joins the running turn at its next step and wakes an idle agent.
-    Steer,
-    /// Context for the next step; does not wake the agent.
-    Inject,
-}
-
-impl From<Delivery> for airlock_core::Delivery {
-    fn from(delivery: Delivery) -> Self {
-        match delivery {
-            Delivery::Followup => airlock_core::Delivery::Followup,
-            Delivery::Steer => airlock_core::Delivery::Steer,
-            Delivery::Inject => airlock_core::Delivery::Inject,
-        }
-    }
-}
-
 /// A message to send.
 #[derive(Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SendBody {
     content: Content,
     #[serde(default)]
+    #[schema(schema_with = delivery_schema)]
     delivery: Delivery,
 }
 
@@ -125,29 +104,11 @@ struct QueueView {
     items: Vec<QueueItem>,
 }
 
-/// The live session, or why there is none: 404 unknown, 409 disposed.
-pub(super) async fn live(state: &AppState, id: &str) -> Result<SessionHandle, ApiError> {
-    if let Ok(handle) = state.registry.get(id) {
-        return Ok(handle);
-    }
-    match state.registry.store().session(id).await? {
-        Some(row) if row.disposed => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "session-disposed",
-            format!("session {id:?} was disposed; its log stays readable but it takes no input"),
-        )),
-        _ => Err(ApiError::session_not_found(id)),
-    }
-}
-
 /// Sends a message: answered once it is durable, never when the agent is done with it.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/messages",
-    operation_id = "sendMessage",
-    tag = "input",
+    post, path = "/v1/sessions/{id}/messages", operation_id = "sendMessage", tag = "input",
     params(
-        ("id" = String, Path, description = "The session id"),
+        SessionId,
         ("Idempotency-Key" = Option<String>, Header, description = "1 to 200 visible ASCII \
             characters. A retry with the same key (kept 24 h) answers the same body and inserts \
             nothing."),
@@ -156,11 +117,8 @@ pub(super) async fn live(state: &AppState, id: &str) -> Result<SessionHandle, Ap
     responses(
         (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),
         (status = 400, description = "`bad-request`: details name the field (or the header)", body = ErrorBody),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
         (status = 409, description = "`session-disposed`, `idempotency-conflict` (the key was used for another request), `child-session` (a continuable subagent takes followups and injects only from its parent; steering into its running turn is taken) or `session-conflict`", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        BodyRefused, NoSession, SessionFailed,
     )
 )]
 async fn send(
@@ -168,7 +126,7 @@ async fn send(
     Path(id): Path<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody<SendBody>,
-) -> Result<Response, ApiError> {
+) -> Answer<Response> {
     let started = std::time::Instant::now();
     let answer = enqueue(&state, &id, &headers, body).await;
     crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
@@ -181,9 +139,9 @@ async fn enqueue(
     id: &str,
     headers: &HeaderMap,
     body: SendBody,
-) -> Result<Response, ApiError> {
-    let handle = live(state, id).await?;
-    let message = user_message(body.content.clone().message_blocks()?);
+) -> Answer<Response> {
+    let handle = state.registry.resume(id).await?;
+    let message = Message::user(fresh_id(), body.content.clone().message_blocks()?);
     let message_id = message.id.clone();
     let key = match headers.get("idempotency-key") {
         None => None,
@@ -204,26 +162,23 @@ async fn enqueue(
             })
         }
     };
-    let input = airlock_core::Delivery::from(body.delivery).send(message);
+    let input = body.delivery.send(message);
     match handle.feed(input, key).await? {
-        Outcome::Fed(fed) => match (fed.refusal, fed.first_seq) {
+        Admission::Fed(fed) => match (fed.refusal, fed.first_seq) {
             (None, Some(seq)) => {
                 Ok((StatusCode::ACCEPTED, Json(MessageAccepted { message_id, seq }))
                     .into_response())
             }
             (Some(refusal), _) => Err(ApiError::refused(refusal, handle.view().parent.as_deref())),
-            (None, _) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "session-conflict",
-                "the session did not take the message",
-            )),
+            (None, _) => {
+                Err(ApiError::conflict("session-conflict", "the session did not take the message"))
+            }
         },
-        Outcome::Replayed(response) => {
+        Admission::Replayed(response) => {
             let body: Value = serde_json::from_str(&response).unwrap_or_default();
             Ok((StatusCode::ACCEPTED, Json(body)).into_response())
         }
-        Outcome::KeyConflict => Err(ApiError::new(
-            StatusCode::CONFLICT,
+        Admission::KeyConflict => Err(ApiError::conflict(
             "idempotency-conflict",
             "this Idempotency-Key was used for another request; use a fresh key for a new message",
         )),
@@ -232,31 +187,24 @@ async fn enqueue(
 
 /// A message's receipt: where it waits or when it was claimed or canceled; never a result.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/messages/{message_id}",
-    operation_id = "getReceipt",
-    tag = "input",
-    params(
-        ("id" = String, Path, description = "The session id"),
-        ("message_id" = String, Path, description = "The message id"),
-    ),
+    get, path = "/v1/sessions/{id}/messages/{message_id}", operation_id = "getReceipt", tag = "input",
+    params(MessagePath),
     responses(
         (status = 200, description = "The receipt", body = Receipt),
         (status = 404, description = "`session-not-found` or `message-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        StorageFailed,
     )
 )]
 async fn receipt(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
-) -> Result<impl IntoResponse, ApiError> {
+) -> Answer<impl IntoResponse> {
     if state.registry.store().session(&id).await?.is_none() {
         return Err(ApiError::session_not_found(&id));
     }
     let events = state.registry.store().events(&id, None, usize::MAX >> 1).await?;
     let receipt = receipts::find(&events, &message_id).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
+        ApiError::not_found(
             "message-not-found",
             format!("session {id:?} never accepted a message with id {message_id:?}"),
         )
@@ -266,23 +214,15 @@ async fn receipt(
 
 /// The pending items of a session.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/queue",
-    operation_id = "getQueue",
-    tag = "input",
-    params(("id" = String, Path, description = "The session id")),
+    get, path = "/v1/sessions/{id}/queue", operation_id = "getQueue", tag = "input",
+    params(SessionId),
     responses(
         (status = 200, description = "The queue", body = QueueView),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 409, description = "`session-disposed`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, Disposed, StorageFailed,
     )
 )]
-async fn queue(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+async fn queue(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
     Ok(Json(QueueView { items: handle.view().queue }))
 }
 
@@ -295,31 +235,21 @@ struct EditBody {
 
 /// Replaces the content of a queued message; it keeps its id and place.
 #[utoipa::path(
-    patch,
-    path = "/v1/sessions/{id}/queue/{message_id}",
-    operation_id = "editQueueItem",
-    tag = "input",
-    params(
-        ("id" = String, Path, description = "The session id"),
-        ("message_id" = String, Path, description = "The queued message's id"),
-    ),
+    patch, path = "/v1/sessions/{id}/queue/{message_id}", operation_id = "editQueueItem", tag = "input",
+    params(MessagePath),
     request_body = EditBody,
     responses(
         (status = 200, description = "Replaced", body = QueueOpDone),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
         (status = 404, description = "`session-not-found`, or `queue-item-not-found` once claimed or unknown", body = ErrorBody),
-        (status = 409, description = "`session-disposed`", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        BodyRefused, Disposed, SessionFailed,
     )
 )]
 async fn edit(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
     JsonBody(body): JsonBody<EditBody>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
     let pending = handle
         .view()
         .queue
@@ -332,59 +262,45 @@ async fn edit(
 
 /// Cancels a queued message (a canceled splice in the log).
 #[utoipa::path(
-    delete,
-    path = "/v1/sessions/{id}/queue/{message_id}",
-    operation_id = "removeQueueItem",
-    tag = "input",
-    params(
-        ("id" = String, Path, description = "The session id"),
-        ("message_id" = String, Path, description = "The queued message's id"),
-    ),
+    delete, path = "/v1/sessions/{id}/queue/{message_id}", operation_id = "removeQueueItem", tag = "input",
+    params(MessagePath),
     responses(
         (status = 200, description = "Canceled", body = QueueOpDone),
         (status = 404, description = "`session-not-found`, or `queue-item-not-found` once claimed or unknown", body = ErrorBody),
-        (status = 409, description = "`session-disposed`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        Disposed, SessionFailed,
     )
 )]
 async fn remove(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
     queue_op(&handle, Input::Remove(message_id.clone()), &message_id).await
 }
 
 /// Turns a queued followup into steering for the running turn.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/queue/{message_id}/steer",
-    operation_id = "steerQueueItem",
-    tag = "input",
-    params(
-        ("id" = String, Path, description = "The session id"),
-        ("message_id" = String, Path, description = "The queued message's id"),
-    ),
+    post, path = "/v1/sessions/{id}/queue/{message_id}/steer", operation_id = "steerQueueItem", tag = "input",
+    params(MessagePath),
     responses(
         (status = 200, description = "It now steers, with the same message id", body = QueueOpDone),
         (status = 404, description = "`session-not-found`, or `queue-item-not-found` when unknown or claimed", body = ErrorBody),
         (status = 409, description = "`steer-unavailable` (the agent is idle, or the item is already in `next-step`) or `session-disposed`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        SessionFailed,
     )
 )]
 async fn steer(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
     let view = handle.view();
     let item = view
         .queue
         .iter()
         .find(|i| i.message_id == message_id)
         .ok_or_else(|| ApiError::queue_item_not_found(&message_id))?;
-    let unavailable =
-        |why: &str| ApiError::new(StatusCode::CONFLICT, "steer-unavailable", why.to_owned());
+    let unavailable = |why: &str| ApiError::conflict("steer-unavailable", why.to_owned());
     if item.target == Target::NextStep {
         return Err(unavailable("the item is already steering or context"));
     }
@@ -401,9 +317,9 @@ async fn queue_op(
     handle: &SessionHandle,
     input: Input,
     message_id: &str,
-) -> Result<Json<QueueOpDone>, ApiError> {
+) -> Answer<Json<QueueOpDone>> {
     match handle.feed(input, None).await? {
-        Outcome::Fed(fed) if fed.refusal.is_none() => {
+        Admission::Fed(fed) if fed.refusal.is_none() => {
             Ok(Json(QueueOpDone { message_id: message_id.to_owned() }))
         }
         _ => Err(ApiError::queue_item_not_found(message_id)),
@@ -420,31 +336,23 @@ struct CancelBody {
 
 /// Cancels the running turn; on an idle agent it is a no-op.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/cancel",
-    operation_id = "cancelSession",
-    tag = "input",
-    params(("id" = String, Path, description = "The session id")),
+    post, path = "/v1/sessions/{id}/cancel", operation_id = "cancelSession", tag = "input",
+    params(SessionId),
     request_body(
         content = Option<CancelBody>,
         description = "Optional: no body counts as `{}`."
     ),
     responses(
         (status = 202, description = "Durable", body = Accepted),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 409, description = "`session-disposed`", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        BodyRefused, NoSession, Disposed, SessionFailed,
     )
 )]
 async fn cancel(
     State(state): State<AppState>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<CancelBody>,
-) -> Result<impl IntoResponse, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
     // A web "stop" must not eat the queue: HTTP cancel keeps the inbox unless told otherwise.
     let input =
         Input::Cancel { cause: CancelCause::User, keep_inbox: body.keep_inbox.unwrap_or(true) };

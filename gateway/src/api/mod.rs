@@ -1,4 +1,4 @@
-//! The HTTP API of `spec/http-api.md`: [`app`] builds the router from an [`AppState`]; `main`
+//! The HTTP API of `docs/http-api.md`: [`app`] builds the router from an [`AppState`]; `main`
 //! only binds it. Each route module has one `router()`, which registers every handler together
 //! with its OpenAPI description; [`app`] merges them and serves the whole document as
 //! `GET /openapi.json`.
@@ -9,7 +9,7 @@ mod events;
 mod goals;
 mod messages;
 mod openapi;
-pub mod receipts;
+mod responses;
 mod runs;
 mod sessions;
 mod tools;
@@ -23,9 +23,34 @@ use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
-pub use openapi::json_objects;
 
 use crate::registry::Registry;
+
+/// What a handler answers: `T`, or an error in the shared shape.
+type Answer<T> = Result<T, ApiError>;
+
+/// The `{id}` of a session's routes, as the OpenAPI document shows it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(dead_code, reason = "it only documents the parameter; handlers take `Path<String>`")]
+struct SessionId {
+    /// The session id.
+    id: String,
+}
+
+/// The `{id}` and `{message_id}` of a queued message's routes, as the OpenAPI document shows them.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "it only documents the parameters; handlers take `Path<(String, String)>`"
+)]
+struct MessagePath {
+    /// The session id.
+    id: String,
+    /// The message id.
+    message_id: String,
+}
 
 /// The default request body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -54,13 +79,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .split_for_parts();
     let router = openapi::serve(router, &doc)
         .merge(demo::router())
-        .fallback(|| async {
-            ApiError::new(
-                axum::http::StatusCode::NOT_FOUND,
-                "not-found",
-                "no such route; see /openapi.json",
-            )
-        })
+        .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(state);
     match cors {
@@ -71,10 +90,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
 
 /// Liveness: the process answers.
 #[utoipa::path(
-    get,
-    path = "/healthz",
-    operation_id = "healthz",
-    tag = "service",
+    get, path = "/healthz", operation_id = "healthz", tag = "service",
     responses((status = 200, description = "`ok`", body = String, content_type = "text/plain"))
 )]
 async fn healthz() -> &'static str {
@@ -83,10 +99,7 @@ async fn healthz() -> &'static str {
 
 /// Readiness: the gateway takes requests.
 #[utoipa::path(
-    get,
-    path = "/readyz",
-    operation_id = "readyz",
-    tag = "service",
+    get, path = "/readyz", operation_id = "readyz", tag = "service",
     responses((status = 200, description = "`ready`", body = String, content_type = "text/plain"))
 )]
 async fn readyz() -> &'static str {
@@ -95,10 +108,7 @@ async fn readyz() -> &'static str {
 
 /// Prometheus metrics: live sessions, turns, enqueue latency, commit batch sizes, SSE subscribers.
 #[utoipa::path(
-    get,
-    path = "/metrics",
-    operation_id = "metrics",
-    tag = "service",
+    get, path = "/metrics", operation_id = "metrics", tag = "service",
     responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain; version=0.0.4"))
 )]
 async fn metrics() -> impl axum::response::IntoResponse {

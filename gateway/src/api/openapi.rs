@@ -5,8 +5,8 @@
 //! cannot disagree. [`router`] starts the document with what belongs to no single handler (title,
 //! tags, the error body); [`serve`] hands the finished document, serialized once, to its route.
 //!
-//! Types from `airlock-core` have no schemas of their own: the few shown here are written out by
-//! the `*_schema` functions below, and messages and log events are described as JSON objects.
+//! Types from `airlock-core` have no schemas of their own: [`crate::schema`] writes out the few
+//! the document shows.
 
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
@@ -14,8 +14,6 @@ use axum::response::IntoResponse;
 use axum::{Extension, Router};
 use serde_json::Value;
 use utoipa::OpenApi;
-use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
-use utoipa::openapi::{Array, RefOr, Schema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -100,60 +98,9 @@ fn drop_null_alternatives(doc: &mut Value) {
 
 /// This document.
 #[utoipa::path(
-    get,
-    path = "/openapi.json",
-    operation_id = "getOpenApi",
-    tag = "service",
+    get, path = "/openapi.json", operation_id = "getOpenApi", tag = "service",
     responses((status = 200, description = "This OpenAPI document", body = Object))
 )]
 async fn openapi_json(Extension(doc): Extension<Document>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], doc.0)
-}
-
-/// A string that is one of `values`.
-pub fn string_enum(description: &str, values: &[&str]) -> Object {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some(description))
-        .enum_values(Some(values.iter().copied()))
-        .build()
-}
-
-/// `Status` of `airlock-core`.
-pub fn status_schema() -> Object {
-    string_enum("Whole-agent status.", &["idle", "running"])
-}
-
-/// `Target` of `airlock-core`: the inbox list an item waits in.
-pub fn target_schema() -> Object {
-    string_enum(
-        "The inbox list: `next-turn` (followups) or `next-step` (steering and context).",
-        &["next-turn", "next-step"],
-    )
-}
-
-/// A JSON object whose schema lives in `airlock-core` (a message, a log event).
-pub fn json_object(description: &str) -> Object {
-    ObjectBuilder::new().schema_type(Type::Object).description(Some(description)).build()
-}
-
-/// `[QueueItem]`: `{messageId, target, delivery, message}`, as `GET …/queue` shows them.
-pub fn queue_items_schema() -> Array {
-    let item = ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .property("messageId", ObjectBuilder::new().schema_type(Type::String))
-        .required("messageId")
-        .property("target", target_schema())
-        .required("target")
-        .property("delivery", string_enum("How it was sent.", &["followup", "steer", "inject"]))
-        .required("delivery")
-        .property("message", json_object("The queued message: `{id, role, content, source}`."))
-        .required("message")
-        .build();
-    Array::new(RefOr::<Schema>::T(item.into()))
-}
-
-/// `[ContentBlock]` or a log event list: JSON objects described by `airlock-core`.
-pub fn json_objects(description: &str) -> Array {
-    Array::new(RefOr::<Schema>::T(json_object(description).into()))
 }

@@ -4,10 +4,9 @@
 
 use std::time::Duration;
 
-use airlock_core::Status;
+use airlock_core::{Delivery, Message, Status};
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::sse::{Event as Frame, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -19,12 +18,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::events::{Tx, status_frame, update_frame};
-use super::messages::{Content, Delivery, live};
-use super::{ApiError, AppState, ErrorBody, JsonBody, QueryParams};
+use super::messages::Content;
+use super::responses::{BodyRefused, NoSession, SessionFailed};
+use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId};
 use crate::actor::SessionHandle;
+use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
-use crate::owned::{OwnError, OwnedRun, RunResult, submit, user_message};
+use crate::owned::{OwnError, OwnedRun, RunResult, submit};
 use crate::registry::SessionSpec;
+use crate::schema::delivery_schema;
 
 /// `/v1/sessions/{id}/runs` and `/v1/runs` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -37,6 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 struct RunBody {
     content: Content,
     #[serde(default)]
+    #[schema(schema_with = delivery_schema)]
     delivery: Delivery,
     /// Give up waiting after this many milliseconds (504 `run-timeout`); the agent keeps working.
     timeout_ms: Option<u64>,
@@ -65,11 +68,8 @@ struct RunQuery {
 /// Sends a message and answers the result of the interval it starts: from its receipt through
 /// the next whole-agent idle, whatever else ran in it.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions/{id}/runs",
-    operation_id = "runInSession",
-    tag = "runs",
-    params(("id" = String, Path, description = "The session id"), RunQuery),
+    post, path = "/v1/sessions/{id}/runs", operation_id = "runInSession", tag = "runs",
+    params(SessionId, RunQuery),
     request_body = RunBody,
     responses(
         (status = 200, description = "The interval's result; with `?stream=true` the interval as \
@@ -78,14 +78,10 @@ struct RunQuery {
             (RunResult = "application/json"),
             (String = "text/event-stream"),
         )),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
         (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
+        BodyRefused, NoSession, SessionFailed,
     )
 )]
 async fn session_run(
@@ -93,8 +89,8 @@ async fn session_run(
     Path(id): Path<String>,
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<RunBody>,
-) -> Result<Response, ApiError> {
-    let handle = live(&state, &id).await?;
+) -> Answer<Response> {
+    let handle = state.registry.resume(&id).await?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
     owner.run(body.content, body.delivery).await
@@ -102,10 +98,7 @@ async fn session_run(
 
 /// Creates a session, sends it a message and answers the result of the interval it starts.
 #[utoipa::path(
-    post,
-    path = "/v1/runs",
-    operation_id = "runInNewSession",
-    tag = "runs",
+    post, path = "/v1/runs", operation_id = "runInNewSession", tag = "runs",
     params(RunQuery),
     request_body = NewRunBody,
     responses(
@@ -114,26 +107,23 @@ async fn session_run(
             (RunResult = "application/json"),
             (String = "text/event-stream"),
         )),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
+        BodyRefused, SessionFailed,
     )
 )]
 async fn new_session_run(
     State(state): State<AppState>,
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<NewRunBody>,
-) -> Result<Response, ApiError> {
+) -> Answer<Response> {
     let content = body.content.message_blocks()?;
     let spec = SessionSpec {
         model: body.model.unwrap_or_default(),
         system: body.system,
         ..SessionSpec::default()
     };
-    let (row, _) = state.registry.create(uuid::Uuid::now_v7().to_string(), spec).await?;
+    let (row, _) = state.registry.create(fresh_id(), spec).await?;
     let handle = state.registry.get(&row.session_id)?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
@@ -149,18 +139,17 @@ struct Owner {
 }
 
 impl Owner {
-    async fn run(self, content: Content, delivery: Delivery) -> Result<Response, ApiError> {
-        let message = user_message(content.message_blocks()?);
+    async fn run(self, content: Content, delivery: Delivery) -> Answer<Response> {
+        let message = Message::user(fresh_id(), content.message_blocks()?);
         // Subscribe before the message goes in, so the stream misses nothing of the interval.
         let store = self.state.registry.store().clone();
         let follower = Follower::new(store, self.handle.id(), Some(self.handle.clone()), None);
-        let run =
-            submit(&self.handle, message, delivery.into()).await.map_err(|error| match error {
-                OwnError::Refused(refusal) => {
-                    ApiError::refused(refusal, self.handle.view().parent.as_deref())
-                }
-                error => error.into(),
-            })?;
+        let run = submit(&self.handle, message, delivery).await.map_err(|error| match error {
+            OwnError::Refused(refusal) => {
+                ApiError::refused(refusal, self.handle.view().parent.as_deref())
+            }
+            error => error.into(),
+        })?;
         let deadline =
             self.timeout.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
         if self.stream {
@@ -192,8 +181,7 @@ impl Owner {
     /// 504 `run-timeout`: where the log is now, so the caller can follow it from there.
     fn timed_out(&self, run: &OwnedRun) -> ApiError {
         let last_seq = self.handle.view().next_seq.saturating_sub(1);
-        ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
+        ApiError::timeout(
             "run-timeout",
             "the run did not reach idle in time; the agent keeps working: follow its events \
              from lastSeq or read the session later",
@@ -271,14 +259,4 @@ impl Owner {
 /// `event: error` with the error body, for a stream that cannot answer a status code any more.
 fn error_frame(error: ApiError) -> Frame {
     Frame::default().event("error").data(error.body_json())
-}
-
-impl From<OwnError> for ApiError {
-    fn from(error: OwnError) -> Self {
-        match error {
-            OwnError::Actor(error) => error.into(),
-            OwnError::Store(error) => error.into(),
-            OwnError::Refused(refusal) => ApiError::refused(refusal, None),
-        }
-    }
 }

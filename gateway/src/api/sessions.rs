@@ -12,9 +12,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::goals::GoalView;
-use super::openapi::status_schema;
-use super::{ApiError, AppState, ErrorBody, JsonBody, QueryParams};
+use super::responses::{BodyRefused, NoSession, SessionFailed, StorageFailed};
+use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId};
+use crate::clock::{fresh_id, now_ms};
 use crate::registry::SessionSpec;
+use crate::schema::status_schema;
 use crate::store::SessionRow;
 
 /// `/v1/sessions`, `/v1/sessions/{id}` and `/v1/sessions/{id}/status` (paths in the annotations).
@@ -109,10 +111,7 @@ pub(super) struct Accepted {
 /// Creates a session, or answers the existing one when the same `sessionId` comes with the same
 /// fields.
 #[utoipa::path(
-    post,
-    path = "/v1/sessions",
-    operation_id = "createSession",
-    tag = "sessions",
+    post, path = "/v1/sessions", operation_id = "createSession", tag = "sessions",
     request_body(
         content = Option<CreateBody>,
         description = "Optional: no body counts as `{}`."
@@ -120,18 +119,15 @@ pub(super) struct Accepted {
     responses(
         (status = 201, description = "Created", body = SessionView),
         (status = 200, description = "It existed with the same fields", body = SessionView),
-        (status = 400, description = "`bad-request`: details name the field", body = ErrorBody),
         (status = 409, description = "`session-conflict`: it exists with other fields", body = ErrorBody),
-        (status = 413, description = "`payload-too-large`", body = ErrorBody),
-        (status = 415, description = "`unsupported-media-type`: a body that is not JSON", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        BodyRefused, SessionFailed,
     )
 )]
 async fn create(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<CreateBody>,
-) -> Result<impl IntoResponse, ApiError> {
-    let session_id = body.session_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+) -> Answer<impl IntoResponse> {
+    let session_id = body.session_id.unwrap_or_else(fresh_id);
     if session_id.is_empty() || session_id.len() > 200 {
         return Err(ApiError::bad_request("sessionId", "sessionId must be 1 to 200 characters"));
     }
@@ -144,8 +140,7 @@ async fn create(
     };
     let (row, created) = state.registry.create(session_id, spec.clone()).await?;
     if !created && serde_json::from_value::<SessionSpec>(row.spec.clone()).ok() != Some(spec) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
+        return Err(ApiError::conflict(
             "session-conflict",
             "a session with this id exists with other fields; pick another sessionId",
         ));
@@ -165,20 +160,17 @@ struct ListQuery {
 
 /// Lists sessions, a page at a time.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions",
-    operation_id = "listSessions",
-    tag = "sessions",
+    get, path = "/v1/sessions", operation_id = "listSessions", tag = "sessions",
     params(ListQuery),
     responses(
         (status = 200, description = "A page of sessions", body = SessionPage),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        StorageFailed,
     )
 )]
 async fn list(
     State(state): State<AppState>,
     QueryParams(q): QueryParams<ListQuery>,
-) -> Result<Json<SessionPage>, ApiError> {
+) -> Answer<Json<SessionPage>> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let rows = state.registry.store().sessions(q.cursor, limit).await?;
     let next_cursor =
@@ -192,42 +184,31 @@ async fn list(
 
 /// Reads one session.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}",
-    operation_id = "getSession",
-    tag = "sessions",
-    params(("id" = String, Path, description = "The session id")),
+    get, path = "/v1/sessions/{id}", operation_id = "getSession", tag = "sessions",
+    params(SessionId),
     responses(
         (status = 200, description = "The session", body = SessionView),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, StorageFailed,
     )
 )]
-async fn read(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {
     let row = stored(&state, &id).await?;
     Ok(Json(view(&state, row).await?))
 }
 
 /// A session's status and log length.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/status",
-    operation_id = "getSessionStatus",
-    tag = "sessions",
-    params(("id" = String, Path, description = "The session id")),
+    get, path = "/v1/sessions/{id}/status", operation_id = "getSessionStatus", tag = "sessions",
+    params(SessionId),
     responses(
         (status = 200, description = "Its status", body = StatusView),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, StorageFailed,
     )
 )]
 async fn status(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+) -> Answer<impl IntoResponse> {
     let row = stored(&state, &id).await?;
     let view = view(&state, row).await?;
     Ok(Json(StatusView {
@@ -246,21 +227,17 @@ struct ChildList {
 
 /// Lists a session's child sessions (its subagents), oldest first, with their status.
 #[utoipa::path(
-    get,
-    path = "/v1/sessions/{id}/children",
-    operation_id = "listChildren",
-    tag = "sessions",
-    params(("id" = String, Path, description = "The parent session's id")),
+    get, path = "/v1/sessions/{id}/children", operation_id = "listChildren", tag = "sessions",
+    params(SessionId),
     responses(
         (status = 200, description = "Its children", body = ChildList),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, StorageFailed,
     )
 )]
 async fn children(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+) -> Answer<impl IntoResponse> {
     stored(&state, &id).await?;
     let mut items = Vec::new();
     for row in state.registry.store().children(&id).await? {
@@ -272,21 +249,17 @@ async fn children(
 /// Disposes a session: cancels it and clears its inbox (parked items too); its log stays readable
 /// and later input is refused.
 #[utoipa::path(
-    delete,
-    path = "/v1/sessions/{id}",
-    operation_id = "disposeSession",
-    tag = "sessions",
-    params(("id" = String, Path, description = "The session id")),
+    delete, path = "/v1/sessions/{id}", operation_id = "disposeSession", tag = "sessions",
+    params(SessionId),
     responses(
         (status = 202, description = "Disposed (also when it already was)", body = Accepted),
-        (status = 404, description = "`session-not-found`", body = ErrorBody),
-        (status = 503, description = "`storage-unavailable`", body = ErrorBody),
+        NoSession, SessionFailed,
     )
 )]
 async fn dispose(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+) -> Answer<impl IntoResponse> {
     let row = stored(&state, &id).await?;
     if !row.disposed {
         if let Ok(handle) = state.registry.get(&id) {
@@ -296,14 +269,14 @@ async fn dispose(
             handle.feed(cancel, None).await?;
             handle.feed(Input::Clear, None).await?;
         }
-        state.registry.store().dispose_session(&id, crate::session::now_ms()).await?;
+        state.registry.store().dispose_session(&id, now_ms()).await?;
         state.registry.remove(&id);
     }
     Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true })))
 }
 
 /// A stored row plus what the live session knows (status, log length, queue counts).
-async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError> {
+async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
     let (status, last_seq, queue, goal) = match state.registry.get(&row.session_id) {
         Ok(handle) => {
             let view = handle.view();
@@ -330,6 +303,6 @@ async fn view(state: &AppState, row: SessionRow) -> Result<SessionView, ApiError
 }
 
 /// The stored row of a session, or 404.
-async fn stored(state: &AppState, id: &str) -> Result<SessionRow, ApiError> {
+async fn stored(state: &AppState, id: &str) -> Answer<SessionRow> {
     state.registry.store().session(id).await?.ok_or_else(|| ApiError::session_not_found(id))
 }

@@ -40,10 +40,7 @@ struct ToolList {
 /// Lists every tool with its JSON Schema; create a session with `tools: [names]` to offer only
 /// some of them to its model.
 #[utoipa::path(
-    get,
-    path = "/v1/tools",
-    operation_id = "listTools",
-    tag = "sessions",
+    get, path = "/v1/tools", operation_id = "listTools", tag = "sessions",
     responses((status = 200, description = "Every tool", body = ToolList))
 )]
 async fn list(State(state): State<AppState>) -> Json<ToolList> {

@@ -7,33 +7,27 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::CliError;
 use super::embedded::Embedded;
 use crate::server::{Gateway, bind};
 
 /// Arguments of `airlock acp`.
 #[derive(Debug, Args)]
 pub struct AcpArgs {
-    /// Keep sessions in this SQLite file (default: a temporary file, removed at exit); needed for
-    /// `session/load` across runs. Sessions already in it are recovered first.
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// The model of new sessions.
-    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
-    pub model: String,
+    /// The sessions (`--data` is needed for `session/load` across runs).
+    #[command(flatten)]
+    pub sessions: super::args::EmbeddedArgs,
     /// Also serve the HTTP API for these sessions on this address (port 0 picks a free one).
     #[arg(long)]
     pub listen: Option<String>,
-    /// The core and the plugins.
-    #[command(flatten)]
-    pub sandbox: crate::server::Sandbox,
 }
 
 /// Serves until the client closes stdin.
 pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
-        let (data, cache) = (args.data.as_deref(), cache_dir.as_deref());
-        let embedded = Embedded::open_and_recover(data, &args.model, &args.sandbox, cache).await?;
-        let registry = embedded.registry.clone();
+        let embedded = Embedded::open(&args.sessions, cache_dir.as_deref()).await?;
+        embedded.sessions.recover().await?;
+        let registry = embedded.sessions.registry.clone();
         if let Some(listen) = &args.listen {
             let (listener, addr) = bind(listen).await?;
             let gateway = Gateway::over(registry.clone(), embedded.settings.clone());
@@ -42,8 +36,8 @@ pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         }
         crate::acp::serve(registry, agent_client_protocol::Stdio::new())
             .await
-            .map_err(|e| format!("ACP connection failed: {e}"))?;
-        Ok::<_, Box<dyn std::error::Error>>(ExitCode::SUCCESS)
+            .map_err(|e| CliError::Connection(format!("ACP connection failed: {e}")))?;
+        Ok::<_, CliError>(ExitCode::SUCCESS)
     };
     super::exit_code(served.await)
 }

@@ -8,7 +8,7 @@ use clap::{ArgMatches, ValueEnum};
 use serde::Deserialize;
 
 use super::ServeArgs;
-use crate::store::Durability;
+use super::args::DurabilityArg;
 
 /// The keys `airlock.toml` may hold (the long flag names of `airlock serve`).
 #[derive(Debug, Default, Deserialize)]
@@ -59,7 +59,7 @@ pub fn apply(
         args.model = model;
     }
     if let Some(durability) = file.durability.filter(|_| unset("durability")) {
-        args.durability = Durability::from_str(&durability, true).map_err(|_| {
+        args.durability = DurabilityArg::from_str(&durability, true).map_err(|_| {
             format!("{}: durability must be `full` or `normal`, not {durability:?}", path.display())
         })?;
     }

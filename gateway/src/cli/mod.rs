@@ -1,6 +1,7 @@
 //! The `airlock` command line.
 
 mod acp;
+mod args;
 mod embedded;
 mod file;
 mod progress;
@@ -12,6 +13,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::owned::OwnError;
+use crate::registry::RegistryError;
+use crate::server::ServeError;
 
 pub use run::RunArgs;
 pub use serve::ServeArgs;
@@ -70,8 +75,31 @@ impl Cli {
     }
 }
 
+/// Why a command could not do its work: printed as `airlock: <error>`, exit code 1.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// The store, the core, the model or the plugins could not be set up.
+    #[error(transparent)]
+    Setup(#[from] ServeError),
+    /// No temporary directory for a database.
+    #[error("cannot make a temporary database: {0}")]
+    Temp(std::io::Error),
+    /// The session could not be made or found.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The run could not be submitted or collected.
+    #[error(transparent)]
+    Own(#[from] OwnError),
+    /// Ctrl-C could not be listened for.
+    #[error("cannot listen for Ctrl-C: {0}")]
+    Signal(std::io::Error),
+    /// The connection to the client (stdin/stdout) failed.
+    #[error("{0}")]
+    Connection(String),
+}
+
 /// The exit code of a command: its own, or 1 with `airlock: <error>` on stderr.
-fn exit_code<E: std::fmt::Display>(result: Result<ExitCode, E>) -> ExitCode {
+fn exit_code(result: Result<ExitCode, CliError>) -> ExitCode {
     result.unwrap_or_else(|error| {
         eprintln!("airlock: {error}");
         ExitCode::FAILURE

@@ -5,11 +5,10 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use airlock_core::{Event, EventData, StreamChunk};
+use airlock_core::{Event, EventData, StreamChunk, text_of};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::follow::Update;
-use crate::owned::text_of;
 
 /// What the terminal shows.
 pub struct Progress {

@@ -5,57 +5,40 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use airlock_core::{CancelCause, ContentBlock, Delivery, Input, TurnEndReason};
+use airlock_core::{CancelCause, ContentBlock, Delivery, Input, Message, TurnEndReason};
 use clap::Args;
 
-use super::embedded::{EmbedError, Embedded};
+use super::CliError;
+use super::args::EmbeddedArgs;
+use super::embedded::Embedded;
 use super::progress::Progress;
+use crate::clock::fresh_id;
 use crate::follow::Follower;
-use crate::owned::{OwnError, Summary, submit, user_message};
-use crate::registry::{RegistryError, SessionSpec};
-use crate::server::Sandbox;
+use crate::owned::{OwnError, Summary, submit};
+use crate::registry::SessionSpec;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task, sent as a followup.
     pub task: String,
-    /// The model: `demo` (offline, no key), `openai:<model>` or `deepseek:<model>`.
-    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
-    pub model: String,
     /// The system prompt of a new session.
     #[arg(long)]
     pub system: Option<String>,
-    /// Keep the session in this SQLite file (default: a temporary file, removed at exit);
-    /// `:memory:` keeps nothing on disk (continuable subagents then refuse to start).
-    #[arg(long)]
-    pub data: Option<PathBuf>,
     /// Continue this session of `--data` instead of starting a fresh one.
     #[arg(long, requires = "data")]
     pub session: Option<String>,
     /// Print the `RunResult` as JSON instead of the final response.
     #[arg(long)]
     pub json: bool,
-    /// The core and the plugins.
+    /// The session's file, model and sandbox.
     #[command(flatten)]
-    pub sandbox: Sandbox,
+    pub sessions: EmbeddedArgs,
 }
 
 /// Runs the task; prints the result per `semantics.md` and returns the exit code.
 pub async fn run(args: RunArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     super::exit_code(run_task(args, cache_dir).await)
-}
-
-#[derive(Debug, thiserror::Error)]
-enum RunError {
-    #[error(transparent)]
-    Setup(#[from] EmbedError),
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    #[error(transparent)]
-    Own(#[from] OwnError),
-    #[error("cannot listen for Ctrl-C: {0}")]
-    Signal(std::io::Error),
 }
 
 /// Ctrl-C (SIGINT), listened for from the moment it is made.
@@ -83,25 +66,24 @@ impl Interrupt {
     }
 }
 
-async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, RunError> {
-    let (data, cache_dir) = (args.data.as_deref(), cache_dir.as_deref());
-    let embedded = Embedded::open(data, &args.model, &args.sandbox, cache_dir).await?;
-    let registry = &embedded.registry;
+async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, CliError> {
+    let embedded = Embedded::open(&args.sessions, cache_dir.as_deref()).await?;
+    let registry = &embedded.sessions.registry;
     let handle = match &args.session {
         Some(id) => registry.resume(id).await?,
         None => {
             let spec = SessionSpec { system: args.system.clone(), ..SessionSpec::default() };
-            let (row, _) = registry.create(uuid::Uuid::now_v7().to_string(), spec).await?;
+            let (row, _) = registry.create(fresh_id(), spec).await?;
             registry.get(&row.session_id)?
         }
     };
     let store = registry.store().clone();
     // Ctrl-C cancels the run (clearing the inbox); its turn then ends aborted and we exit 1.
     // Listened for before the task goes in, so an early Ctrl-C is not the default exit.
-    let mut interrupt = Interrupt::listen().map_err(RunError::Signal)?;
+    let mut interrupt = Interrupt::listen().map_err(CliError::Signal)?;
     // Subscribed before the task goes in: the progress shows the whole interval.
     let follower = Follower::new(store.clone(), handle.id(), Some(handle.clone()), None);
-    let task = user_message(vec![ContentBlock::Text { text: args.task.clone() }]);
+    let task = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.task.clone() }]);
     let mut run = submit(&handle, task, Delivery::Followup).await?;
     let mut follower = follower.starting_at(run.first_seq);
     let mut progress = Progress::on_terminal();

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::args::{DurabilityArg, SandboxArgs};
 use crate::api::DEFAULT_MAX_BODY;
 use crate::server::{Gateway, Settings, bind, shutdown_signal};
-use crate::store::Durability;
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
@@ -23,7 +23,7 @@ pub struct ServeArgs {
     pub model: String,
     /// `full` survives power loss; `normal` is faster and may lose the last commits then.
     #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
-    pub durability: Durability,
+    pub durability: DurabilityArg,
     /// Request body limit in bytes.
     #[arg(long, env = "AIRLOCK_MAX_BODY", default_value_t = DEFAULT_MAX_BODY)]
     pub max_body: usize,
@@ -32,7 +32,7 @@ pub struct ServeArgs {
     pub cors_origins: Vec<String>,
     /// The core and the plugins.
     #[command(flatten)]
-    pub sandbox: crate::server::Sandbox,
+    pub sandbox: SandboxArgs,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -40,11 +40,11 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let settings = Settings {
         data: args.data,
         model: args.model,
-        durability: args.durability,
+        durability: args.durability.into(),
         max_body: args.max_body,
         cors_origins: args.cors_origins,
         cache_dir,
-        sandbox: args.sandbox,
+        sandbox: args.sandbox.into(),
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::CoreError;
+use super::error::CoreError;
 
 /// A compiled component and where it came from.
 pub(crate) struct Compiled {

@@ -12,8 +12,8 @@ use airlock_core::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::CoreError;
 use super::bindings::airlock::core::types as wit;
+use super::error::CoreError;
 
 fn to_json(what: &'static str, value: &impl Serialize) -> Result<String, CoreError> {
     serde_json::to_string(value).map_err(|source| CoreError::Json { what, source })

@@ -10,7 +10,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{AgentCore, AgentCorePre};
-use super::{CoreError, convert};
+use super::convert;
+use super::error::CoreError;
 
 /// How much of the core's stderr (a panic message) is kept to explain a trap.
 const STDERR_CAPACITY: usize = 64 * 1024;
@@ -100,14 +101,8 @@ impl WasmCore {
         now: u64,
     ) -> Result<WasmCore, CoreError> {
         let config = convert::config_to(config);
-        let (bindings, agent) = enter(&mut store, "new", fuel, |store| {
-            let bindings = pre.instantiate(&mut *store)?;
-            let agent = bindings.airlock_core_session().agent().call_constructor(
-                &mut *store,
-                &config,
-                now,
-            )?;
-            Ok((bindings, agent))
+        let (bindings, agent) = instantiate(&mut store, pre, "new", fuel, |store, core| {
+            core.airlock_core_session().agent().call_constructor(store, &config, now)
         })?;
         Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
     }
@@ -121,15 +116,10 @@ impl WasmCore {
         events: &[String],
     ) -> Result<WasmCore, CoreError> {
         let config = convert::config_to(config);
-        let (bindings, restored) = enter(&mut store, "restore", restore_fuel, |store| {
-            let bindings = pre.instantiate(&mut *store)?;
-            let restored = bindings.airlock_core_session().agent().call_restore(
-                &mut *store,
-                &config,
-                events,
-            )?;
-            Ok((bindings, restored))
-        })?;
+        let (bindings, restored) =
+            instantiate(&mut store, pre, "restore", restore_fuel, |store, core| {
+                core.airlock_core_session().agent().call_restore(store, &config, events)
+            })?;
         let agent = restored.map_err(CoreError::Restore)?;
         Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
     }
@@ -179,6 +169,21 @@ impl WasmCore {
 }
 
 /// Runs `call` on a fresh budget of `fuel`; a trap becomes [`CoreError::Trapped`].
+/// Instantiates the component and makes its agent with `make`, both on one budget of `fuel`.
+fn instantiate<T>(
+    store: &mut Store<SessionState>,
+    pre: &AgentCorePre<SessionState>,
+    call: &'static str,
+    fuel: u64,
+    make: impl FnOnce(&mut Store<SessionState>, &AgentCore) -> wasmtime::Result<T>,
+) -> Result<(AgentCore, T), CoreError> {
+    enter(store, call, fuel, |store| {
+        let bindings = pre.instantiate(&mut *store)?;
+        let made = make(store, &bindings)?;
+        Ok((bindings, made))
+    })
+}
+
 fn enter<R>(
     store: &mut Store<SessionState>,
     call: &'static str,

@@ -6,11 +6,15 @@ use std::collections::BTreeMap;
 
 use airlock_core::{
     ContentBlock, Delivery, Event, EventData, HostEvent, Inbox, Input, Message, Role, Source,
+    SpliceOutcome,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Goal, GoalError, GoalOp, GoalReason, Phase};
+
+/// The event type that holds the goal.
+const CHANGE: &str = "goal/change";
 
 /// A round the driver enqueued, until its turn ends.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,9 +50,10 @@ impl Driver {
     /// The goal folded from a session's log: loaded, but disarmed until resumed.
     pub fn from_log(events: &[String]) -> Driver {
         let mut driver = Driver::default();
-        for json in events.iter().filter(|json| json.contains("goal/change")) {
+        let changes = events.iter().filter(|json| Event::type_of(json).as_deref() == Some(CHANGE));
+        for json in changes {
             if let Ok(Some(event)) = Event::parse(json) {
-                driver.observe(&event);
+                driver.observe(&event, &Inbox::default());
             }
         }
         driver
@@ -64,9 +69,12 @@ impl Driver {
         self.armed
     }
 
-    /// Folds a committed event.
-    pub fn observe(&mut self, event: &Event) {
+    /// Folds a committed event; `inbox` is the inbox as it was before the event.
+    pub fn observe(&mut self, event: &Event, inbox: &Inbox) {
         match &event.data {
+            EventData::InboxSpliced(splice) if splice.outcome == Some(SpliceOutcome::Canceled) => {
+                self.removed(&inbox.removed_by(splice), &splice.inserted);
+            }
             EventData::GoalChange(data) => {
                 #[derive(Deserialize)]
                 struct Change {
@@ -113,7 +121,7 @@ impl Driver {
 
     /// Notes a canceled splice before it applies: removing or replacing the reserved round
     /// through the queue API pauses the goal, saying so (it never waits for a round that is gone).
-    pub fn removed(&mut self, removed: &[Message], reinserted: &[Message]) {
+    fn removed(&mut self, removed: &[Message], reinserted: &[Message]) {
         let Some(round) = &self.round else { return };
         if round.admitted || !removed.iter().any(|m| m.id == round.message_id) {
             return;
@@ -314,7 +322,7 @@ mod tests {
     /// Applies a request and folds its `goal/change` (the last input) back in.
     fn apply(driver: &mut Driver, op: GoalOp, inbox: &Inbox) -> Vec<Input> {
         let inputs = driver.apply(op, inbox, || "g1".into()).unwrap();
-        driver.observe(&logged(inputs.last().unwrap(), 0));
+        driver.observe(&logged(inputs.last().unwrap(), 0), &Inbox::default());
         inputs
     }
 
@@ -325,7 +333,7 @@ mod tests {
     /// An inbox holding one parked followup.
     fn parked() -> Inbox {
         let mut inbox = Inbox::default();
-        let message = crate::owned::user_message(vec![ContentBlock::Text { text: "x".into() }]);
+        let message = Message::user("p1".into(), vec![ContentBlock::Text { text: "x".into() }]);
         let mut stamped = message.clone();
         Delivery::Followup.stamp(&mut stamped);
         inbox.apply(&inbox.insert(Target::NextTurn, stamped));
@@ -336,7 +344,7 @@ mod tests {
     fn round(driver: &mut Driver, inbox: &Inbox, id: &str) -> Message {
         let inputs = driver.next(true, inbox, || id.into());
         assert_eq!(inputs.len(), 2, "the snapshot, then the round: {inputs:?}");
-        driver.observe(&logged(&inputs[0], 1));
+        driver.observe(&logged(&inputs[0], 1), inbox);
         let Input::Send { message, .. } = &inputs[1] else { panic!("not a send") };
         message.clone()
     }
@@ -379,7 +387,7 @@ mod tests {
         let mut driver = Driver::default();
         set(&mut driver, 3); // a release: the person asked for rounds
         let end = r#"{"type":"turn/end","seq":1,"time":0,"data":{"turn":1,"reason":{"kind":"error","error":{"code":"AUTH","message":"no"}}}}"#;
-        driver.observe(&Event::parse(end).unwrap().unwrap());
+        driver.observe(&Event::parse(end).unwrap().unwrap(), &Inbox::default());
         assert!(driver.next(true, &parked(), || "r1".into()).is_empty());
     }
 

@@ -1,4 +1,4 @@
-//! Goal continuation (`spec/semantics.md`, "Goal continuation"): a session may hold one goal, and
+//! Goal continuation (`docs/semantics.md`, "Goal continuation"): a session may hold one goal, and
 //! at whole-agent idle the driver enqueues the next round of work toward it as a followup.
 //!
 //! The goal lives only in the log, as `goal/change` events (a full snapshot, or a clear), which
@@ -17,10 +17,8 @@
 //!   is resumed.
 
 mod driver;
-mod tool;
 
 pub use driver::Driver;
-pub use tool::GoalTool;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

@@ -218,13 +218,14 @@ impl Plugin {
         &self.specs
     }
 
-    fn engine(&self) -> &Engine {
-        self.pre.engine()
+    /// A fresh sandbox for one call.
+    fn store(&self) -> Result<wasmtime::Store<CallState>, String> {
+        CallState::store(self.pre.engine(), &self.name, &self.dir, &self.manifest)
     }
 
     /// Asks the component for its tools, under the call limits.
     async fn describe(&self) -> Result<Vec<ToolSpec>, String> {
-        let mut store = CallState::store(self).map_err(|e| e.to_string())?;
+        let mut store = self.store()?;
         let timeout = Duration::from_millis(self.manifest.limits.timeout_ms);
         let described = tokio::time::timeout(timeout, async {
             let instance = self.pre.instantiate_async(&mut store).await?;
@@ -246,9 +247,9 @@ impl Plugin {
 
     /// Runs one call in a fresh sandbox; every failure is a tool error with its code.
     pub async fn call(&self, tool: &str, arguments: &str) -> ToolOutput {
-        let mut store = match CallState::store(self) {
+        let mut store = match self.store() {
             Ok(store) => store,
-            Err(e) => return ToolOutput::error("FAILED", e.to_string()),
+            Err(message) => return ToolOutput::error("FAILED", message),
         };
         let limits = &self.manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);

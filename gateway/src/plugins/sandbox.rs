@@ -2,17 +2,17 @@
 //! (no environment, no arguments, no network, only the granted directories), the `wasi:http`
 //! context whose requests go only to granted hosts, and the call's limits.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use axum::http::Request;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{ResourceLimiter, Store};
+use wasmtime::{Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::airlock::plugin::log::{Host as LogHost, Level};
 use super::manifest::{Manifest, Mode};
-use super::{Plugin, PluginError};
 
 /// The most bytes of one log line kept.
 const MAX_LOG_LINE: usize = 4096;
@@ -28,35 +28,38 @@ pub(super) struct CallState {
 }
 
 impl CallState {
-    /// A store for one call of `plugin`, its limits set.
-    pub(super) fn store(plugin: &Plugin) -> Result<Store<CallState>, PluginError> {
+    /// A store on `engine` for one call of the plugin `name` in `dir`, its limits and grants
+    /// set from `manifest`; the error says what to fix.
+    pub(super) fn store(
+        engine: &Engine,
+        name: &Arc<str>,
+        dir: &Path,
+        manifest: &Manifest,
+    ) -> Result<Store<CallState>, String> {
         let mut wasi = WasiCtx::builder();
-        for (guest, grant) in &plugin.manifest.grants.dirs {
-            let host = plugin.dir.join(&grant.path);
+        for (guest, grant) in &manifest.grants.dirs {
+            let host = dir.join(&grant.path);
             let perms = match grant.mode {
                 Mode::Ro => FsPerms::ReadOnly,
                 Mode::Rw => FsPerms::ReadWrite,
             };
             wasi.preopened_dir(&host, guest, perms).map_err(|e| {
-                PluginError::Load(
-                    plugin.name.to_string(),
-                    format!(
-                        "cannot open its granted directory {} ({e}); create it or fix `dirs` in plugin.toml",
-                        host.display()
-                    ),
+                format!(
+                    "plugin {name:?}: cannot open its granted directory {} ({e}); create it or fix `dirs` in plugin.toml",
+                    host.display()
                 )
             })?;
         }
-        let limits = &plugin.manifest.limits;
+        let limits = &manifest.limits;
         let state = CallState {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
-            hooks: Allowlist { manifest: plugin.manifest.clone() },
+            hooks: Allowlist { manifest: manifest.clone() },
             table: ResourceTable::new(),
             limiter: Limiter { memory_bytes: (limits.memory_mb as usize) << 20, hit: false },
-            name: plugin.name.clone(),
+            name: name.clone(),
         };
-        let mut store = Store::new(plugin.engine(), state);
+        let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
         store.set_fuel(limits.fuel.unwrap_or(u64::MAX)).expect("fuel is enabled");
         // Give the executor back the thread at every tick: a plugin that spins never holds a

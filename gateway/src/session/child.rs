@@ -13,12 +13,19 @@ pub const COORDINATOR: &str = "coordinator";
 /// The source kind of a settlement notice (a child's result, in its parent's inbox).
 pub const SUBAGENT: &str = "subagent";
 
-/// The parent of a continuable child, from its `subagent/descriptor` event.
-pub fn parent_in(event: &Event) -> Option<String> {
-    let EventData::SubagentDescriptor(data) = &event.data else { return None };
-    let descriptor: serde_json::Value = serde_json::from_str(data.get()).ok()?;
-    let continuable = descriptor["continuable"].as_bool() == Some(true);
-    continuable.then(|| descriptor["parentSessionId"].as_str().map(str::to_owned)).flatten()
+/// The parent of a continuable child, which alone may give it work (none for other sessions).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parent(pub Option<String>);
+
+impl Parent {
+    /// The parent a `subagent/descriptor` event names, if it describes a continuable child.
+    pub fn named_in(event: &Event) -> Option<Parent> {
+        let EventData::SubagentDescriptor(data) = &event.data else { return None };
+        let descriptor: serde_json::Value = serde_json::from_str(data.get()).ok()?;
+        let continuable = descriptor["continuable"].as_bool() == Some(true);
+        let parent = descriptor["parentSessionId"].as_str().map(str::to_owned);
+        continuable.then_some(Parent(parent)).filter(|p| p.0.is_some())
+    }
 }
 
 /// Whether the continuable child `child` of `parent`, now `status`, takes `input`.

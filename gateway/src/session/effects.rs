@@ -35,7 +35,7 @@ impl Session {
                 Output::CallTool(call) => {
                     let context = ToolContext {
                         session_id: self.config.session_id.clone(),
-                        cancelled: self.cancelled.subscribe(),
+                        cancelled: self.cancel.subscribe(),
                     };
                     let running = self.tools.call(&call.name, context, &call.arguments);
                     let send = self.sender();

@@ -3,7 +3,8 @@
 
 use airlock_core::{Config, Event, Inbox, Status};
 
-use super::{Session, SessionError, SessionLog, child};
+use super::child::Parent;
+use super::{Session, SessionError, SessionLog};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 
@@ -13,14 +14,14 @@ pub(super) struct Loaded {
     pub next_seq: u64,
     pub inbox: Inbox,
     pub goal: Driver,
-    pub parent: Option<String>,
+    pub parent: Parent,
 }
 
 impl Loaded {
     /// The state of a fresh session.
     pub fn fresh(core: WasmCore) -> Loaded {
         let (inbox, goal) = (Inbox::default(), Driver::default());
-        Loaded { core, next_seq: 0, inbox, goal, parent: None }
+        Loaded { core, next_seq: 0, inbox, goal, parent: Parent::default() }
     }
 
     pub async fn from_log(
@@ -34,8 +35,9 @@ impl Loaded {
         let goal = Driver::from_log(&events);
         let parent = events
             .iter()
-            .filter(|json| json.contains("subagent/descriptor"))
-            .find_map(|json| Event::parse(json).ok().flatten().as_ref().and_then(child::parent_in));
+            .filter(|json| Event::type_of(json).as_deref() == Some("subagent/descriptor"))
+            .find_map(|json| Event::parse(json).ok().flatten().as_ref().and_then(Parent::named_in))
+            .unwrap_or_default();
         Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox, goal, parent })
     }
 }

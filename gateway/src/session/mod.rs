@@ -12,8 +12,8 @@
 //! is rebuilt from the log and given `recover`.
 
 pub mod child;
+mod continuation;
 mod effects;
-mod goal;
 mod load;
 mod log;
 mod notice;
@@ -21,23 +21,24 @@ mod observe;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use airlock_core::{CancelCause, Config, Inbox, Input, Output, Status, StepDecision};
 
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::{AbortHandle, JoinSet};
 
-pub use goal::GoalChangeError;
 pub use log::{MemoryLog, SessionLog, seq_of};
 pub use notice::{Notice, QueueItem};
 
+use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
-use crate::goal::Driver;
+use crate::goal::{Driver, GoalError};
 use crate::model::ModelProvider;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
+use child::Parent;
 use load::Loaded;
+use observe::TurnCancel;
 
 /// Why a session could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,22 @@ pub enum SessionError {
     /// The log refused or failed an append; the session was rebuilt from what is durable.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A goal request does not fit the goal.
+    #[error(transparent)]
+    Goal(#[from] GoalError),
+    /// The session's actor is gone (the gateway is shutting down).
+    #[error("the session is shutting down; send the input again after the gateway restarts")]
+    Gone,
+    /// The session is a continuable subagent: work for it comes from its parent only.
+    #[error(
+        "session {child:?} is a subagent of session {parent:?}: it takes work only from its parent (send_message), so it cannot run a goal of its own"
+    )]
+    ChildSession {
+        /// The subagent.
+        child: String,
+        /// Its parent.
+        parent: String,
+    },
 }
 
 /// An input the core refused, with its reason.
@@ -87,11 +104,6 @@ pub struct IdempotencyKey {
     pub message_id: String,
 }
 
-/// Milliseconds since the epoch: the only clock, read by the host, handed to the core.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
-
 /// An input from a task, tagged with the instance generation it was started for.
 type Answer = (u64, Input);
 
@@ -119,13 +131,12 @@ pub struct Session {
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
-    /// Tells the tool calls of the current turn that the session was cancelled (a fresh channel
-    /// at each `turn/start`).
-    cancelled: watch::Sender<Option<CancelCause>>,
+    /// Tells the tool calls of the current turn that the session was cancelled.
+    cancel: TurnCancel,
     /// The goal and its rounds.
     goal: Driver,
     /// The parent of a continuable child, whose inbox only that parent may fill (see [`child`]).
-    parent: Option<String>,
+    parent: Parent,
 }
 
 impl Session {
@@ -165,7 +176,7 @@ impl Session {
             tasks: JoinSet::new(),
             streams: BTreeMap::new(),
             went_idle: None,
-            cancelled: watch::channel(None).0,
+            cancel: TurnCancel::new(),
             goal: loaded.goal,
             parent: loaded.parent,
         }
@@ -188,7 +199,7 @@ impl Session {
 
     /// The parent of a continuable child (whose inbox only that parent may fill).
     pub fn parent(&self) -> Option<&str> {
-        self.parent.as_deref()
+        self.parent.0.as_deref()
     }
 
     /// Pending input, `next-step` first.
@@ -235,7 +246,7 @@ impl Session {
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
-        if let Some(parent) = &self.parent
+        if let Some(parent) = &self.parent.0
             && let Err(refusal) = child::admits(self.id(), parent, &input, self.status)
         {
             return Ok(Fed { refusal: Some(refusal), first_seq: None });
@@ -254,12 +265,7 @@ impl Session {
                 CancelCause::Disposed => self.goal.disarm(),
                 _ => self.goal.cancelled(),
             }
-            self.cancelled.send_if_modified(|first| {
-                first.is_none() && {
-                    *first = Some(*cause);
-                    true
-                }
-            });
+            self.cancel.cancel(*cause);
         }
         let mut queue = VecDeque::from(inputs);
         let mut batch = Batch::default();
@@ -301,8 +307,21 @@ impl Session {
         }
     }
 
-    /// Appends the batch's events in one commit, then announces events and status in order.
+    /// Appends the batch's events in one commit, then announces them.
     async fn commit(
+        &mut self,
+        batch: &mut Batch,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Option<u64>, SessionError> {
+        let first_seq = self.append(batch, key).await?;
+        self.announce(&batch.outputs, first_seq.unwrap_or(self.next_seq));
+        Ok(first_seq)
+    }
+
+    /// Appends the batch's events, with the idempotency record of a keyed send, in one commit;
+    /// answers the first event's seq. When the commit fails the core is ahead of the durable log,
+    /// so it is rebuilt from what was committed and nothing is announced.
+    async fn append(
         &mut self,
         batch: &mut Batch,
         key: Option<IdempotencyKey>,
@@ -323,6 +342,7 @@ impl Session {
                 request_hash: key.request_hash,
                 response: serde_json::json!({"messageId": key.message_id, "seq": first})
                     .to_string(),
+                created_at: now_ms(),
             });
             let count = events.len() as u64;
             if let Err(error) = self.log.append(&self.config.session_id, events, record).await {
@@ -333,9 +353,15 @@ impl Session {
             }
             self.next_seq = first + count;
         }
+        Ok(first_seq)
+    }
+
+    /// Shows each committed event to the parts that follow the log, then tells subscribers about
+    /// events, status changes and the queue, in output order; `first` is the first event's seq.
+    fn announce(&mut self, outputs: &[Output], first: u64) {
         let mut spliced = false;
-        let mut next = first_seq.unwrap_or(self.next_seq);
-        for output in &batch.outputs {
+        let mut next = first;
+        for output in outputs {
             match output {
                 Output::AppendEvent(json) => {
                     next += 1;
@@ -353,7 +379,6 @@ impl Session {
         if spliced {
             let _ = self.notices.send(Notice::Queue(Arc::new(self.queue())));
         }
-        Ok(first_seq)
     }
 
     /// Waits for the next answer from a task started for the current instance.

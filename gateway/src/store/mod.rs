@@ -111,6 +111,8 @@ pub struct IdempotencyRecord {
     pub request_hash: String,
     /// The answer given (JSON).
     pub response: String,
+    /// When it was made (ms since the epoch): it is honoured for a day from then.
+    pub created_at: u64,
 }
 
 /// The store: cheap to clone.
@@ -317,9 +319,9 @@ impl Store {
         let (key, since) = (key.to_owned(), now.saturating_sub(max_age_ms) as i64);
         self.read(move |conn| {
             conn.query_row(
-                "SELECT key, session_id, request_hash, response FROM idempotency WHERE key = ?1 AND created_at >= ?2",
+                "SELECT key, session_id, request_hash, response, created_at FROM idempotency WHERE key = ?1 AND created_at >= ?2",
                 params![key, since],
-                |r| Ok(IdempotencyRecord { key: r.get(0)?, session_id: r.get(1)?, request_hash: r.get(2)?, response: r.get(3)? }),
+                |r| Ok(IdempotencyRecord { key: r.get(0)?, session_id: r.get(1)?, request_hash: r.get(2)?, response: r.get(3)?, created_at: r.get::<_, i64>(4)? as u64 }),
             )
             .optional()
         })

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use super::{Faults, IdempotencyRecord, SessionRow, StoreError};
 
 /// How hard commits hold on to the disk.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
     /// `synchronous=FULL`: an acknowledged input survives power loss.
     #[default]
@@ -257,6 +257,7 @@ fn append(
         )?,
     };
     let mut next = expected;
+    let mut last_time = None;
     let mut insert = tx.prepare_cached(
         "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
@@ -271,18 +272,22 @@ fn append(
             });
         }
         insert.execute(params![session_id, head.seq as i64, head.kind, head.time as i64, body])?;
+        last_time = Some(head.time);
         next += 1;
     }
     if let Some(record) = idempotency {
         tx.execute(
             "INSERT OR REPLACE INTO idempotency (key, session_id, request_hash, response, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![record.key, record.session_id, record.request_hash, record.response, crate::session::now_ms() as i64],
+            params![record.key, record.session_id, record.request_hash, record.response, record.created_at as i64],
         )?;
     }
-    tx.execute(
-        "UPDATE sessions SET updated_at = ?2 WHERE session_id = ?1",
-        params![session_id, crate::session::now_ms() as i64],
-    )?;
+    if let Some(time) = last_time {
+        // The session was last updated when its newest event happened (the core's time).
+        tx.execute(
+            "UPDATE sessions SET updated_at = ?2 WHERE session_id = ?1",
+            params![session_id, time as i64],
+        )?;
+    }
     next_seq.insert(session_id.to_owned(), next);
     Ok(())
 }

@@ -13,17 +13,19 @@ mod continuable;
 mod settlement;
 
 pub use continuable::Continuable;
-pub use settlement::{SettleError, Settlements};
+pub use settlement::Settlements;
 
 use std::sync::{Arc, Weak};
 
 use airlock_core::{
-    CancelCause, ContentBlock, Delivery, Event, EventData, Input, ToolSpec, TurnEndReason,
+    CancelCause, ContentBlock, Delivery, Event, EventData, Input, Message, ToolSpec, TurnEndReason,
+    text_of,
 };
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::owned::{OwnedRun, submit, summarize, text_of, user_message};
+use crate::clock::fresh_id;
+use crate::owned::{OwnedRun, submit, summarize};
 use crate::registry::Registry;
 use crate::session::Notice;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
@@ -96,7 +98,7 @@ async fn run_child(
         json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
     parent.announce(Notice::Subagent("subagent.started", Arc::from(started.to_string())));
 
-    let prompt = user_message(vec![ContentBlock::Text { text: args.prompt }]);
+    let prompt = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.prompt }]);
     let mut run: OwnedRun =
         submit(&child, prompt, Delivery::Followup).await.map_err(|e| e.to_string())?;
     let cancel_child = async |child: &crate::actor::SessionHandle| {
@@ -122,13 +124,13 @@ async fn run_child(
     };
     let result = run.result(registry.store(), last_seq).await.map_err(|e| e.to_string())?;
     let events: Vec<&str> = result.events.iter().map(|e| e.get()).collect();
-    let outcome = Outcome::of(&events);
+    let outcome = ChildResult::of(&events);
     parent.announce(outcome.finished(&parent_id, &child_id));
     Ok(ToolOutput::text(outcome.answer(&child_id).to_string()))
 }
 
 /// How a child's interval ended, as a parent is told.
-pub(crate) struct Outcome {
+pub(crate) struct ChildResult {
     /// The child's last non-empty assistant message.
     pub output: String,
     /// `completed`, `aborted`, `error`, `max-tokens` or `refusal`.
@@ -139,9 +141,9 @@ pub(crate) struct Outcome {
     pub interrupted_turns: usize,
 }
 
-impl Outcome {
+impl ChildResult {
     /// The outcome of an interval of the child's log (event envelopes in seq order).
-    pub fn of<S: AsRef<str>>(events: &[S]) -> Outcome {
+    pub fn of<S: AsRef<str>>(events: &[S]) -> ChildResult {
         let summary = summarize(events);
         let stop_reason = match &summary.finish {
             Some(TurnEndReason::Completed) => "completed",
@@ -168,7 +170,7 @@ impl Outcome {
                 matches!(Event::parse(json.as_ref()), Ok(Some(Event { data: EventData::TurnEnd(end), .. })) if end.reason == TurnEndReason::Interrupted)
             })
             .count();
-        Outcome { output: last_answer(events), stop_reason, error, interrupted_turns }
+        ChildResult { output: last_answer(events), stop_reason, error, interrupted_turns }
     }
 
     /// `{childId, output, stopReason, error?, interruptedTurns?}`.

@@ -26,30 +26,12 @@ use std::sync::{Arc, Mutex, Weak};
 use airlock_core::{ContentBlock, Delivery, Event, EventData, Message, Source, Status};
 use serde_json::{Value, json};
 
-use super::Outcome;
-use crate::actor::{self, ActorError, SessionHandle};
-use crate::owned::user_message;
+use super::ChildResult;
+use crate::actor::{self, SessionHandle};
+use crate::clock::fresh_id;
 use crate::registry::{Registry, RegistryError};
 use crate::session::Fed;
 use crate::session::child::{COORDINATOR, SUBAGENT};
-use crate::store::StoreError;
-
-/// Why a settlement could not be delivered.
-#[derive(Debug, thiserror::Error)]
-pub enum SettleError {
-    /// A log could not be read.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The parent or the child is gone.
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// The parent did not take the notice.
-    #[error(transparent)]
-    Actor(#[from] ActorError),
-    /// The parent refused the notice.
-    #[error("the parent refused the notice: {0}")]
-    Refused(String),
-}
 
 /// The settlement state of every continuable child: per child, whether a watcher waits for it.
 pub struct Settlements {
@@ -79,13 +61,13 @@ impl Settlements {
     ) -> Result<String, String> {
         let lock = self.lock_of(child.id());
         let mut watched = lock.lock().await;
-        let mut message = user_message(vec![ContentBlock::Text { text }]);
+        let mut message = Message::user(fresh_id(), vec![ContentBlock::Text { text }]);
         message.source = Source::of(COORDINATOR);
         message.source.details.insert("parentSessionId".into(), parent_id.into());
         let message_id = message.id.clone();
         match child.feed(Delivery::Followup.send(message), None).await {
-            Ok(actor::Outcome::Fed(Fed { refusal: None, .. })) => {}
-            Ok(actor::Outcome::Fed(Fed { refusal: Some(refusal), .. })) => {
+            Ok(actor::Admission::Fed(Fed { refusal: None, .. })) => {}
+            Ok(actor::Admission::Fed(Fed { refusal: Some(refusal), .. })) => {
                 return Err(refusal.message);
             }
             Ok(_) => unreachable!("no idempotency key"),
@@ -103,9 +85,13 @@ impl Settlements {
         }
     }
 
-    /// After a restart: every continuable child (`(child, parent)`) whose parent is owed a notice
-    /// is settled now when it is idle, and watched when it runs (its accepted work resumed).
-    pub async fn recover(self: &Arc<Self>, children: Vec<(SessionHandle, String)>) {
+    /// After the registry recovered its sessions: every continuable child whose parent is owed a
+    /// notice is settled now when it is idle, and watched when it runs (its accepted work
+    /// resumed). The notices go out before the gateway listens.
+    pub async fn recover(self: &Arc<Self>) {
+        let Some(registry) = self.registry.upgrade() else { return };
+        let children =
+            registry.handles().into_iter().filter_map(|h| h.view().parent.map(|p| (h, p)));
         for (child, parent_id) in children {
             let lock = self.lock_of(child.id());
             let mut watched = lock.lock().await;
@@ -148,7 +134,7 @@ impl Settlements {
         parent_id: &str,
         child: &SessionHandle,
         last_seq: u64,
-    ) -> Result<(), SettleError> {
+    ) -> Result<(), RegistryError> {
         let Some(registry) = self.registry.upgrade() else { return Ok(()) };
         let store = registry.store();
         let through = notified_through(&store.events_of_type(parent_id, SPLICE).await?, child.id());
@@ -156,7 +142,7 @@ impl Settlements {
         let Some(first) = first_work(&unsaid) else { return Ok(()) };
         let interval: Vec<&String> =
             unsaid.iter().skip(first).take_while(|json| seq_of(json) <= Some(last_seq)).collect();
-        let outcome = Outcome::of(&interval);
+        let outcome = ChildResult::of(&interval);
         let answer = match store.flush().await {
             Ok(true) => outcome.answer(child.id()),
             Ok(false) => durability_failed(
@@ -169,15 +155,18 @@ impl Settlements {
         let parent = match registry.resume(parent_id).await {
             Ok(parent) => parent,
             Err(RegistryError::Disposed(_)) => return Ok(()), // nobody left to tell
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(error),
         };
         parent.announce(outcome.finished(parent_id, child.id()));
         let notice = notice(child.id(), last_seq, &answer);
         let delivery = notice_delivery(parent.view().status, registry.shutting_down());
-        if let actor::Outcome::Fed(Fed { refusal: Some(refusal), .. }) =
+        if let actor::Admission::Fed(Fed { refusal: Some(refusal), .. }) =
             parent.feed(delivery.send(notice), None).await?
         {
-            return Err(SettleError::Refused(refusal.message));
+            // A parent takes its children's notices (see `session/child.rs`); never silently.
+            let message = refusal.message;
+            eprintln!("airlock: subagent {}: the parent refused the notice: {message}", child.id());
+            return Ok(());
         }
         // A parent that is itself a continuable child got work its own parent is owed news of.
         if let Some(grandparent) = parent.view().parent {
@@ -231,7 +220,7 @@ fn durability_failed(child_id: &str, why: &str) -> Value {
 /// The notice message: the answer for the model, and in its source what it covers.
 fn notice(child_id: &str, through_seq: u64, answer: &Value) -> Message {
     let text = format!("Subagent {child_id} settled: {answer}");
-    let mut message = user_message(vec![ContentBlock::Text { text }]);
+    let mut message = Message::user(fresh_id(), vec![ContentBlock::Text { text }]);
     message.source = Source::of(SUBAGENT);
     message.source.details.insert("childId".into(), child_id.into());
     message.source.details.insert("throughSeq".into(), through_seq.into());
@@ -272,7 +261,7 @@ mod tests {
         let parent = [
             splice(0, &notice("c1", 4, &answer)),
             splice(1, &notice("c2", 9, &answer)),
-            splice(2, &user_message(vec![])),
+            splice(2, &Message::user(fresh_id(), vec![])),
             splice(3, &notice("c1", 12, &answer)),
         ];
         assert_eq!(notified_through(&parent, "c1"), Some(12));
@@ -282,9 +271,9 @@ mod tests {
 
     #[test]
     fn only_the_parents_work_and_grandchild_notices_count_as_owed_work() {
-        let mut from_parent = user_message(vec![]);
+        let mut from_parent = Message::user(fresh_id(), vec![]);
         from_parent.source = Source::of(COORDINATOR);
-        let child = [splice(0, &user_message(vec![])), splice(1, &from_parent)];
+        let child = [splice(0, &Message::user(fresh_id(), vec![])), splice(1, &from_parent)];
         assert_eq!(first_work(&child), Some(1));
         assert_eq!(first_work(&child[..1]), None, "a person's steering is no work of the parent");
     }

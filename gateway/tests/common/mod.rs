@@ -6,10 +6,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use airlock_gateway::server::{Gateway, Settings, bind};
+use std::sync::Arc;
+
+use airlock_gateway::core_host::CoreHost;
+use airlock_gateway::server::{Gateway, Sessions, Settings, bind};
+use airlock_gateway::store::{Durability, Store};
+use airlock_gateway::tools::ToolRegistry;
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 /// A running gateway; dropping it shuts it down.
@@ -18,24 +23,47 @@ pub struct TestGateway {
     pub client: reqwest::Client,
     /// Its store (a test injects faults through it).
     pub store: airlock_gateway::store::Store,
+    /// Its SQLite file.
+    data: PathBuf,
     stop: Option<oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// Starts a gateway on `data` (a file in a temp dir the caller keeps).
-pub async fn start(data: PathBuf) -> TestGateway {
-    let settings = Settings {
+fn settings(data: PathBuf) -> Settings {
+    Settings {
         data,
         model: "demo".into(),
-        durability: airlock_gateway::store::Durability::Normal,
+        durability: Durability::Normal,
         max_body: 1024,
         cors_origins: Vec::new(),
         cache_dir: None,
         sandbox: Default::default(),
-    };
+    }
+}
+
+/// Starts a gateway on `data` (a file in a temp dir the caller keeps).
+pub async fn start(data: PathBuf) -> TestGateway {
     airlock_gateway::model::install_tls();
-    let gateway = Gateway::start(settings).await.expect("gateway starts");
+    serve(Gateway::start(settings(data)).await.expect("gateway starts")).await
+}
+
+/// Starts a gateway on a fresh file in its own temp dir, which lives as long as the guard.
+pub async fn fresh() -> (tempfile::TempDir, TestGateway) {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(dir.path().join("airlock.db")).await;
+    (dir, gw)
+}
+
+/// Starts a gateway on `data` whose sessions run in `host` (e.g. one with a tiny fuel budget).
+pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
+    let store = Store::open(&data, Durability::Normal).unwrap();
+    let sessions = Sessions::compose(store, Arc::new(host), ToolRegistry::builtin(), "demo".into());
+    serve(Gateway::over(sessions.registry, settings(data))).await
+}
+
+async fn serve(gateway: Gateway) -> TestGateway {
     let store = gateway.registry().store().clone();
+    let data = store.path().to_owned();
     let (listener, addr) = bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
@@ -45,6 +73,7 @@ pub async fn start(data: PathBuf) -> TestGateway {
         base: format!("http://{addr}"),
         client: reqwest::Client::new(),
         store,
+        data,
         stop: Some(stop),
         done: Some(done),
     }
@@ -55,6 +84,13 @@ impl TestGateway {
     pub async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
         self.done.take().unwrap().await.unwrap();
+    }
+
+    /// Stops it gracefully, then starts a gateway on the same file.
+    pub async fn restart(self) -> TestGateway {
+        let data = self.data.clone();
+        self.stop().await;
+        start(data).await
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -91,6 +127,17 @@ impl TestGateway {
         assert_eq!(res.status(), 200);
         assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
         Sse { events: Box::pin(res.bytes_stream().eventsource()) }
+    }
+
+    /// Sends `text` to an idle session and waits for its turn on the session's stream; answers
+    /// the stream, still open, and how many log events it showed.
+    pub async fn turn(&self, session: &str, text: &str) -> (Sse, usize) {
+        let mut sse = self.sse(session, "", None).await;
+        let (code, _) =
+            self.post(&format!("/v1/sessions/{session}/messages"), json!({"content": text})).await;
+        assert_eq!(code, 202);
+        let logged = sse.until_idle().await.iter().filter(|(id, _)| id.is_some()).count();
+        (sse, logged)
     }
 
     /// The log of a session, as JSON events.

@@ -1,4 +1,4 @@
-//! The transcript scenarios: one per rule of `spec/semantics.md`, each asserting the exact event
+//! The transcript scenarios: one per rule of `docs/semantics.md`, each asserting the exact event
 //! sequence and returning the log, so the same scenario can run natively and in wasm and the two
 //! logs can be compared byte for byte.
 

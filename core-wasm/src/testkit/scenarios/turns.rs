@@ -199,9 +199,23 @@ pub fn inject_during_a_tool_lands_after_that_steps_results(b: &dyn Backend) -> V
 
 /// A rejecting pre-step policy ends the turn `blocked` with no step events and no request.
 pub fn pre_step_reject_blocks_the_turn_with_no_step_events(b: &dyn Backend) -> Vec<String> {
+    let reject = |h: &mut Harness| {
+        h.decide(StepDecision::Reject);
+    };
+    turn_without_a_step(b, reject, "turn/end 1 blocked").log
+}
+
+/// A followup wakes turn 1 and `stop` acts while its first pre-step decision is held: the turn
+/// ends at once, `end`, with no step events and no model request.
+pub(super) fn turn_without_a_step<'b>(
+    b: &'b dyn Backend,
+    stop: impl FnOnce(&mut Harness),
+    end: &str,
+) -> Harness<'b> {
     let mut h = Harness::new(b);
     h.hold_decisions = true;
-    h.followup("m1", "hi").decide(StepDecision::Reject);
+    h.followup("m1", "hi");
+    stop(&mut h);
     assert_eq!(
         h.lines(),
         [
@@ -209,12 +223,12 @@ pub fn pre_step_reject_blocks_the_turn_with_no_step_events(b: &dyn Backend) -> V
             "status running",
             "turn/start 1",
             "splice next-turn @0 -1",
-            "turn/end 1 blocked",
+            end,
             "status idle"
         ]
     );
     assert!(h.requests.is_empty());
-    h.log
+    h
 }
 
 /// A blocked turn parks the followups behind it until the next waking send.
@@ -276,22 +290,10 @@ pub fn error_turn_parks_the_rest_of_the_queue(b: &dyn Backend) -> Vec<String> {
 
 /// A policy that admits nothing ends the turn `completed` without a step or a model request.
 pub fn empty_admitted_batch_makes_no_model_request(b: &dyn Backend) -> Vec<String> {
-    let mut h = Harness::new(b);
-    h.hold_decisions = true;
-    h.followup("m1", "hi").decide(StepDecision::Enter(Vec::new()));
-    assert_eq!(
-        h.lines(),
-        [
-            "splice next-turn @0 +m1",
-            "status running",
-            "turn/start 1",
-            "splice next-turn @0 -1",
-            "turn/end 1 completed",
-            "status idle"
-        ]
-    );
-    assert!(h.requests.is_empty());
-    h.log
+    let nothing = |h: &mut Harness| {
+        h.decide(StepDecision::Enter(Vec::new()));
+    };
+    turn_without_a_step(b, nothing, "turn/end 1 completed").log
 }
 
 /// A max-tokens finish ends its step and the turn `max-tokens`.

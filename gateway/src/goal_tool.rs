@@ -5,7 +5,7 @@ use std::sync::Weak;
 use airlock_core::ToolSpec;
 use serde::Deserialize;
 
-use super::GoalOp;
+use crate::goal::GoalOp;
 use crate::registry::Registry;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::Object;
 
-use super::openapi::{string_enum, target_schema};
+use crate::schema::{string_enum, target_schema};
 
 /// `{messageId, state, target, insertedSeq, claimedSeq?, turn?, canceledSeq?}`.
 #[derive(Debug, PartialEq, Serialize, ToSchema)]

@@ -1,0 +1,62 @@
+//! The flags several commands share, and how they become the library's settings.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::server::Sandbox;
+use crate::store::Durability;
+
+/// What runs sandboxed: the core (the built-in one unless `--core` names another component) and
+/// the plugin tools under `--plugins`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SandboxArgs {
+    /// Load plugin tools from this directory (`<name>/plugin.toml` and `<name>/<name>.wasm`).
+    #[arg(long, env = "AIRLOCK_PLUGINS")]
+    pub plugins: Option<PathBuf>,
+    /// Run this component of the world `airlock:core/agent-core` instead of the built-in core.
+    #[arg(long, env = "AIRLOCK_CORE")]
+    pub core: Option<PathBuf>,
+}
+
+impl From<SandboxArgs> for Sandbox {
+    fn from(args: SandboxArgs) -> Sandbox {
+        Sandbox { plugins: args.plugins, core: args.core }
+    }
+}
+
+/// The sessions of a command that runs without a server (`run`, `stdio`, `acp`).
+#[derive(Clone, Debug, Args)]
+pub struct EmbeddedArgs {
+    /// Keep sessions in this SQLite file (default: a temporary file, removed at exit); `stdio` and
+    /// `acp` recover the sessions already in it first. `:memory:` keeps nothing on disk
+    /// (continuable subagents then refuse to start).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// The model of new sessions: `demo` (offline, no key), `openai:<model>` or
+    /// `deepseek:<model>`.
+    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
+    pub model: String,
+    /// The core and the plugins.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// `--durability`: how hard commits hold on to the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum DurabilityArg {
+    /// Every commit survives power loss.
+    #[default]
+    Full,
+    /// Faster; power loss may drop the last commits (a crash does not).
+    Normal,
+}
+
+impl From<DurabilityArg> for Durability {
+    fn from(arg: DurabilityArg) -> Durability {
+        match arg {
+            DurabilityArg::Full => Durability::Full,
+            DurabilityArg::Normal => Durability::Normal,
+        }
+    }
+}

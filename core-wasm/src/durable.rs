@@ -5,14 +5,14 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, EventData, Header, RequestContext};
 use crate::inbox::Inbox;
 use crate::wire::{ContentBlock, Message};
 
 /// Everything the log determines.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Durable {
     /// The seq the next event gets.
@@ -34,7 +34,7 @@ pub struct Durable {
 }
 
 /// A turn the log has not closed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenTurn {
     /// Its number.
     pub turn: u32,
@@ -43,7 +43,7 @@ pub struct OpenTurn {
 }
 
 /// A step the log has not closed, and the state of its tool calls.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenStep {
     /// Its number.
     pub step: u32,

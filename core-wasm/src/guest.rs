@@ -35,6 +35,15 @@ impl GuestAgent for AgentResource {
         Ok(exports::airlock::core::session::Agent::new(AgentResource(RefCell::new(agent))))
     }
 
+    fn restore_from(
+        config: wit::Config,
+        snapshot: String,
+        events: Vec<String>,
+    ) -> Result<exports::airlock::core::session::Agent, String> {
+        let agent = crate::Agent::restore_from(config_from(config), &snapshot, &events)?;
+        Ok(exports::airlock::core::session::Agent::new(AgentResource(RefCell::new(agent))))
+    }
+
     fn handle(&self, input: wit::Input, now: u64) -> Vec<wit::Output> {
         match input_from(input) {
             Ok(input) => {

@@ -66,7 +66,7 @@ impl Delivery {
 }
 
 /// Pending input: `next-turn` and `next-step`, ids unique across both.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Inbox {
     next_turn: Vec<Message>,

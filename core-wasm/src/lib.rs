@@ -34,6 +34,6 @@ pub use durable::{Durable, OpenStep, OpenTurn};
 pub use event::*;
 pub use inbox::{Delivery, Inbox};
 pub use io::*;
-pub use restore::{fold_log, repair};
+pub use restore::{fold_after, fold_log, fold_snapshot, repair};
 pub use tools::MAX_PARALLEL;
 pub use wire::*;

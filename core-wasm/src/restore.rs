@@ -9,7 +9,19 @@ use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};
 /// Folds a recorded log (event envelopes in seq order) into durable state. The log must start at
 /// seq 0 and have no gaps; unknown event types marked `ignorable` are skipped.
 pub fn fold_log<S: AsRef<str>>(events: &[S]) -> Result<Durable, String> {
-    let mut durable = Durable::default();
+    fold_after(Durable::default(), events)
+}
+
+/// Folds the events after a snapshot (a [`Durable`] as [`Agent::snapshot`] wrote it) onto it.
+/// The events must continue the snapshot's log with no gap.
+pub fn fold_snapshot<S: AsRef<str>>(snapshot: &str, events: &[S]) -> Result<Durable, String> {
+    let durable = serde_json::from_str(snapshot)
+        .map_err(|e| format!("the snapshot does not fit this core ({e}); replay the log"))?;
+    fold_after(durable, events)
+}
+
+/// Folds `events`, which must continue the log `durable` was folded from, onto it.
+pub fn fold_after<S: AsRef<str>>(mut durable: Durable, events: &[S]) -> Result<Durable, String> {
     for json in events {
         let Some(event) = Event::parse(json.as_ref()).map_err(|e| e.to_string())? else {
             durable.next_seq += 1;
@@ -84,17 +96,34 @@ pub fn repair(open: &OpenTurn, session_id: &str, next_seq: u64, time: u64) -> Ve
 
 impl Agent {
     /// Rebuilds a session from its log. The agent is idle; give it [`crate::Input::Recover`] next.
+    ///
+    /// Without `recover`, an agent restored from a log at rest (no open turn, no waking work) goes
+    /// on exactly as the live one would have: the host may drop an idle session from memory and
+    /// bring it back later. `recover` (a restart) and crash repair mark the next request `resume`.
     pub fn restore<S: AsRef<str>>(config: Config, events: &[S]) -> Result<Agent, String> {
-        let durable = fold_log(events)?;
+        Ok(Agent::from_durable(config, fold_log(events)?))
+    }
+
+    /// [`Agent::restore`] from a snapshot of the durable state and the events logged after it:
+    /// the same agent, without folding the whole log again.
+    pub fn restore_from<S: AsRef<str>>(
+        config: Config,
+        snapshot: &str,
+        events: &[S],
+    ) -> Result<Agent, String> {
+        Ok(Agent::from_durable(config, fold_snapshot(snapshot, events)?))
+    }
+
+    fn from_durable(config: Config, durable: Durable) -> Agent {
         let mut agent = Agent::new(config, durable.last_time);
         agent.durable = durable;
-        agent.resumed = true;
-        Ok(agent)
+        agent
     }
 
     /// Closes a turn the log left open, with the crash-repair closers.
     pub(crate) fn close_open_turn(&mut self) {
         let Some(open) = self.durable.open_turn.clone() else { return };
+        self.resumed = true;
         let (next_seq, time) = (self.durable.next_seq, self.durable.last_time);
         for event in repair(&open, &self.config.session_id, next_seq, time) {
             self.durable.fold(&event);
@@ -108,6 +137,7 @@ impl Agent {
             return; // a live turn is not a crash
         }
         self.close_open_turn();
+        self.resumed = true;
         if self.durable.inbox.has_waking_work() {
             self.out.push(crate::io::Output::Status(crate::io::Status::Running));
             self.start_turn();

@@ -47,6 +47,8 @@ scenarios! {
     restore_of_a_recorded_log_equals_the_live_state,
     crash_repair_closes_an_open_turn,
     crash_repair_adds_nothing_to_a_balanced_log,
+    a_session_restored_at_rest_goes_on_as_the_live_one,
+    a_snapshot_and_its_tail_restore_the_live_state,
     accepted_followups_run_after_a_restart,
     a_restart_with_only_injects_pending_starts_no_turn,
     host_events_are_logged_in_place_and_change_nothing_else,
@@ -54,5 +56,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 35);
+    assert_eq!(testkit::SCENARIOS.len(), 37);
 }

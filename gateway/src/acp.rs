@@ -40,7 +40,6 @@ use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
 use crate::owned::submit;
-use crate::receipts;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 
 /// Serves ACP over `transport` until the client goes away.
@@ -134,7 +133,8 @@ impl Bridge {
             .create(id.clone(), SessionSpec::default())
             .await
             .map_err(Error::into_internal_error)?;
-        let handle = self.registry.get(&row.session_id).map_err(Error::into_internal_error)?;
+        let handle = self.registry.resume(&row.session_id).await;
+        let handle = handle.map_err(Error::into_internal_error)?;
         self.attach(handle, None, cx);
         Ok(NewSessionResponse::new(SessionId::new(id)))
     }
@@ -250,18 +250,18 @@ impl Bridge {
         if in_flight.cancelled.load(Ordering::SeqCst) {
             return Ok(PromptResponse::new(StopReason::Cancelled));
         }
-        let events = self
-            .registry
-            .store()
-            .events(handle.id(), None, last_seq as usize + 1)
-            .await
-            .map_err(Error::into_internal_error)?;
-        let claimed = receipts::find(&events, &message_id).and_then(|r| r.turn);
-        let Some(turn) = claimed else {
+        let store = self.registry.store();
+        let receipt = store.receipt(handle.id(), &message_id).await;
+        let Some(turn) = receipt.map_err(Error::into_internal_error)?.and_then(|r| r.turn) else {
             // Never claimed into a turn (removed, or parked behind a failed turn).
             return Ok(PromptResponse::new(StopReason::Cancelled));
         };
-        let interval = &events[run.first_seq as usize..];
+        // Only the interval is read: its turn ends in it.
+        let count = (last_seq + 1).saturating_sub(run.first_seq) as usize;
+        let interval = store
+            .events(handle.id(), run.first_seq.checked_sub(1), count)
+            .await
+            .map_err(Error::into_internal_error)?;
         let ended = interval.iter().find_map(|json| match Event::parse(json) {
             Ok(Some(Event { data: EventData::TurnEnd(end), .. })) if end.turn == turn => {
                 Some(end.reason)

@@ -5,6 +5,7 @@
 //! are committed), subscribes to notices, and reads a view of status and queue that the actor
 //! keeps current without a round trip.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use airlock_core::{Input, Status};
@@ -12,7 +13,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::clock::now_ms;
 use crate::goal::{Goal, GoalOp};
-use crate::session::{Announced, Fed, IdempotencyKey, Notice, QueueItem, Session, SessionError};
+use crate::session::{
+    Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
+};
 use crate::store::Store;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
@@ -70,10 +73,13 @@ pub type IntervalEnd = oneshot::Receiver<u64>;
 #[derive(Clone)]
 pub struct SessionHandle {
     id: Arc<str>,
-    commands: mpsc::Sender<Command>,
-    notices: broadcast::Sender<Notice>,
+    /// Boxed: the channel keeps a block of slots per session, and an idle session should hold
+    /// little.
+    commands: mpsc::Sender<Box<Command>>,
+    outbox: Arc<Outbox>,
     view: Arc<Mutex<View>>,
-    announced: Arc<Mutex<Announced>>,
+    /// When the session was last given something to do (ms since the epoch).
+    used: Arc<AtomicU64>,
 }
 
 impl SessionHandle {
@@ -81,13 +87,13 @@ impl SessionHandle {
     pub fn spawn(mut session: Session, store: Option<Store>) -> SessionHandle {
         session.take_went_idle(); // idle before any owner existed ends no interval
         let view = Arc::new(Mutex::new(view_of(&session)));
-        let (commands, inbox) = mpsc::channel(256);
+        let (commands, inbox) = mpsc::channel::<Box<Command>>(256);
         let handle = SessionHandle {
             id: Arc::from(session.id()),
             commands,
-            notices: session.notices(),
+            outbox: session.outbox(),
             view: view.clone(),
-            announced: session.announced(),
+            used: Arc::new(AtomicU64::new(now_ms())),
         };
         tokio::spawn(run(session, store, inbox, view));
         handle
@@ -130,40 +136,63 @@ impl SessionHandle {
         key: Option<IdempotencyKey>,
         owner: Option<oneshot::Sender<u64>>,
     ) -> Result<Admission, SessionError> {
+        self.touch();
         let (reply, answer) = oneshot::channel();
         let command = Command::Feed { input, key, owner, reply };
-        self.commands.send(command).await.map_err(|_| SessionError::Gone)?;
+        self.commands.send(Box::new(command)).await.map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
     }
 
     /// Changes the goal; answers the goal after the change (committed) and whether it is armed.
     pub async fn change_goal(&self, op: GoalOp) -> Result<Option<(Goal, bool)>, SessionError> {
+        self.touch();
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command::Goal { op, reply }).await.map_err(|_| SessionError::Gone)?;
+        let command = Box::new(Command::Goal { op, reply });
+        self.commands.send(command).await.map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
     }
 
     /// Tells the session's subscribers something that is not in its log (a child's progress).
     pub fn announce(&self, notice: Notice) {
-        let _ = self.notices.send(notice); // nobody listening is fine
+        self.outbox.send(notice);
     }
 
     /// Subscribes to notices from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
-        self.notices.subscribe()
+        self.outbox.subscribe()
     }
 
     /// Subscribes to notices from now on, with what was announced until then: the receiver
     /// gets every event from `next_seq` on and every status change after `status`.
     pub fn subscribe_announced(&self) -> (broadcast::Receiver<Notice>, Announced) {
-        let announced = self.announced.lock().expect("announced lock");
-        (self.notices.subscribe(), *announced)
+        self.outbox.subscribe_announced()
+    }
+
+    /// Where the session's notices go; it outlives an eviction (see [`Outbox`]).
+    pub fn outbox(&self) -> &Arc<Outbox> {
+        &self.outbox
     }
 
     /// Status (current), log length, queue and goal (as of the last commit).
     pub fn view(&self) -> View {
-        let status = self.announced.lock().expect("announced lock").status;
-        View { status, ..self.view.lock().expect("view lock").clone() }
+        View { status: self.outbox.status(), ..self.view.lock().expect("view lock").clone() }
+    }
+
+    /// Marks the session as used now (the registry evicts the least recently used first).
+    pub fn touch(&self) {
+        self.used.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// When the session was last used (ms since the epoch).
+    pub fn used_at(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Whether this handle is the only way in besides the actor's own: nobody else (a request,
+    /// an owned run, a settlement watcher) holds the session, so it may be dropped from memory.
+    pub fn unshared(&self) -> bool {
+        // The actor keeps a clone of the view; every other handle is one more.
+        Arc::strong_count(&self.view) <= 2
     }
 }
 
@@ -180,14 +209,14 @@ fn view_of(session: &Session) -> View {
 async fn run(
     mut session: Session,
     store: Option<Store>,
-    mut commands: mpsc::Receiver<Command>,
+    mut commands: mpsc::Receiver<Box<Command>>,
     view: Arc<Mutex<View>>,
 ) {
     // Owners waiting for the next whole-agent idle.
     let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
     loop {
         tokio::select! {
-            command = commands.recv() => match command {
+            command = commands.recv() => match command.map(|command| *command) {
                 None => break,
                 Some(Command::Goal { op, reply }) => {
                     let result = session.change_goal(op).await;
@@ -233,10 +262,12 @@ async fn run(
 }
 
 /// Lets the goal act after an input: owners have been settled, so a round starts a new interval.
+/// An agent still idle then may keep a snapshot.
 async fn drive_goal(session: &mut Session) {
     if let Err(error) = session.drive_goal().await {
         eprintln!("airlock: session {}: goal round: {error}", session.id());
     }
+    session.snapshot_if_due().await;
 }
 
 /// Ends the intervals of waiting owners once the agent has been idle: at the first transition to

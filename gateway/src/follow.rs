@@ -14,7 +14,7 @@ use airlock_core::Status;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
-use crate::session::{Notice, QueueItem, seq_of};
+use crate::session::{Notice, Outbox, QueueItem, seq_of};
 use crate::store::{Store, StoreError};
 
 /// Events per read when catching up from the log.
@@ -42,7 +42,9 @@ pub enum Update {
 pub struct Follower {
     store: Store,
     session_id: String,
-    handle: Option<SessionHandle>,
+    /// The live session's outbox, held so that it outlives an eviction: the session woken later
+    /// announces into it.
+    outbox: Option<Arc<Outbox>>,
     notices: Option<broadcast::Receiver<Notice>>,
     /// The status when the follower subscribed.
     status_at_start: Option<Status>,
@@ -69,14 +71,15 @@ impl Follower {
         handle: Option<SessionHandle>,
         after: Option<u64>,
     ) -> Follower {
-        let (notices, announced) = match handle.as_ref().map(SessionHandle::subscribe_announced) {
+        let outbox = handle.map(|handle| handle.outbox().clone());
+        let (notices, announced) = match outbox.as_deref().map(Outbox::subscribe_announced) {
             Some((notices, announced)) => (Some(notices), Some(announced)),
             None => (None, None),
         };
         Follower {
             store,
             session_id: session_id.to_owned(),
-            handle,
+            outbox,
             notices,
             status_at_start: announced.map(|a| a.status),
             live_from: announced.map(|a| a.next_seq),
@@ -121,8 +124,8 @@ impl Follower {
         }
     }
 
-    /// The next update; `None` once the session's actor is gone (or, without one, at the end of
-    /// the log).
+    /// The next update; `None` once the session is disposed (or, without a live session, at the
+    /// end of the log).
     pub async fn next(&mut self) -> Result<Option<Update>, StoreError> {
         loop {
             if let Some(json) = self.backlog.pop_front() {
@@ -135,9 +138,9 @@ impl Follower {
                 continue;
             }
             if std::mem::take(&mut self.resync_status)
-                && let Some(handle) = &self.handle
+                && let Some(outbox) = &self.outbox
             {
-                return Ok(Some(Update::Status(handle.view().status)));
+                return Ok(Some(Update::Status(outbox.status())));
             }
             let Some(notices) = self.notices.as_mut() else { return Ok(None) };
             let notice = match notices.recv().await {
@@ -166,6 +169,7 @@ impl Follower {
                         _ => (self.catching_up, self.live_from) = (true, None),
                     }
                 }
+                Notice::Ended => return Ok(None),
                 _ if self.quiet_before != 0 => {}
                 Notice::Status(status) => return Ok(Some(Update::Status(status))),
                 Notice::Queue(items) => return Ok(Some(Update::Queue(items))),

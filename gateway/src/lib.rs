@@ -10,14 +10,14 @@
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
-//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts read from a log |
+//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`], [`trim`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts and their changes, giving freed memory back |
 //! | storage | [`store`] | the SQLite log: one writer thread, group commit, reader pool |
 //! | effects | [`core_host`], [`model`], [`tools`], [`plugins`] | the wasm core, model providers, built-in and plugin tools |
 //! | goals | [`goal`] | the pure goal driver |
 //! | session | [`session`] | one session: feed the core, commit, announce, run effects |
 //! | actor | [`actor`] | one task per session, and the handle into it |
 //! | intervals | [`owned`], [`follow`] | owned runs and their results; followers of a log |
-//! | registry | [`registry`] | the live sessions: create, find, recover |
+//! | registry | [`registry`] | the sessions in memory: create, find, evict, wake, recover |
 //! | session tools | [`subagents`], [`goal_tool`] | the model tools that act on the registry |
 //! | faces | [`api`], [`stdio`], [`acp`] | HTTP/SSE, JSON-RPC on stdio, the Agent Client Protocol |
 //! | composition | [`server`] | the one place that wires store, core, tools, registry and faces |
@@ -45,3 +45,4 @@ pub mod stdio;
 pub mod store;
 pub mod subagents;
 pub mod tools;
+pub mod trim;

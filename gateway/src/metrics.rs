@@ -1,5 +1,5 @@
-//! Process metrics, served as Prometheus text at `/metrics`: live sessions, turns, enqueue
-//! latency, group-commit sizes, SSE subscribers.
+//! Process metrics, served as Prometheus text at `/metrics`: live and stored sessions, evictions
+//! and wakes, turns, enqueue latency, group-commit sizes, SSE subscribers.
 
 use std::sync::LazyLock;
 
@@ -11,8 +11,16 @@ use prometheus_client::registry::Registry;
 
 /// Every metric of the process.
 pub struct Metrics {
-    /// Sessions with a live actor.
+    /// Sessions in memory (with a live actor).
     pub sessions: Gauge,
+    /// Sessions stored, in memory or not.
+    pub stored_sessions: Gauge,
+    /// Sessions dropped from memory at rest.
+    pub evictions: Counter,
+    /// Stored sessions brought back into memory (at start or when used).
+    pub wakes: Counter,
+    /// Seconds to bring a stored session back into memory.
+    pub wake_seconds: Histogram,
     /// Turns ended, whatever their reason.
     pub turns: Counter,
     /// Seconds from a message request to its durable receipt.
@@ -28,13 +36,33 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let mut registry = Registry::with_prefix("airlock");
     let metrics = Metrics {
         sessions: Gauge::default(),
+        stored_sessions: Gauge::default(),
+        evictions: Counter::default(),
+        wakes: Counter::default(),
+        wake_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
         turns: Counter::default(),
         enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
         sse_subscribers: Gauge::default(),
         registry: Registry::default(),
     };
-    registry.register("sessions", "Sessions with a live actor", metrics.sessions.clone());
+    registry.register("sessions", "Sessions in memory", metrics.sessions.clone());
+    registry.register(
+        "stored_sessions",
+        "Sessions stored, in memory or not",
+        metrics.stored_sessions.clone(),
+    );
+    registry.register(
+        "evictions",
+        "Sessions dropped from memory at rest",
+        metrics.evictions.clone(),
+    );
+    registry.register("wakes", "Stored sessions brought back into memory", metrics.wakes.clone());
+    registry.register(
+        "wake_seconds",
+        "Time to bring a stored session back into memory",
+        metrics.wake_seconds.clone(),
+    );
     registry.register("turns", "Turns ended", metrics.turns.clone());
     registry.register(
         "enqueue_seconds",

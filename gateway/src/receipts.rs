@@ -40,43 +40,127 @@ fn state_schema() -> Object {
     )
 }
 
-/// Replays the log's splices to follow one message id; `None` if it was never accepted.
+/// One change a splice makes to a message's receipt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// The message.
+    pub message_id: String,
+    /// The splice's seq.
+    pub seq: u64,
+    /// What happened to the message.
+    pub change: Change,
+}
+
+/// What a splice did to a message.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Change {
+    /// Inserted into (or moved to) a list.
+    Inserted(Target),
+    /// Taken by the running turn.
+    Claimed {
+        /// The turn.
+        turn: u32,
+    },
+    /// Canceled.
+    Canceled,
+}
+
+/// Follows a log's splices and says what each does to receipts.
+#[derive(Clone, Debug, Default)]
+pub struct Marker {
+    inbox: Inbox,
+    turn: u32,
+}
+
+impl Marker {
+    /// A marker that continues a log whose inbox is `inbox` and whose last turn is `turn`.
+    pub fn new(inbox: Inbox, turn: u32) -> Marker {
+        Marker { inbox, turn }
+    }
+
+    /// The inbox after the events folded so far.
+    pub fn inbox(&self) -> &Inbox {
+        &self.inbox
+    }
+
+    /// Folds one event; answers the receipt changes it makes.
+    pub fn marks(&mut self, event: &Event) -> Vec<Mark> {
+        let splice = match &event.data {
+            EventData::TurnStart(start) => {
+                self.turn = start.turn;
+                return Vec::new();
+            }
+            EventData::InboxSpliced(splice) => splice,
+            _ => return Vec::new(),
+        };
+        let mark = |message_id: &str, change| Mark {
+            message_id: message_id.to_owned(),
+            seq: event.seq,
+            change,
+        };
+        let inserted = |id: &str| splice.inserted.iter().any(|m| m.id == id);
+        let removal = match splice.outcome {
+            Some(SpliceOutcome::Canceled) => Change::Canceled,
+            None => Change::Claimed { turn: self.turn },
+        };
+        let mut marks: Vec<Mark> = (self.inbox.removed_by(splice).iter())
+            .filter(|m| !inserted(&m.id))
+            .map(|m| mark(&m.id, removal))
+            .collect();
+        marks.extend(splice.inserted.iter().map(|m| mark(&m.id, Change::Inserted(splice.target))));
+        self.inbox.apply(splice);
+        marks
+    }
+}
+
+impl Receipt {
+    /// The receipt after `mark` (of this receipt's message); `None` until it was inserted.
+    pub fn apply(receipt: Option<Receipt>, mark: &Mark) -> Option<Receipt> {
+        match (receipt, mark.change) {
+            (receipt, Change::Inserted(target)) => {
+                let mut r = receipt.unwrap_or(Receipt {
+                    message_id: mark.message_id.clone(),
+                    state: "pending",
+                    target,
+                    inserted_seq: mark.seq,
+                    claimed_seq: None,
+                    turn: None,
+                    canceled_seq: None,
+                });
+                (r.state, r.target, r.canceled_seq) = ("pending", target, None);
+                Some(r)
+            }
+            (Some(mut r), Change::Claimed { turn }) => {
+                (r.state, r.claimed_seq, r.turn) = ("claimed", Some(mark.seq), Some(turn));
+                Some(r)
+            }
+            (Some(mut r), Change::Canceled) => {
+                (r.state, r.canceled_seq) = ("canceled", Some(mark.seq));
+                Some(r)
+            }
+            (None, _) => None,
+        }
+    }
+
+    /// The `state` names a stored receipt may have.
+    pub fn state_named(name: &str) -> &'static str {
+        match name {
+            "claimed" => "claimed",
+            "canceled" => "canceled",
+            _ => "pending",
+        }
+    }
+}
+
+/// Replays the log's splices to follow one message id; `None` if it was never accepted. (A log
+/// kept since receipts were indexed is looked up in the store instead.)
 pub fn find(events: &[String], message_id: &str) -> Option<Receipt> {
-    let mut inbox = Inbox::default();
-    let mut turn = 0;
-    let mut receipt: Option<Receipt> = None;
+    let mut marker = Marker::default();
+    let mut receipt = None;
     for json in events {
         let Ok(Some(event)) = Event::parse(json) else { continue };
-        match &event.data {
-            EventData::TurnStart(start) => turn = start.turn,
-            EventData::InboxSpliced(splice) => {
-                let removed = inbox.removed_by(splice).iter().any(|m| m.id == message_id);
-                let inserted = splice.inserted.iter().any(|m| m.id == message_id);
-                inbox.apply(splice);
-                if inserted {
-                    let r = receipt.get_or_insert(Receipt {
-                        message_id: message_id.to_owned(),
-                        state: "pending",
-                        target: splice.target,
-                        inserted_seq: event.seq,
-                        claimed_seq: None,
-                        turn: None,
-                        canceled_seq: None,
-                    });
-                    (r.state, r.target, r.canceled_seq) = ("pending", splice.target, None);
-                } else if removed && let Some(r) = receipt.as_mut() {
-                    match splice.outcome {
-                        Some(SpliceOutcome::Canceled) => {
-                            (r.state, r.canceled_seq) = ("canceled", Some(event.seq))
-                        }
-                        None => {
-                            (r.state, r.claimed_seq, r.turn) =
-                                ("claimed", Some(event.seq), Some(turn))
-                        }
-                    }
-                }
-            }
-            _ => {}
+        for mark in marker.marks(&event).iter().filter(|m| m.message_id == message_id) {
+            receipt = Receipt::apply(receipt, mark);
         }
     }
     receipt

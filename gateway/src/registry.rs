@@ -1,8 +1,16 @@
-//! The live sessions of a gateway: creating them, finding them, and bringing every stored session
-//! back after a restart (crash repair, then the followups that were accepted but never ran).
+//! The sessions of a gateway: creating them, finding them, keeping in memory only those at work,
+//! and bringing back after a restart those the log says were not at rest (crash repair, then the
+//! followups that were accepted but never ran).
+//!
+//! The log is the truth; memory is a cache of it. A session that is idle, has nothing pending
+//! and is held by nobody is dropped from memory after `idle_evict` (or, least recently used
+//! first, when more than `max_live` are live). Any input, read or subscription brings it back
+//! from its log ([`Registry::resume`]). Its [`Outbox`] outlives the eviction while someone
+//! follows it, so a follower sees the woken session's events with no gap.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use airlock_core::{Config, Input};
 use serde::{Deserialize, Serialize};
@@ -12,7 +20,7 @@ use crate::actor::SessionHandle;
 use crate::clock::{fresh_id, now_ms};
 use crate::core_host::CoreHost;
 use crate::model;
-use crate::session::{Session, SessionError, SessionParts};
+use crate::session::{Notice, Outbox, Session, SessionError, SessionParts};
 use crate::store::{SessionRow, Store, StoreError};
 use crate::tools::ToolRegistry;
 
@@ -74,15 +82,43 @@ pub enum HubNotice {
         #[serde(rename = "sessionId")]
         session_id: String,
     },
+    /// A stored session was brought back into memory (after an eviction or at start).
+    #[serde(skip)]
+    Woken {
+        /// The session.
+        session_id: String,
+    },
 }
 
-/// Every live session of the gateway.
+/// When sessions at rest are dropped from memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Eviction {
+    /// A session at rest for this long is dropped.
+    pub idle: Duration,
+    /// Past this many live sessions, those at rest are dropped, least recently used first.
+    pub max_live: usize,
+}
+
+impl Default for Eviction {
+    fn default() -> Eviction {
+        Eviction { idle: Duration::from_secs(60), max_live: 10_000 }
+    }
+}
+
+/// Every session of the gateway that is in memory.
 pub struct Registry {
     store: Store,
     host: Arc<CoreHost>,
     tools: ToolRegistry,
     default_model: String,
     live: Mutex<HashMap<String, SessionHandle>>,
+    /// The outboxes of evicted sessions, for as long as someone follows them.
+    outboxes: Mutex<HashMap<String, Weak<Outbox>>>,
+    /// One lock per session being created or brought back, so it gets one actor, not two.
+    waking: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    eviction: Mutex<Eviction>,
+    /// Wakes the evictor early (more sessions than `max_live`).
+    crowded: Arc<tokio::sync::Notify>,
     hub: broadcast::Sender<HubNotice>,
     /// The gateway is stopping: work for later is injected, not woken.
     shutting_down: std::sync::atomic::AtomicBool,
@@ -114,6 +150,10 @@ impl Registry {
             tools: tools(registry),
             default_model,
             live: Mutex::new(HashMap::new()),
+            outboxes: Mutex::new(HashMap::new()),
+            waking: Mutex::new(HashMap::new()),
+            eviction: Mutex::new(Eviction::default()),
+            crowded: Arc::default(),
             hub: broadcast::channel(256).0,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         })
@@ -169,7 +209,7 @@ impl Registry {
         spec.metadata = name.map(|name| serde_json::json!({"name": name}));
         let child_id = fresh_id();
         self.insert(child_id.clone(), spec, Some(parent_id.to_owned())).await?;
-        self.get(&child_id)
+        self.resume(&child_id).await
     }
 
     /// Creates a session; `Ok((row, false))` when one with that id exists (the caller compares).
@@ -190,8 +230,9 @@ impl Registry {
         if spec.model.is_empty() {
             spec.model = self.default_model.clone();
         }
+        let _exclusive = self.exclusive(&session_id).await;
         // The core comes first: a session whose core cannot start is not stored.
-        let session = Session::create(self.build(&session_id, &spec)?)?;
+        let session = Session::create(self.build(&session_id, &spec, Outbox::new())?)?;
         let now = now_ms();
         let row = SessionRow {
             session_id: session_id.clone(),
@@ -200,6 +241,8 @@ impl Registry {
             spec: serde_json::to_value(&spec).expect("specs serialize"),
             disposed: false,
             parent_session_id,
+            goal: None,
+            needs_recovery: false,
         };
         if !self.store.insert_session(row.clone()).await? {
             let existing = self
@@ -210,73 +253,197 @@ impl Registry {
             return Ok((existing, false));
         }
         let handle = SessionHandle::spawn(session, Some(self.store.clone()));
-        self.live.lock().expect("registry lock").insert(session_id.clone(), handle);
-        crate::metrics::global().sessions.inc();
+        self.go_live(handle);
+        crate::metrics::global().stored_sessions.inc();
         let _ = self.hub.send(HubNotice::Added { session_id });
         Ok((row, true))
     }
 
-    /// The live session with this id.
-    pub fn get(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
-        self.live
-            .lock()
-            .expect("registry lock")
-            .get(session_id)
-            .cloned()
-            .ok_or_else(|| RegistryError::NotFound(session_id.to_owned()))
+    /// Puts a session in memory; tells the evictor when there are too many.
+    fn go_live(&self, handle: SessionHandle) {
+        let mut live = self.live.lock().expect("registry lock");
+        live.insert(handle.id().to_owned(), handle);
+        crate::metrics::global().sessions.set(live.len() as i64);
+        if live.len() > self.eviction().max_live {
+            self.crowded.notify_one();
+        }
     }
 
-    /// Forgets a disposed session's actor (its log stays readable).
+    /// Holds off every other creation or wake of `session_id` while the guard lives.
+    async fn exclusive(&self, session_id: &str) -> Exclusive<'_> {
+        let lock = {
+            let mut waking = self.waking.lock().expect("waking lock");
+            waking.entry(session_id.to_owned()).or_default().clone()
+        };
+        let guard = lock.clone().lock_owned().await;
+        Exclusive { registry: self, session_id: session_id.to_owned(), lock, _guard: guard }
+    }
+
+    /// The session with this id if it is in memory (see [`Registry::resume`] for any session).
+    pub fn get(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
+        let live = self.live.lock().expect("registry lock");
+        let handle = live.get(session_id).ok_or_else(|| RegistryError::NotFound(session_id.into()));
+        handle.inspect(|handle| handle.touch()).cloned()
+    }
+
+    /// Forgets a disposed session's actor (its log stays readable); its followers are told.
     pub fn remove(&self, session_id: &str) {
-        if self.live.lock().expect("registry lock").remove(session_id).is_some() {
-            crate::metrics::global().sessions.dec();
+        let mut live = self.live.lock().expect("registry lock");
+        let outbox = match live.remove(session_id) {
+            Some(handle) => Some(handle.outbox().clone()),
+            None => self
+                .outboxes
+                .lock()
+                .expect("outboxes lock")
+                .remove(session_id)
+                .and_then(|o| o.upgrade()),
+        };
+        crate::metrics::global().sessions.set(live.len() as i64);
+        drop(live);
+        if let Some(outbox) = outbox {
+            outbox.send(Notice::Ended);
         }
         let _ = self.hub.send(HubNotice::Removed { session_id: session_id.to_owned() });
     }
 
-    /// Brings back every stored session that is not disposed: rebuilt from its log, its open turn
-    /// closed, its accepted followups run. Called once at start, before the gateway is ready.
+    /// Brings back the stored sessions the log says were not at rest: each is rebuilt from its
+    /// log, its open turn closed, its accepted followups run. Children come back too, for their
+    /// parents may be owed a notice. Sessions at rest stay on disk until they are used. Called
+    /// once at start, before the gateway is ready; answers how many came back.
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
+        let stored = self.store.session_count().await?;
+        crate::metrics::global().stored_sessions.set(stored as i64);
         let mut count = 0;
         let mut cursor = None;
         loop {
-            let rows = self.store.sessions(cursor.clone(), 500).await?;
+            let rows = self.store.sessions_to_recover(cursor.clone(), 500).await?;
             let Some(last) = rows.last() else { break };
             cursor = Some(last.session_id.clone());
-            for row in rows.into_iter().filter(|r| !r.disposed) {
-                self.bring_back(row).await?;
+            for row in rows {
+                let handle = self.bring_back(row).await?;
+                if at_rest_now(&handle) {
+                    // Recovery found nothing to do (a log from before the index, or a child).
+                    self.store.set_at_rest(handle.id()).await?;
+                }
                 count += 1;
             }
         }
         Ok(count)
     }
 
-    /// The live session with this id, brought back from its log when it is not in memory.
+    /// The session with this id, brought back from its log when it is not in memory.
     pub async fn resume(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
         if let Ok(handle) = self.get(session_id) {
             return Ok(handle);
         }
-        match self.store.session(session_id).await? {
+        let row = self.store.session(session_id).await?;
+        match row {
             Some(row) if row.disposed => Err(RegistryError::Disposed(session_id.to_owned())),
             Some(row) => self.bring_back(row).await,
             None => Err(RegistryError::NotFound(session_id.to_owned())),
         }
     }
 
-    /// Rebuilds a stored session from its log, closes its open turn, runs its accepted followups.
+    /// Rebuilds a stored session from its log. One whose last commit did not leave it at rest is
+    /// given `recover` (which closes an open turn and runs accepted followups); one at rest goes
+    /// on exactly as if it had stayed in memory. Answers the live one if another call brought it
+    /// back first.
     async fn bring_back(&self, row: SessionRow) -> Result<SessionHandle, RegistryError> {
+        let _exclusive = self.exclusive(&row.session_id).await;
+        if let Ok(handle) = self.get(&row.session_id) {
+            return Ok(handle);
+        }
+        let started = Instant::now();
         let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
-        let parts = self.build(&row.session_id, &spec)?;
+        let outbox = self.outboxes.lock().expect("outboxes lock").remove(&row.session_id);
+        let outbox = outbox.and_then(|outbox| outbox.upgrade()).unwrap_or_else(Outbox::new);
+        let parts = self.build(&row.session_id, &spec, outbox)?;
         let mut session = Session::restore(parts).await?;
-        session.feed(Input::Recover).await?;
+        if row.needs_recovery {
+            session.feed(Input::Recover).await?;
+        }
         let handle = SessionHandle::spawn(session, Some(self.store.clone()));
-        self.live.lock().expect("registry lock").insert(row.session_id, handle.clone());
-        crate::metrics::global().sessions.inc();
+        self.go_live(handle.clone());
+        let metrics = crate::metrics::global();
+        metrics.wakes.inc();
+        metrics.wake_seconds.observe(started.elapsed().as_secs_f64());
+        let _ = self.hub.send(HubNotice::Woken { session_id: row.session_id });
         Ok(handle)
     }
 
+    /// Sets when sessions at rest are dropped from memory.
+    pub fn set_eviction(&self, eviction: Eviction) {
+        *self.eviction.lock().expect("eviction lock") = eviction;
+        self.crowded.notify_one();
+    }
+
+    fn eviction(&self) -> Eviction {
+        *self.eviction.lock().expect("eviction lock")
+    }
+
+    /// Drops sessions at rest from memory, as [`Eviction`] says, until the registry is gone.
+    pub fn start_evicting(self: &Arc<Self>) {
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut freed = false;
+            loop {
+                let Some(this) = registry.upgrade() else { return };
+                let tick = this.eviction().idle / 4;
+                let tick = tick.clamp(Duration::from_millis(5), Duration::from_secs(1));
+                let evicted = this.evict() > 0;
+                if freed && !evicted {
+                    // The sessions evicted a tick ago are gone by now: their memory goes back
+                    // to the system, not to the allocator's cache.
+                    let _ = tokio::task::spawn_blocking(crate::trim::release_free_memory).await;
+                }
+                freed = evicted;
+                let crowded = this.crowded.clone();
+                drop(this); // the registry may go while this task sleeps
+                tokio::select! {
+                    _ = tokio::time::sleep(tick) => {}
+                    _ = crowded.notified() => {}
+                }
+            }
+        });
+    }
+
+    /// Drops every session at rest that has been unused for `idle`, then the least recently used
+    /// ones at rest while more than `max_live` are live. Answers how many were dropped.
+    pub fn evict(&self) -> usize {
+        let Eviction { idle, max_live } = self.eviction();
+        let now = now_ms();
+        let mut live = self.live.lock().expect("registry lock");
+        let mut candidates: Vec<(u64, String)> = (live.iter())
+            .filter(|(_, handle)| at_rest(handle))
+            .map(|(id, handle)| (handle.used_at(), id.clone()))
+            .collect();
+        candidates.sort_unstable();
+        let mut outboxes = self.outboxes.lock().expect("outboxes lock");
+        outboxes.retain(|_, outbox| outbox.strong_count() > 0);
+        let mut evicted = 0;
+        for (used, id) in candidates {
+            let crowded = live.len() > max_live;
+            if !crowded && now.saturating_sub(used) < idle.as_millis() as u64 {
+                break; // the rest were used more recently still
+            }
+            let handle = live.remove(&id).expect("a candidate is live");
+            // Kept for the session's followers (the actor ends once its last handle is gone).
+            outboxes.insert(id, Arc::downgrade(handle.outbox()));
+            evicted += 1;
+        }
+        let metrics = crate::metrics::global();
+        metrics.sessions.set(live.len() as i64);
+        metrics.evictions.inc_by(evicted as u64);
+        evicted
+    }
+
     /// The parts a session is made of, per its spec.
-    fn build(&self, session_id: &str, spec: &SessionSpec) -> Result<SessionParts, RegistryError> {
+    fn build(
+        &self,
+        session_id: &str,
+        spec: &SessionSpec,
+        outbox: Arc<Outbox>,
+    ) -> Result<SessionParts, RegistryError> {
         let model =
             model::from_name(&spec.model).map_err(|e| RegistryError::BadSpec(e.to_string()))?;
         let tools = match &spec.tools {
@@ -287,6 +454,37 @@ impl Registry {
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
         let log = Arc::new(self.store.clone());
-        Ok(SessionParts { host: self.host.clone(), config, model, tools, log })
+        Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox })
+    }
+}
+
+/// Whether a live session may be dropped from memory without anything noticing: idle, nothing
+/// pending, no armed goal (its rounds live in this process), and held by nobody but the registry
+/// (no request, owned run or settlement watcher has it). Followers hold only its outbox.
+fn at_rest(handle: &SessionHandle) -> bool {
+    handle.unshared() && at_rest_now(handle) && !handle.view().goal.is_some_and(|(_, armed)| armed)
+}
+
+/// Whether a session is idle with nothing pending.
+fn at_rest_now(handle: &SessionHandle) -> bool {
+    let view = handle.view();
+    view.status == airlock_core::Status::Idle && view.queue.is_empty()
+}
+
+/// A session being created or brought back; see [`Registry::exclusive`].
+struct Exclusive<'r> {
+    registry: &'r Registry,
+    session_id: String,
+    lock: Arc<tokio::sync::Mutex<()>>,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for Exclusive<'_> {
+    fn drop(&mut self) {
+        let mut waking = self.registry.waking.lock().expect("waking lock");
+        // The map, this guard's lock and the guard itself: nobody else waits.
+        if Arc::strong_count(&self.lock) <= 3 {
+            waking.remove(&self.session_id);
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::api::{AppState, app};
 use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
-use crate::registry::{Registry, RegistryError};
+use crate::registry::{Eviction, Registry, RegistryError};
 use crate::store::{Durability, Store, StoreError};
 use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
@@ -40,6 +40,8 @@ pub struct Settings {
     pub cache_dir: Option<std::path::PathBuf>,
     /// The core and the plugins.
     pub sandbox: Sandbox,
+    /// When sessions at rest are dropped from memory.
+    pub eviction: Eviction,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -171,14 +173,18 @@ impl Sessions {
     /// recovered yet.
     pub async fn open(settings: &Settings) -> Result<Sessions, ServeError> {
         let (store, host, tools) = open_parts(settings).await?;
-        Ok(Sessions::compose(store, Arc::new(host), tools, settings.model.clone()))
+        let sessions = Sessions::compose(store, Arc::new(host), tools, settings.model.clone());
+        sessions.registry.set_eviction(settings.eviction);
+        Ok(sessions)
     }
 
-    /// Brings back every stored session; then every continuable child whose parent is owed a
-    /// notice settles (when idle) or is watched (when its work resumed).
+    /// Brings back every stored session that was not at rest; then every continuable child
+    /// whose parent is owed a notice settles (when idle) or is watched (when its work resumed).
+    /// From then on, sessions at rest are dropped from memory as [`Settings::eviction`] says.
     pub async fn recover(&self) -> Result<usize, ServeError> {
         let count = self.registry.recover_all().await?;
         self.settlements.recover().await;
+        self.registry.start_evicting();
         Ok(count)
     }
 }

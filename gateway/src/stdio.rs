@@ -286,7 +286,7 @@ impl Server {
             ..SessionSpec::default()
         };
         self.registry.create(session_id.to_owned(), spec).await.map_err(RpcError::registry)?;
-        self.registry.get(session_id).map_err(RpcError::registry)
+        self.registry.resume(session_id).await.map_err(RpcError::registry)
     }
 
     /// Starts writing a session's frames, once; answers how far they have been written.

@@ -11,7 +11,7 @@ use airlock_core::{
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
 use airlock_gateway::owned::summarize;
-use airlock_gateway::session::{MemoryLog, Session, SessionParts};
+use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionParts};
 use airlock_gateway::tools::ToolRegistry;
 use airlock_tests::{MockModel, Reply};
 use futures::StreamExt;
@@ -338,7 +338,9 @@ async fn a_session_retries_a_500_then_completes_the_turn() {
     let config = Config::new("s1", model.provider(), model.model());
     let log = Arc::new(MemoryLog::default());
     let tools = ToolRegistry::builtin();
-    let mut session = Session::create(SessionParts { host, config, model, tools, log }).unwrap();
+    let mut session =
+        Session::create(SessionParts { host, config, model, tools, log, outbox: Outbox::new() })
+            .unwrap();
 
     let task = message("m1", Role::User, vec![text("hello")]);
     session

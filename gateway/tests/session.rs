@@ -6,7 +6,7 @@ use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, T
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model;
 use airlock_gateway::owned::summarize;
-use airlock_gateway::session::{MemoryLog, Session, SessionError, SessionParts};
+use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionError, SessionParts};
 use airlock_gateway::tools::ToolRegistry;
 
 fn session() -> Session {
@@ -19,6 +19,7 @@ fn session() -> Session {
         model,
         tools: ToolRegistry::builtin(),
         log: Arc::new(MemoryLog::default()),
+        outbox: Outbox::new(),
     })
     .unwrap()
 }

@@ -42,6 +42,16 @@ impl Backend for Wasm<'_> {
         let core = self.0.restore(&config, events).map_err(|e| e.to_string())?;
         Ok(Box::new(WasmSession(RefCell::new(core))))
     }
+
+    fn restore_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+    ) -> Result<Box<dyn Core>, String> {
+        let core = self.0.restore_from(&config, snapshot, events).map_err(|e| e.to_string())?;
+        Ok(Box::new(WasmSession(RefCell::new(core))))
+    }
 }
 
 #[test]

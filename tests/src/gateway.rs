@@ -11,17 +11,22 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-/// The `airlock` binary next to this test's own executable (`target/<profile>/airlock`).
+/// The `airlock` binary of this build's profile (`target/<profile>/airlock`), for tests (which
+/// run from `target/<profile>/deps`) and the benchmarks (from `target/release`).
 ///
 /// `cargo test --workspace` builds it with everything else. Only when it is missing or older than
-/// the sources it is built from (a lone `cargo test -p airlock-tests` after an edit) is it built
-/// here: always building would rebuild it with this package's feature set on every run.
+/// the sources it is built from (a lone `cargo test -p airlock-tests` after an edit, or the
+/// benchmarks) is it built here: always building would rebuild it with this package's feature
+/// set on every run.
 pub fn airlock_bin() -> PathBuf {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test knows its path");
-        let profile_dir =
-            exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+        let exe = std::env::current_exe().expect("the process knows its path");
+        let dir = exe.parent().expect("an executable is in a directory");
+        let profile_dir = match dir.file_name() {
+            Some(name) if name == "deps" => dir.parent().expect("deps is in target/<profile>"),
+            _ => dir,
+        };
         let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace =
@@ -139,6 +144,11 @@ impl Gateway {
         Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
     }
 
+    /// The process id (to read its memory in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `url` under the gateway.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
@@ -181,6 +191,30 @@ impl Gateway {
             self.get(&format!("/v1/sessions/{session}/events?format=json&limit=5000")).await;
         assert_eq!(status, 200);
         page["events"].as_array().unwrap().clone()
+    }
+
+    /// The value of a metric of `/metrics` (Prometheus text: `name value`).
+    pub async fn metric(&self, name: &str) -> f64 {
+        let res = self.client.get(self.url("/metrics")).send().await.unwrap();
+        let text = res.text().await.unwrap();
+        let value = text.lines().find_map(|line| {
+            line.strip_prefix(name)?.strip_prefix(' ').and_then(|v| v.trim().parse().ok())
+        });
+        value.unwrap_or_else(|| panic!("no metric {name} in:\n{text}"))
+    }
+
+    /// Waits until a metric satisfies `holds` (it changes in the gateway's own time: an
+    /// eviction is not announced to clients, so this polls `/metrics`, for at most 30 s).
+    pub async fn until_metric(&self, name: &str, holds: impl Fn(f64) -> bool) -> f64 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let value = self.metric(name).await;
+            if holds(value) {
+                return value;
+            }
+            assert!(std::time::Instant::now() < deadline, "{name} stayed at {value}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The SSE stream of a session with a query string (e.g. `?after=7`).

@@ -38,6 +38,13 @@ pub trait Backend {
     fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
     /// A session rebuilt from its log.
     fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String>;
+    /// A session rebuilt from a snapshot and the events after it.
+    fn restore_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+    ) -> Result<Box<dyn Core>, String>;
 }
 
 impl Core for crate::Agent {
@@ -58,6 +65,14 @@ impl Backend for Native {
     }
     fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String> {
         Ok(Box::new(crate::Agent::restore(config, events)?))
+    }
+    fn restore_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+    ) -> Result<Box<dyn Core>, String> {
+        Ok(Box::new(crate::Agent::restore_from(config, snapshot, events)?))
     }
 }
 
@@ -214,6 +229,22 @@ impl<'b> Harness<'b> {
         self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
         self.transcript.push("-- restart".into());
         self.input(Input::Recover)
+    }
+
+    /// The host dropped the session from memory at rest and brought it back: a core restored
+    /// from the log so far, not given `recover`.
+    pub fn wake(&mut self) -> &mut Self {
+        self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
+        self.transcript.push("-- wake".into());
+        self
+    }
+
+    /// A core restored from `snapshot` (taken when the log was `through` events long) and the
+    /// events after it, without recovery: its own snapshot.
+    pub fn restored_from(&self, snapshot: &str, through: usize) -> String {
+        let tail = &self.log[through..];
+        let core = self.backend.restore_from(self.config.clone(), snapshot, tail);
+        core.expect("snapshot and tail restore").snapshot()
     }
 
     /// A core restored from the log so far, without recovery.

@@ -5,6 +5,7 @@
 //! its own channel, never slows the agent, and when it falls behind the live notices it re-reads
 //! the log from its cursor.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -163,13 +164,16 @@ fn queue_frame(id: &str, items: &[QueueItem]) -> Frame {
 /// Streams one session: snapshots, the log after the cursor, then live.
 async fn follow_session(state: AppState, id: String, after: Option<u64>, tx: Tx) {
     let _counted = crate::metrics::SubscriberGuard::new();
-    let handle = state.registry.get(&id).ok();
+    // A subscription brings an evicted session back; a disposed one is only read.
+    let handle = state.registry.resume(&id).await.ok();
     // Subscribe before reading the log: nothing committed in between is missed.
-    let follower = Follower::new(state.registry.store().clone(), &id, handle.clone(), after);
+    let view = handle.as_ref().map(SessionHandle::view);
+    // The follower keeps the session's outbox, not the session: an idle session is evicted
+    // while followed, and its events reach the follower again once it is woken.
+    let follower = Follower::new(state.registry.store().clone(), &id, handle, after);
     let mut shutdown = state.shutdown.clone();
     let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
     frames.push(status_frame(&id, follower.status_at_start().unwrap_or(Status::Idle)));
-    let view = handle.as_ref().map(SessionHandle::view);
     if let Some(view) = view.filter(|v| !v.queue.is_empty()) {
         frames.push(queue_frame(&id, &view.queue));
     }
@@ -234,26 +238,38 @@ async fn follow_hub(state: AppState, tx: Tx) {
     {
         return;
     }
-    let watch = |handle: SessionHandle| {
+    // Each live session's status changes, through a receiver only: holding its handle would keep
+    // it in memory. An evicted session's watcher ends; the session is watched again when woken.
+    let watch = |session_id: String, mut notices: broadcast::Receiver<Notice>| {
         let (tx, mut shutdown) = (tx.clone(), state.shutdown.clone());
         tokio::spawn(async move {
-            let mut notices = handle.subscribe();
             loop {
                 tokio::select! {
                     _ = shutdown.changed() => return,
                     notice = notices.recv() => match notice {
                         Ok(Notice::Status(status)) => {
-                            if tx.send(Ok(status_frame(handle.id(), status))).await.is_err() { return }
+                            if tx.send(Ok(status_frame(&session_id, status))).await.is_err() { return }
                         }
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                         Err(broadcast::error::RecvError::Closed) => return,
                     },
                 }
             }
-        });
+        })
+    };
+    // A session woken while a follower kept its outbox is still watched: no second watcher.
+    let mut watchers: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+    let mut watch_live = |session_id: &str| {
+        watchers.retain(|_, watcher| !watcher.is_finished());
+        if !watchers.contains_key(session_id)
+            && let Ok(handle) = state.registry.get(session_id)
+        {
+            watchers
+                .insert(session_id.to_owned(), watch(session_id.to_owned(), handle.subscribe()));
+        }
     };
     for handle in state.registry.handles() {
-        watch(handle);
+        watch_live(handle.id());
     }
     loop {
         let notice = tokio::select! {
@@ -262,10 +278,12 @@ async fn follow_hub(state: AppState, tx: Tx) {
             notice = hub.recv() => notice,
         };
         let frame = match notice {
+            Ok(HubNotice::Woken { session_id }) => {
+                watch_live(&session_id);
+                continue;
+            }
             Ok(HubNotice::Added { session_id }) => {
-                if let Ok(handle) = state.registry.get(&session_id) {
-                    watch(handle);
-                }
+                watch_live(&session_id);
                 Frame::default()
                     .event("session.added")
                     .data(json!({"sessionId": session_id}).to_string())

@@ -17,7 +17,7 @@ use super::sessions::Accepted;
 use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, MessagePath, SessionId};
 use crate::actor::{Admission, SessionHandle};
 use crate::clock::fresh_id;
-use crate::receipts::{self, Receipt};
+use crate::receipts::Receipt;
 use crate::schema::{delivery_schema, queue_items_schema};
 use crate::session::{IdempotencyKey, QueueItem};
 
@@ -202,8 +202,8 @@ async fn receipt(
     if state.registry.store().session(&id).await?.is_none() {
         return Err(ApiError::session_not_found(&id));
     }
-    let events = state.registry.store().events(&id, None, usize::MAX >> 1).await?;
-    let receipt = receipts::find(&events, &message_id).ok_or_else(|| {
+    let receipt = state.registry.store().receipt(&id, &message_id).await?;
+    let receipt = receipt.ok_or_else(|| {
         ApiError::not_found(
             "message-not-found",
             format!("session {id:?} never accepted a message with id {message_id:?}"),

@@ -124,7 +124,7 @@ async fn new_session_run(
         ..SessionSpec::default()
     };
     let (row, _) = state.registry.create(fresh_id(), spec).await?;
-    let handle = state.registry.get(&row.session_id)?;
+    let handle = state.registry.resume(&row.session_id).await?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
     owner.run(Content::Blocks(content), Delivery::Followup).await

@@ -15,6 +15,7 @@ use super::goals::GoalView;
 use super::responses::{BodyRefused, NoSession, SessionFailed, StorageFailed};
 use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId};
 use crate::clock::{fresh_id, now_ms};
+use crate::goal::Driver;
 use crate::registry::SessionSpec;
 use crate::schema::status_schema;
 use crate::store::SessionRow;
@@ -283,8 +284,12 @@ async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
             (view.status, view.next_seq as i64 - 1, view.queue, view.goal)
         }
         Err(_) => {
+            // Not in memory: at rest, so idle with nothing pending; its goal is not armed.
             let last = state.registry.store().last_seq(&row.session_id).await?;
-            (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new(), None)
+            let goal = row.goal.as_ref().and_then(|change| {
+                Driver::from_log(std::slice::from_ref(change)).goal().map(|g| (g.clone(), false))
+            });
+            (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new(), goal)
         }
     };
     let count = |target| queue.iter().filter(|i| i.target == target).count();

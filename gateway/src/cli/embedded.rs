@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::CliError;
 use super::args::EmbeddedArgs;
+use crate::registry::Eviction;
 use crate::server::{Sessions, Settings};
 use crate::store::Durability;
 
@@ -38,6 +39,7 @@ impl Embedded {
             cors_origins: Vec::new(),
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
+            eviction: Eviction::default(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _temp: temp })

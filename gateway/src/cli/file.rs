@@ -22,6 +22,8 @@ struct FileSettings {
     cors_origin: Option<Vec<String>>,
     plugins: Option<PathBuf>,
     core: Option<PathBuf>,
+    idle_evict: Option<String>,
+    max_live_sessions: Option<usize>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -74,6 +76,14 @@ pub fn apply(
     }
     if let Some(core) = file.core.filter(|_| unset("core")) {
         args.sandbox.core = Some(core);
+    }
+    if let Some(idle) = file.idle_evict.filter(|_| unset("idle_evict")) {
+        args.idle_evict = humantime::parse_duration(&idle).map_err(|e| {
+            format!("{}: idle-evict must be a duration like `60s` or `500ms`: {e}", path.display())
+        })?;
+    }
+    if let Some(max_live) = file.max_live_sessions.filter(|_| unset("max_live_sessions")) {
+        args.max_live_sessions = max_live;
     }
     Ok(())
 }

@@ -74,7 +74,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         None => {
             let spec = SessionSpec { system: args.system.clone(), ..SessionSpec::default() };
             let (row, _) = registry.create(fresh_id(), spec).await?;
-            registry.get(&row.session_id)?
+            registry.resume(&row.session_id).await?
         }
     };
     let store = registry.store().clone();

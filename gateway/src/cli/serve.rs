@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::args::{DurabilityArg, SandboxArgs};
 use crate::api::DEFAULT_MAX_BODY;
+use crate::registry::Eviction;
 use crate::server::{Gateway, Settings, bind, shutdown_signal};
 
 /// Arguments of `airlock serve`.
@@ -33,6 +35,13 @@ pub struct ServeArgs {
     /// The core and the plugins.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    /// Drop a session from memory after it has been at rest (idle, nothing pending, unused) this
+    /// long, e.g. `60s`, `500ms`, `1h`; it comes back from its log when used.
+    #[arg(long, env = "AIRLOCK_IDLE_EVICT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub idle_evict: Duration,
+    /// Past this many sessions in memory, drop those at rest, least recently used first.
+    #[arg(long, env = "AIRLOCK_MAX_LIVE_SESSIONS", default_value_t = Eviction::default().max_live)]
+    pub max_live_sessions: usize,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -45,6 +54,7 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         cors_origins: args.cors_origins,
         cache_dir,
         sandbox: args.sandbox.into(),
+        eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;

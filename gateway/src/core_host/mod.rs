@@ -62,6 +62,8 @@ pub struct CoreHost {
     fuel: u64,
     cache_file: Option<PathBuf>,
     loaded_from_cache: bool,
+    /// Names this build of the core and engine: a snapshot is read only by the core that wrote it.
+    hash: String,
 }
 
 impl CoreHost {
@@ -80,6 +82,7 @@ impl CoreHost {
         let engine =
             Engine::new(&engine_config()).map_err(|e| CoreError::Compile(format!("{e:#}")))?;
         let compiled = cache::load_or_compile(&engine, "core", wasm, cache_dir)?;
+        let hash = cache::cache_key(&engine, wasm);
 
         let forbidden = forbidden_imports(&engine, &compiled.component);
         if !forbidden.is_empty() {
@@ -101,6 +104,7 @@ impl CoreHost {
             fuel: DEFAULT_FUEL,
             cache_file: compiled.file,
             loaded_from_cache: compiled.loaded_from_cache,
+            hash,
         })
     }
 
@@ -120,6 +124,24 @@ impl CoreHost {
         let log_bytes: u64 = events.iter().map(|e| e.len() as u64).sum();
         let budget = self.fuel.saturating_add(log_bytes.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
         WasmCore::restore(self.store(), &self.pre, self.fuel, budget, config, events)
+    }
+
+    /// A session rebuilt from a snapshot its core wrote and the events logged after it.
+    pub fn restore_from(
+        &self,
+        config: &Config,
+        snapshot: &str,
+        events: &[String],
+    ) -> Result<WasmCore, CoreError> {
+        let bytes = snapshot.len() as u64 + events.iter().map(|e| e.len() as u64).sum::<u64>();
+        let budget = self.fuel.saturating_add(bytes.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
+        let (store, pre) = (self.store(), &self.pre);
+        WasmCore::restore_from(store, pre, self.fuel, budget, config, snapshot, events)
+    }
+
+    /// The hash of this core and engine (SHA-256, hex): snapshots are tagged with it.
+    pub fn hash(&self) -> &str {
+        &self.hash
     }
 
     /// Whether the machine code was loaded from the disk cache rather than compiled.
@@ -154,12 +176,28 @@ const _: fn() = || {
     shareable::<CoreHost, WasmCore>();
 };
 
-/// The engine settings: fuel metering for the deterministic core, and NaN canonicalization so a
-/// float computation gives the same bits on every machine.
+/// How much address space one instance's linear memory reserves up front, and again whenever it
+/// outgrows that: the core's heap is a few MiB, so growth past it is rare and copies little.
+const MEMORY_RESERVATION: u64 = 16 << 20;
+
+/// The engine settings: fuel metering for the deterministic core, NaN canonicalization so a
+/// float computation gives the same bits on every machine, and linear memories that reserve
+/// only what the core needs.
+///
+/// By default wasmtime reserves 4 GiB of address space (plus guards) per linear memory to skip
+/// bounds checks; with one instance per live session the 128 TiB of a 64-bit address space then
+/// runs out at about 30,000 sessions, long before RAM does. With a small reservation, explicit
+/// bounds checks and memories that may move on growth, the number of live instances is limited
+/// by RAM alone (and by `--max-live-sessions`).
 fn engine_config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config.consume_fuel(true);
     config.cranelift_nan_canonicalization(true);
+    config.memory_reservation(MEMORY_RESERVATION);
+    config.memory_reservation_for_growth(MEMORY_RESERVATION);
+    config.memory_guard_size(0);
+    config.guard_before_linear_memory(false);
+    config.memory_may_move(true);
     config
 }
 

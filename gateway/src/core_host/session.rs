@@ -124,6 +124,25 @@ impl WasmCore {
         Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
     }
 
+    pub(super) fn restore_from(
+        mut store: Store<SessionState>,
+        pre: &AgentCorePre<SessionState>,
+        fuel: u64,
+        restore_fuel: u64,
+        config: &Config,
+        snapshot: &str,
+        events: &[String],
+    ) -> Result<WasmCore, CoreError> {
+        let config = convert::config_to(config);
+        let (bindings, restored) =
+            instantiate(&mut store, pre, "restore-from", restore_fuel, |store, core| {
+                let agent = core.airlock_core_session().agent();
+                agent.call_restore_from(store, &config, snapshot, events)
+            })?;
+        let agent = restored.map_err(CoreError::Restore)?;
+        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+    }
+
     /// Feeds one input at time `now` (ms since the epoch); returns what the host must do, in
     /// order.
     ///

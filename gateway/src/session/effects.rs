@@ -74,7 +74,7 @@ impl Session {
     fn sender(&self) -> impl Fn(Input) + Send + 'static {
         let (tx, generation) = (self.answers.0.clone(), self.generation);
         move |input| {
-            let _ = tx.send((generation, input)); // the session is gone: nobody to tell
+            let _ = tx.send(Box::new((generation, input))); // the session is gone: nobody to tell
         }
     }
 }

@@ -1,18 +1,25 @@
-//! Building a session's state from its durable log: at a restart, and after a core trap or a
-//! failed commit left the instance ahead of the log.
+//! Building a session's state from its durable log: at a restart, when it is woken after an
+//! eviction (from its newest snapshot and the events after it, when its core wrote one), and
+//! after a core trap or a failed commit left the instance ahead of the log (from the whole log).
 
-use airlock_core::{Config, Event, Inbox, Status};
+use airlock_core::{Config, Durable, Event, Inbox, Status};
 
 use super::child::Parent;
 use super::{Session, SessionError, SessionLog};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
+use crate::receipts::Marker;
+use crate::store::Snapshot;
 
 /// A core instance and what the log says, read once from the log.
 pub(super) struct Loaded {
     pub core: WasmCore,
     pub next_seq: u64,
     pub inbox: Inbox,
+    /// The last turn started.
+    pub turns: u32,
+    /// The log's length when the newest snapshot was taken (0: none).
+    pub snapshot_seq: u64,
     pub goal: Driver,
     pub parent: Parent,
 }
@@ -21,9 +28,68 @@ impl Loaded {
     /// The state of a fresh session.
     pub fn fresh(core: WasmCore) -> Loaded {
         let (inbox, goal) = (Inbox::default(), Driver::default());
-        Loaded { core, next_seq: 0, inbox, goal, parent: Parent::default() }
+        Loaded {
+            core,
+            next_seq: 0,
+            inbox,
+            turns: 0,
+            snapshot_seq: 0,
+            goal,
+            parent: Parent::default(),
+        }
     }
 
+    /// From the newest snapshot this core wrote and the events after it, else from the log.
+    pub async fn load(
+        host: &CoreHost,
+        config: &Config,
+        log: &dyn SessionLog,
+    ) -> Result<Loaded, SessionError> {
+        let snapshot = log.snapshot(&config.session_id).await?;
+        if let Some(snapshot) = snapshot.filter(|s| s.core == host.hash()) {
+            let tail = log.read_from(&config.session_id, snapshot.next_seq).await?;
+            match Loaded::from_snapshot(host, config, &snapshot, &tail) {
+                Ok(loaded) => return Ok(loaded),
+                Err(error) => eprintln!(
+                    "airlock: session {}: its snapshot did not restore ({error}); replaying its log",
+                    config.session_id
+                ),
+            }
+        }
+        Loaded::from_log(host, config, log).await
+    }
+
+    fn from_snapshot(
+        host: &CoreHost,
+        config: &Config,
+        snapshot: &Snapshot,
+        tail: &[String],
+    ) -> Result<Loaded, SessionError> {
+        let core = host.restore_from(config, &snapshot.state, tail)?;
+        // The host needs the inbox and counters, not the history the core keeps.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            next_seq: u64,
+            turns: u32,
+            inbox: Inbox,
+        }
+        let head: Head = serde_json::from_str(&snapshot.state).map_err(|e| {
+            CoreError::Restore(format!("the snapshot is not the core's state: {e}"))
+        })?;
+        let Head { next_seq, turns, inbox } = head;
+        let durable = Durable { next_seq, turns, inbox, ..Durable::default() };
+        let durable = airlock_core::fold_after(durable, tail).map_err(CoreError::Restore)?;
+        // The goal as its last change left it; a snapshot records no round (a woken goal is
+        // disarmed, as after a restart).
+        let goal = Driver::from_log(snapshot.goal.as_slice());
+        let parent = parent_in(tail).unwrap_or(Parent(snapshot.parent.clone()));
+        let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
+        let snapshot_seq = snapshot.next_seq;
+        Ok(Loaded { core, next_seq, inbox, turns, snapshot_seq, goal, parent })
+    }
+
+    /// From the whole log.
     pub async fn from_log(
         host: &CoreHost,
         config: &Config,
@@ -33,13 +99,18 @@ impl Loaded {
         let core = host.restore(config, &events)?;
         let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
         let goal = Driver::from_log(&events);
-        let parent = events
-            .iter()
-            .filter(|json| Event::type_of(json).as_deref() == Some("subagent/descriptor"))
-            .find_map(|json| Event::parse(json).ok().flatten().as_ref().and_then(Parent::named_in))
-            .unwrap_or_default();
-        Ok(Loaded { core, next_seq: durable.next_seq, inbox: durable.inbox, goal, parent })
+        let parent = parent_in(&events).unwrap_or_default();
+        let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
+        Ok(Loaded { core, next_seq, inbox, turns, snapshot_seq: 0, goal, parent })
     }
+}
+
+/// The continuable parent a `subagent/descriptor` among `events` names.
+fn parent_in(events: &[String]) -> Option<Parent> {
+    events
+        .iter()
+        .filter(|json| Event::type_of(json).as_deref() == Some("subagent/descriptor"))
+        .find_map(|json| Event::parse(json).ok().flatten().as_ref().and_then(Parent::named_in))
 }
 
 impl Session {
@@ -49,6 +120,7 @@ impl Session {
         self.tasks.abort_all();
         self.streams.clear();
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
+        self.marker = Marker::new(loaded.inbox.clone(), loaded.turns);
         (self.core, self.next_seq, self.inbox) = (loaded.core, loaded.next_seq, loaded.inbox);
         self.parent = loaded.parent;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance

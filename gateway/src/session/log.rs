@@ -7,21 +7,41 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 
-use crate::store::{IdempotencyRecord, Store, StoreError};
+use crate::store::{Index, Snapshot, Store, StoreError};
 
 /// An append-only, gap-free log of many sessions.
 pub trait SessionLog: Send + Sync {
-    /// Appends events (JSON envelopes with contiguous seqs continuing the log), plus an
-    /// idempotency record in the same commit; resolves once durable.
+    /// Appends events (JSON envelopes with contiguous seqs continuing the log), plus what
+    /// `index` keeps beside them, in one commit; resolves once durable.
     fn append<'a>(
         &'a self,
         session_id: &'a str,
         events: Vec<String>,
-        idempotency: Option<IdempotencyRecord>,
+        index: Index,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Every event of a session, in seq order.
     fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
+
+    /// The events of a session from seq `from` on, in seq order.
+    fn read_from<'a>(
+        &'a self,
+        session_id: &'a str,
+        from: u64,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
+
+    /// The session's newest snapshot (none: it is rebuilt from the whole log).
+    fn snapshot<'a>(
+        &'a self,
+        _session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Snapshot>, StoreError>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Keeps a snapshot (a log that keeps none ignores it).
+    fn save_snapshot(&self, _snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 impl SessionLog for Store {
@@ -29,13 +49,32 @@ impl SessionLog for Store {
         &'a self,
         session_id: &'a str,
         events: Vec<String>,
-        idempotency: Option<IdempotencyRecord>,
+        index: Index,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(Store::append(self, session_id, events, idempotency))
+        Box::pin(Store::append(self, session_id, events, index))
     }
 
     fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         Box::pin(self.events(session_id, None, usize::MAX >> 1))
+    }
+
+    fn read_from<'a>(
+        &'a self,
+        session_id: &'a str,
+        from: u64,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(self.events(session_id, from.checked_sub(1), usize::MAX >> 1))
+    }
+
+    fn snapshot<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Snapshot>, StoreError>> {
+        Box::pin(Store::snapshot(self, session_id))
+    }
+
+    fn save_snapshot(&self, snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(Store::save_snapshot(self, snapshot))
     }
 }
 
@@ -50,7 +89,7 @@ impl SessionLog for MemoryLog {
         &'a self,
         session_id: &'a str,
         events: Vec<String>,
-        _idempotency: Option<IdempotencyRecord>,
+        _index: Index,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let mut sessions = self.sessions.lock().expect("memory log lock");
         let log = sessions.entry(session_id.to_owned()).or_default();
@@ -70,8 +109,18 @@ impl SessionLog for MemoryLog {
     }
 
     fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        let events = self.sessions.lock().expect("memory log lock").get(session_id).cloned();
-        Box::pin(std::future::ready(Ok(events.unwrap_or_default())))
+        self.read_from(session_id, 0)
+    }
+
+    fn read_from<'a>(
+        &'a self,
+        session_id: &'a str,
+        from: u64,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        let sessions = self.sessions.lock().expect("memory log lock");
+        let events = sessions.get(session_id).map_or(&[][..], |log| log.as_slice());
+        let tail = events.get(from as usize..).unwrap_or_default().to_vec();
+        Box::pin(std::future::ready(Ok(tail)))
     }
 }
 
@@ -95,8 +144,8 @@ mod tests {
         let log = MemoryLog::default();
         let event =
             |seq| format!(r#"{{"type":"turn/start","seq":{seq},"time":1,"data":{{"turn":1}}}}"#);
-        log.append("s", vec![event(0)], None).await.unwrap();
-        let err = log.append("s", vec![event(2)], None).await.unwrap_err();
+        log.append("s", vec![event(0)], Index::default()).await.unwrap();
+        let err = log.append("s", vec![event(2)], Index::default()).await.unwrap_err();
         assert!(matches!(err, StoreError::SeqMismatch { expected: 1, got: 2, .. }), "{err}");
         assert_eq!(log.read("s").await.unwrap(), vec![event(0)]);
     }

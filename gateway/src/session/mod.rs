@@ -22,19 +22,20 @@ mod observe;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use airlock_core::{CancelCause, Config, Inbox, Input, Output, Status, StepDecision};
+use airlock_core::{CancelCause, Config, Event, Inbox, Input, Output, Status, StepDecision};
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 pub use log::{MemoryLog, SessionLog, seq_of};
-pub use notice::{Notice, QueueItem};
+pub use notice::{Announced, Notice, Outbox, QueueItem};
 
 use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::{Driver, GoalError};
 use crate::model::ModelProvider;
-use crate::store::{IdempotencyRecord, StoreError};
+use crate::receipts::Marker;
+use crate::store::{IdempotencyRecord, Index, Snapshot, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
 use load::Loaded;
@@ -104,11 +105,12 @@ pub struct IdempotencyKey {
     pub message_id: String,
 }
 
-/// An input from a task, tagged with the instance generation it was started for.
-type Answer = (u64, Input);
+/// How many events an idle session logs before it keeps a new snapshot of its core's state.
+pub const SNAPSHOT_EVERY: u64 = 256;
 
-/// How many notices a slow subscriber may fall behind before it re-reads from the log.
-const NOTICE_BUFFER: usize = 1024;
+/// An input from a task, tagged with the instance generation it was started for. Boxed: a
+/// channel keeps a block of slots per session, and an idle session should hold little.
+type Answer = Box<(u64, Input)>;
 
 /// One session and everything in flight for it.
 pub struct Session {
@@ -119,12 +121,15 @@ pub struct Session {
     model: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
     status: Status,
-    /// What subscribers have been told, changed together with each notice under the lock.
-    announced: Arc<std::sync::Mutex<Announced>>,
+    /// Where notices go, with what subscribers have been told (changed together under a lock).
+    outbox: Arc<Outbox>,
     next_seq: u64,
     /// The inbox as the log says, for queue snapshots without entering the core.
     inbox: Inbox,
-    notices: broadcast::Sender<Notice>,
+    /// The inbox and turn as committed, to index what each commit does to receipts.
+    marker: Marker,
+    /// The log's length when the newest snapshot was taken.
+    snapshot_seq: u64,
     answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
     generation: u64,
     tasks: JoinSet<()>,
@@ -150,12 +155,13 @@ impl Session {
     /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
     pub async fn restore(parts: SessionParts) -> Result<Session, SessionError> {
         let config = parts.config();
-        let loaded = Loaded::from_log(&parts.host, &config, parts.log.as_ref()).await?;
+        let loaded = Loaded::load(&parts.host, &config, parts.log.as_ref()).await?;
         Ok(Self::assemble(parts, config, loaded))
     }
 
     fn assemble(parts: SessionParts, config: Config, loaded: Loaded) -> Session {
-        let SessionParts { host, model, tools, log, .. } = parts;
+        let SessionParts { host, model, tools, log, outbox, .. } = parts;
+        outbox.reset(loaded.next_seq);
         Session {
             host,
             config,
@@ -164,13 +170,11 @@ impl Session {
             model,
             tools,
             status: Status::Idle,
-            announced: Arc::new(std::sync::Mutex::new(Announced {
-                status: Status::Idle,
-                next_seq: loaded.next_seq,
-            })),
+            outbox,
             next_seq: loaded.next_seq,
+            marker: Marker::new(loaded.inbox.clone(), loaded.turns),
+            snapshot_seq: loaded.snapshot_seq,
             inbox: loaded.inbox,
-            notices: broadcast::channel(NOTICE_BUFFER).0,
             answers: mpsc::unbounded_channel(),
             generation: 0,
             tasks: JoinSet::new(),
@@ -207,15 +211,10 @@ impl Session {
         notice::queue_items(&self.inbox)
     }
 
-    /// What subscribers have been told, changed atomically with each notice: lock it, read it
-    /// and subscribe, and every later event and status change comes as a notice, none twice.
-    pub fn announced(&self) -> Arc<std::sync::Mutex<Announced>> {
-        self.announced.clone()
-    }
-
-    /// Where committed events, status changes and queue snapshots are announced.
-    pub fn notices(&self) -> broadcast::Sender<Notice> {
-        self.notices.clone()
+    /// Where committed events, status changes and queue snapshots are announced, with what
+    /// subscribers have been told so far.
+    pub fn outbox(&self) -> Arc<Outbox> {
+        self.outbox.clone()
     }
 
     /// The log so far.
@@ -345,7 +344,8 @@ impl Session {
                 created_at: now_ms(),
             });
             let count = events.len() as u64;
-            if let Err(error) = self.log.append(&self.config.session_id, events, record).await {
+            let index = self.index(&events, &batch.outputs, record);
+            if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 // The core is ahead of the durable log: rebuild it from what was committed.
                 batch.outputs.clear();
                 self.rebuild().await?;
@@ -354,6 +354,32 @@ impl Session {
             self.next_seq = first + count;
         }
         Ok(first_seq)
+    }
+
+    /// What a commit of `events` keeps beside them: the idempotency record, the receipt changes
+    /// of its splices, and whether it leaves the session at rest (idle, inbox empty).
+    fn index(
+        &mut self,
+        events: &[String],
+        outputs: &[Output],
+        idempotency: Option<IdempotencyRecord>,
+    ) -> Index {
+        let mut marks = Vec::new();
+        for json in events {
+            let kind = Event::type_of(json);
+            if matches!(kind.as_deref(), Some("agent/inbox/spliced" | "turn/start"))
+                && let Ok(Some(event)) = Event::parse(json)
+            {
+                marks.extend(self.marker.marks(&event));
+            }
+        }
+        let status = outputs.iter().rev().find_map(|o| match o {
+            Output::Status(status) => Some(*status),
+            _ => None,
+        });
+        let idle = status.unwrap_or(self.status) == Status::Idle;
+        let at_rest = idle && self.marker.inbox().pending().next().is_none();
+        Index { idempotency, marks, at_rest }
     }
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about
@@ -366,9 +392,7 @@ impl Session {
                 Output::AppendEvent(json) => {
                     next += 1;
                     spliced |= self.observe(json);
-                    let mut announced = self.announced.lock().expect("announced lock");
-                    announced.next_seq = next;
-                    let _ = self.notices.send(Notice::Event(Arc::from(json.as_str())));
+                    self.outbox.event(Arc::from(json.as_str()), next);
                 }
                 Output::Status(status) => {
                     self.set_status(*status, next);
@@ -377,7 +401,7 @@ impl Session {
             }
         }
         if spliced {
-            let _ = self.notices.send(Notice::Queue(Arc::new(self.queue())));
+            self.outbox.send(Notice::Queue(Arc::new(self.queue())));
         }
     }
 
@@ -385,7 +409,7 @@ impl Session {
     pub async fn next_answer(&mut self) -> Input {
         loop {
             let answer = self.answers.1.recv().await.expect("the session holds a sender");
-            if let Some(input) = self.current(answer) {
+            if let Some(input) = self.current(*answer) {
                 return input;
             }
         }
@@ -396,13 +420,13 @@ impl Session {
         let mut ready = Vec::new();
         while ready.len() < max {
             let Ok(answer) = self.answers.1.try_recv() else { break };
-            ready.extend(self.current(answer));
+            ready.extend(self.current(*answer));
         }
         ready
     }
 
     /// The input of an answer meant for the current instance (not one that trapped).
-    fn current(&mut self, (generation, input): Answer) -> Option<Input> {
+    fn current(&mut self, (generation, input): (u64, Input)) -> Option<Input> {
         while self.tasks.try_join_next().is_some() {}
         if generation != self.generation {
             return None;
@@ -411,6 +435,34 @@ impl Session {
             self.streams.remove(id);
         }
         Some(input)
+    }
+
+    /// Keeps a snapshot of the core's state when the agent is idle and at least
+    /// [`SNAPSHOT_EVERY`] events were logged since the last one, so that waking the session
+    /// later folds only the events after it. A failure only costs that speed.
+    pub async fn snapshot_if_due(&mut self) {
+        if self.status != Status::Idle || self.next_seq < self.snapshot_seq + SNAPSHOT_EVERY {
+            return;
+        }
+        let state = match self.core.snapshot() {
+            Ok(state) => state,
+            Err(error) => {
+                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                return;
+            }
+        };
+        let snapshot = Snapshot {
+            session_id: self.config.session_id.clone(),
+            next_seq: self.next_seq,
+            core: self.host.hash().to_owned(),
+            state,
+            parent: self.parent.0.clone(),
+            goal: None,
+        };
+        match self.log.save_snapshot(snapshot).await {
+            Ok(()) => self.snapshot_seq = self.next_seq,
+            Err(error) => eprintln!("airlock: session {}: no snapshot: {error}", self.id()),
+        }
     }
 
     /// Feeds answers until the agent is idle.
@@ -431,19 +483,8 @@ impl Session {
         if status == Status::Idle && self.went_idle.is_none() {
             self.went_idle = next.checked_sub(1);
         }
-        let mut announced = self.announced.lock().expect("announced lock");
-        announced.status = status;
-        let _ = self.notices.send(Notice::Status(status));
+        self.outbox.status_changed(status);
     }
-}
-
-/// What a session's subscribers have been told so far.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Announced {
-    /// The last status announced.
-    pub status: Status,
-    /// The seq of the first event not announced yet.
-    pub next_seq: u64,
 }
 
 /// What a session is made of.
@@ -458,6 +499,9 @@ pub struct SessionParts {
     pub tools: ToolRegistry,
     /// Where its events go.
     pub log: Arc<dyn SessionLog>,
+    /// Where its notices go (an evicted session's outbox when it is woken, so its followers see
+    /// no gap).
+    pub outbox: Arc<Outbox>,
 }
 
 impl SessionParts {

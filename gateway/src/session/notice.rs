@@ -1,9 +1,90 @@
 //! What a session announces to its subscribers, after commit and in output order.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use airlock_core::{Delivery, Inbox, Message, Status, Target};
 use serde::Serialize;
+use tokio::sync::broadcast;
+
+/// How many notices a slow subscriber may fall behind before it re-reads from the log.
+const NOTICE_BUFFER: usize = 128;
+
+/// Where a session's notices go, with what has been announced so far.
+///
+/// It outlives the session's instance: a session evicted from memory while someone follows it
+/// keeps its outbox (the registry holds a weak reference), and the instance woken later announces
+/// into the same one, so a follower sees the next event with no gap and no repeat.
+pub struct Outbox {
+    notices: broadcast::Sender<Notice>,
+    announced: Mutex<Announced>,
+}
+
+/// What a session's subscribers have been told so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Announced {
+    /// The last status announced.
+    pub status: Status,
+    /// The seq of the first event not announced yet.
+    pub next_seq: u64,
+}
+
+impl Outbox {
+    /// An outbox nobody has subscribed to.
+    pub fn new() -> Arc<Outbox> {
+        let announced = Announced { status: Status::Idle, next_seq: 0 };
+        Arc::new(Outbox {
+            notices: broadcast::channel(NOTICE_BUFFER).0,
+            announced: announced.into(),
+        })
+    }
+
+    /// Subscribes from now on, with what was announced until then: the receiver gets every event
+    /// from `next_seq` on and every status change after `status`.
+    pub fn subscribe_announced(&self) -> (broadcast::Receiver<Notice>, Announced) {
+        let announced = self.announced.lock().expect("announced lock");
+        (self.notices.subscribe(), *announced)
+    }
+
+    /// Subscribes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.notices.subscribe()
+    }
+
+    /// The last status announced.
+    pub fn status(&self) -> Status {
+        self.announced.lock().expect("announced lock").status
+    }
+
+    /// Whether anyone is subscribed.
+    pub fn followed(&self) -> bool {
+        self.notices.receiver_count() > 0
+    }
+
+    /// Tells subscribers something that changes nothing announced (a queue, a child's progress).
+    pub fn send(&self, notice: Notice) {
+        let _ = self.notices.send(notice); // nobody listening is fine
+    }
+
+    /// Announces a committed event; `next_seq` is the seq after it.
+    pub(super) fn event(&self, json: Arc<str>, next_seq: u64) {
+        let mut announced = self.announced.lock().expect("announced lock");
+        announced.next_seq = next_seq;
+        let _ = self.notices.send(Notice::Event(json));
+    }
+
+    /// Announces a status change.
+    pub(super) fn status_changed(&self, status: Status) {
+        let mut announced = self.announced.lock().expect("announced lock");
+        announced.status = status;
+        let _ = self.notices.send(Notice::Status(status));
+    }
+
+    /// Starts over at an instance's state: idle, its log `next_seq` long.
+    pub(super) fn reset(&self, next_seq: u64) {
+        *self.announced.lock().expect("announced lock") =
+            Announced { status: Status::Idle, next_seq };
+    }
+}
 
 /// One announcement.
 #[derive(Clone, Debug)]
@@ -17,6 +98,8 @@ pub enum Notice {
     /// A child session started or finished: `subagent.started` / `subagent.finished` and its
     /// JSON data. Not in the log: a live notification only.
     Subagent(&'static str, Arc<str>),
+    /// The session was disposed: nothing more comes.
+    Ended,
 }
 
 /// A pending item, as `session.queue` and `GET …/queue` show it.

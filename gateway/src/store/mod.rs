@@ -16,6 +16,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
 use serde::{Deserialize, Serialize};
 
+use crate::receipts::{Mark, Receipt};
+
 pub use faults::Faults;
 pub use writer::Durability;
 use writer::{Barrier, Job, Writer};
@@ -66,7 +68,10 @@ pub enum StoreError {
 
 /// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("../../migrations/0001_init.sql"))])
+    Migrations::new(vec![
+        M::up(include_str!("../../migrations/0001_init.sql")),
+        M::up(include_str!("../../migrations/0002_indexes.sql")),
+    ])
 }
 
 /// Settings for every connection, in one place.
@@ -98,6 +103,42 @@ pub struct SessionRow {
     pub disposed: bool,
     /// The parent of a child session.
     pub parent_session_id: Option<String>,
+    /// The body of the session's last `goal/change` event.
+    #[serde(skip)]
+    pub goal: Option<String>,
+    /// Its last commit did not leave it at rest: after a restart it needs `recover`.
+    #[serde(skip)]
+    pub needs_recovery: bool,
+}
+
+/// A snapshot of a session's core state: what its log says through `next_seq - 1`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// The session.
+    pub session_id: String,
+    /// The seq of the first event it does not cover.
+    pub next_seq: u64,
+    /// The hash of the core (and engine) that wrote it: no other core reads it.
+    pub core: String,
+    /// The core's durable state (JSON).
+    pub state: String,
+    /// The parent of a continuable child.
+    pub parent: Option<String>,
+    /// When read: the body of the session's last `goal/change` (not written with it).
+    pub goal: Option<String>,
+}
+
+/// What a commit keeps beside a session's events, in the same transaction, so that no question
+/// about a session needs it in memory or a scan of its log.
+#[derive(Clone, Debug, Default)]
+pub struct Index {
+    /// The idempotency record of a keyed send.
+    pub idempotency: Option<IdempotencyRecord>,
+    /// What the events' splices did to receipts, in seq order.
+    pub marks: Vec<Mark>,
+    /// The session is at rest after these events (idle, inbox empty): recovery at start passes
+    /// it by.
+    pub at_rest: bool,
 }
 
 /// An idempotency record: the answer given to the first request with this key.
@@ -164,21 +205,59 @@ impl Store {
         &self.inner.path
     }
 
-    /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with an idempotency
-    /// record in the same transaction; resolves once committed.
+    /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
+    /// keeps beside them in the same transaction; resolves once committed.
     pub async fn append(
         &self,
         session_id: &str,
         events: Vec<String>,
-        idempotency: Option<IdempotencyRecord>,
+        index: Index,
     ) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Append {
             session_id: session_id.to_owned(),
             events,
-            idempotency,
+            index,
             reply,
         })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Keeps a snapshot of a session's core state (replacing the one before).
+    pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::Snapshot { snapshot, reply })?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// A session's newest snapshot, with its last goal change.
+    pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT p.next_seq, p.core, p.state, p.parent, s.goal FROM snapshots p \
+                 JOIN sessions s USING (session_id) WHERE session_id = ?1",
+                [&session_id],
+                |r| {
+                    Ok(Snapshot {
+                        session_id: session_id.clone(),
+                        next_seq: r.get::<_, i64>(0)? as u64,
+                        core: r.get(1)?,
+                        state: r.get(2)?,
+                        parent: r.get(3)?,
+                        goal: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+        })
+        .await
+    }
+
+    /// Records that a session is at rest (after recovery found nothing to do).
+    pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        self.inner.writer.send(Job::AtRest { session_id: session_id.to_owned(), reply })?;
         done.await.map_err(|_| StoreError::Closed)?
     }
 
@@ -285,15 +364,81 @@ impl Store {
         cursor: Option<String>,
         limit: usize,
     ) -> Result<Vec<SessionRow>, StoreError> {
+        let sql = format!("{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2");
+        self.session_page(sql, cursor, limit).await
+    }
+
+    /// Sessions recovery must visit at start, ordered by id, after `cursor`, at most `limit`: those
+    /// whose last commit did not leave them at rest, and every child (its parent may be owed a
+    /// notice). Neither disposed.
+    pub async fn sessions_to_recover(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        let sql = format!(
+            "{SESSION_COLUMNS} WHERE needs_recovery = 1 AND disposed = 0 AND session_id > ?1 \
+             UNION {SESSION_COLUMNS} WHERE parent_session_id IS NOT NULL AND disposed = 0 \
+             AND session_id > ?1 ORDER BY session_id LIMIT ?2"
+        );
+        self.session_page(sql, cursor, limit).await
+    }
+
+    /// The rows `sql` selects with `?1` the cursor (after the first id: `""`) and `?2` the limit.
+    async fn session_page(
+        &self,
+        sql: String,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, StoreError> {
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2"
-            ))?;
+            let mut stmt = conn.prepare_cached(&sql)?;
             let rows = stmt
                 .query_map(params![cursor.as_deref().unwrap_or(""), limit as i64], session_row)?;
             rows.collect()
         })
         .await
+    }
+
+    /// How many sessions are stored (disposed ones included).
+    pub async fn session_count(&self) -> Result<u64, StoreError> {
+        self.read(|conn| {
+            conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+        })
+        .await
+    }
+
+    /// The receipt of a message: from the index, or (for a log older than the index) by
+    /// replaying the log. `None` if the session never accepted it.
+    pub async fn receipt(
+        &self,
+        session_id: &str,
+        message_id: &str,
+    ) -> Result<Option<Receipt>, StoreError> {
+        let (session, message) = (session_id.to_owned(), message_id.to_owned());
+        let indexed = self
+            .read(move |conn| {
+                let indexed: Option<bool> = conn
+                    .query_row(
+                        "SELECT receipts_indexed FROM sessions WHERE session_id = ?1",
+                        [&session],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                match indexed {
+                    Some(true) => writer::receipt(conn, &session, &message).map(Some),
+                    _ => Ok(None),
+                }
+            })
+            .await?;
+        match indexed {
+            Some(receipt) => Ok(receipt),
+            None => {
+                let events = self.events(session_id, None, usize::MAX >> 1).await?;
+                Ok(crate::receipts::find(&events, message_id))
+            }
+        }
     }
 
     /// The child sessions of a session, oldest first.
@@ -346,6 +491,9 @@ impl Store {
                 None => {
                     let conn = Connection::open(&inner.path)?;
                     configure(&conn, inner.durability)?;
+                    // A pooled reader keeps a small private page cache (256 KiB, not SQLite's
+                    // 2 MB): the OS caches the file for all of them.
+                    conn.pragma_update(None, "cache_size", -256)?;
                     conn
                 }
             };
@@ -361,8 +509,8 @@ impl Store {
 /// `--data :memory:`: a store that lives in this process only.
 pub const MEMORY: &str = ":memory:";
 
-const SESSION_COLUMNS: &str =
-    "SELECT session_id, created_at, updated_at, spec, disposed, parent_session_id FROM sessions";
+const SESSION_COLUMNS: &str = "SELECT session_id, created_at, updated_at, spec, disposed, \
+     parent_session_id, goal, needs_recovery FROM sessions";
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     let spec: String = r.get(3)?;
@@ -373,6 +521,8 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         spec: serde_json::from_str(&spec).unwrap_or_default(),
         disposed: r.get(4)?,
         parent_session_id: r.get(5)?,
+        goal: r.get(6)?,
+        needs_recovery: r.get(7)?,
     })
 }
 
@@ -394,12 +544,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.db");
         let store = Store::open(&path, Durability::Full).unwrap();
-        store.append("s", vec![event(0), event(1)], None).await.unwrap();
-        let gap = store.append("s", vec![event(3)], None).await.unwrap_err();
+        store.append("s", vec![event(0), event(1)], Index::default()).await.unwrap();
+        let gap = store.append("s", vec![event(3)], Index::default()).await.unwrap_err();
         assert!(matches!(gap, StoreError::SeqMismatch { expected: 2, got: 3, .. }), "{gap}");
-        let again = store.append("s", vec![event(1)], None).await.unwrap_err();
+        let again = store.append("s", vec![event(1)], Index::default()).await.unwrap_err();
         assert!(matches!(again, StoreError::SeqMismatch { expected: 2, got: 1, .. }), "{again}");
-        store.append("s", vec![event(2)], None).await.unwrap();
+        store.append("s", vec![event(2)], Index::default()).await.unwrap();
         drop(store);
         let reopened = Store::open(&path, Durability::Full).unwrap();
         assert_eq!(reopened.events("s", None, 100).await.unwrap().len(), 3);
@@ -414,7 +564,9 @@ mod tests {
         let store = Store::open(&dir.path().join("g.db"), Durability::Normal).unwrap();
         let appends = (0..50).map(|i| {
             let store = store.clone();
-            tokio::spawn(async move { store.append(&format!("s{i}"), vec![event(0)], None).await })
+            tokio::spawn(async move {
+                store.append(&format!("s{i}"), vec![event(0)], Index::default()).await
+            })
         });
         for append in appends {
             append.await.unwrap().unwrap();
@@ -432,7 +584,7 @@ mod tests {
             let store = store.clone();
             tokio::spawn(async move {
                 for seq in 0..200 {
-                    store.append("s", vec![event(seq)], None).await.unwrap();
+                    store.append("s", vec![event(seq)], Index::default()).await.unwrap();
                 }
             })
         };
@@ -454,13 +606,13 @@ mod tests {
     async fn flush_under_normal_durability_syncs_the_log_and_under_full_needs_no_extra_sync() {
         let dir = tempfile::tempdir().unwrap();
         let normal = Store::open(&dir.path().join("n.db"), Durability::Normal).unwrap();
-        normal.append("s", vec![event(0)], None).await.unwrap();
+        normal.append("s", vec![event(0)], Index::default()).await.unwrap();
         assert_eq!(normal.barrier_syncs(), 0, "a commit under normal does not sync");
         assert!(normal.flush().await.unwrap());
         assert_eq!(normal.barrier_syncs(), 1, "the barrier synced the WAL itself");
 
         let full = Store::open(&dir.path().join("f.db"), Durability::Full).unwrap();
-        full.append("s", vec![event(0)], None).await.unwrap();
+        full.append("s", vec![event(0)], Index::default()).await.unwrap();
         assert!(full.flush().await.unwrap());
         assert_eq!(full.barrier_syncs(), 0, "every commit under full synced already");
     }
@@ -470,10 +622,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("x.db"), Durability::Normal).unwrap();
         store.faults().fail_commits(1);
-        let failed = store.append("s", vec![event(0)], None).await.unwrap_err();
+        let failed = store.append("s", vec![event(0)], Index::default()).await.unwrap_err();
         assert!(matches!(failed, StoreError::Commit(_)), "{failed}");
         assert_eq!(store.last_seq("s").await.unwrap(), None, "nothing was written");
-        store.append("s", vec![event(0)], None).await.unwrap();
+        store.append("s", vec![event(0)], Index::default()).await.unwrap();
 
         store.faults().flush_false_after(1);
         assert!(store.flush().await.unwrap());

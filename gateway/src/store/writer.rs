@@ -12,7 +12,10 @@ use std::sync::{Arc, mpsc};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::{Faults, IdempotencyRecord, SessionRow, StoreError};
+use rusqlite::OptionalExtension;
+
+use super::{Faults, Index, SessionRow, Snapshot, StoreError};
+use crate::receipts::{Mark, Receipt};
 
 /// How hard commits hold on to the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,11 +41,22 @@ type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 /// The most jobs committed in one transaction.
 const MAX_GROUP: usize = 1024;
 
+/// The most sessions whose next seq the writer remembers between commits.
+const MAX_REMEMBERED_SESSIONS: usize = 65_536;
+
 pub(super) enum Job {
     Append {
         session_id: String,
         events: Vec<String>,
-        idempotency: Option<IdempotencyRecord>,
+        index: Index,
+        reply: Reply<()>,
+    },
+    AtRest {
+        session_id: String,
+        reply: Reply<()>,
+    },
+    Snapshot {
+        snapshot: Snapshot,
         reply: Reply<()>,
     },
     InsertSession {
@@ -128,6 +142,10 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faul
             } else {
                 commit_group(&mut conn, group, &mut next_seq, barrier);
             }
+            if next_seq.len() > MAX_REMEMBERED_SESSIONS {
+                // Only a shortcut: a session not remembered has its next seq read from the log.
+                next_seq.clear();
+            }
         }
         for read in reads {
             if let Job::Read(read) = read {
@@ -159,10 +177,9 @@ fn commit_group(
     let mut touched = Vec::new();
     for job in group {
         match job {
-            Job::Append { session_id, events, idempotency, reply } => {
-                let result = in_savepoint(&tx, |tx| {
-                    append(tx, &session_id, &events, idempotency.as_ref(), next_seq)
-                });
+            Job::Append { session_id, events, index, reply } => {
+                let result =
+                    in_savepoint(&tx, |tx| append(tx, &session_id, &events, &index, next_seq));
                 match &result {
                     Ok(()) => touched.push(session_id),
                     Err(_) => {
@@ -180,6 +197,27 @@ fn commit_group(
                     tx.execute(
                         "UPDATE sessions SET disposed = 1, updated_at = ?2 WHERE session_id = ?1",
                         params![session_id, now as i64],
+                    )?;
+                    Ok(())
+                });
+                answers.push(Answer::Unit(reply, result));
+            }
+            Job::AtRest { session_id, reply } => {
+                let result = in_savepoint(&tx, |tx| {
+                    tx.execute(
+                        "UPDATE sessions SET needs_recovery = 0 WHERE session_id = ?1",
+                        [session_id],
+                    )?;
+                    Ok(())
+                });
+                answers.push(Answer::Unit(reply, result));
+            }
+            Job::Snapshot { snapshot: p, reply } => {
+                let result = in_savepoint(&tx, |tx| {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO snapshots (session_id, next_seq, core, state, \
+                         parent) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![p.session_id, p.next_seq as i64, p.core, p.state, p.parent],
                     )?;
                     Ok(())
                 });
@@ -238,7 +276,7 @@ fn append(
     tx: &rusqlite::Transaction<'_>,
     session_id: &str,
     events: &[String],
-    idempotency: Option<&IdempotencyRecord>,
+    index: &Index,
     next_seq: &mut HashMap<String, u64>,
 ) -> Result<(), StoreError> {
     #[derive(serde::Deserialize)]
@@ -258,6 +296,7 @@ fn append(
     };
     let mut next = expected;
     let mut last_time = None;
+    let mut goal = None;
     let mut insert = tx.prepare_cached(
         "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
@@ -273,28 +312,90 @@ fn append(
         }
         insert.execute(params![session_id, head.seq as i64, head.kind, head.time as i64, body])?;
         last_time = Some(head.time);
+        if head.kind == "goal/change" {
+            goal = Some(body);
+        }
         next += 1;
     }
-    if let Some(record) = idempotency {
+    if let Some(record) = &index.idempotency {
         tx.execute(
             "INSERT OR REPLACE INTO idempotency (key, session_id, request_hash, response, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![record.key, record.session_id, record.request_hash, record.response, record.created_at as i64],
         )?;
     }
+    for mark in &index.marks {
+        mark_receipt(tx, session_id, mark)?;
+    }
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
         tx.execute(
-            "UPDATE sessions SET updated_at = ?2 WHERE session_id = ?1",
-            params![session_id, time as i64],
+            "UPDATE sessions SET updated_at = ?2, needs_recovery = ?3, goal = COALESCE(?4, goal) \
+             WHERE session_id = ?1",
+            params![session_id, time as i64, !index.at_rest, goal],
         )?;
     }
     next_seq.insert(session_id.to_owned(), next);
     Ok(())
 }
 
+/// The receipt of a message, from the index.
+pub(super) fn receipt(
+    conn: &Connection,
+    session_id: &str,
+    message_id: &str,
+) -> rusqlite::Result<Option<Receipt>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT state, target, inserted_seq, claimed_seq, turn, canceled_seq FROM receipts \
+         WHERE session_id = ?1 AND message_id = ?2",
+    )?;
+    stmt.query_row([session_id, message_id], |r| {
+        let (state, target): (String, String) = (r.get(0)?, r.get(1)?);
+        Ok(Receipt {
+            message_id: message_id.to_owned(),
+            state: Receipt::state_named(&state),
+            target: serde_json::from_value(serde_json::Value::String(target))
+                .unwrap_or(airlock_core::Target::NextTurn),
+            inserted_seq: r.get::<_, i64>(2)? as u64,
+            claimed_seq: r.get::<_, Option<i64>>(3)?.map(|s| s as u64),
+            turn: r.get::<_, Option<u32>>(4)?,
+            canceled_seq: r.get::<_, Option<i64>>(5)?.map(|s| s as u64),
+        })
+    })
+    .optional()
+}
+
+/// Applies one splice's change to a message's stored receipt.
+fn mark_receipt(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    mark: &Mark,
+) -> Result<(), StoreError> {
+    let Some(r) = Receipt::apply(receipt(tx, session_id, &mark.message_id)?, mark) else {
+        return Ok(());
+    };
+    let target = serde_json::to_value(r.target).expect("targets serialize");
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO receipts (session_id, message_id, state, target, inserted_seq, \
+         claimed_seq, turn, canceled_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        session_id,
+        r.message_id,
+        r.state,
+        target.as_str(),
+        r.inserted_seq as i64,
+        r.claimed_seq.map(|s| s as i64),
+        r.turn,
+        r.canceled_seq.map(|s| s as i64),
+    ])?;
+    Ok(())
+}
+
 fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bool, StoreError> {
+    // A new session is at rest, and its receipts are indexed from its first splice on.
     let inserted = tx.execute(
-        "INSERT OR IGNORE INTO sessions (session_id, created_at, updated_at, spec, disposed, parent_session_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR IGNORE INTO sessions (session_id, created_at, updated_at, spec, disposed, \
+         parent_session_id, needs_recovery, receipts_indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 1)",
         params![row.session_id, row.created_at as i64, row.updated_at as i64, row.spec.to_string(), row.disposed, row.parent_session_id],
     )?;
     Ok(inserted == 1)
@@ -303,9 +404,11 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
 fn fail_all(group: Vec<Job>, why: &str) {
     for job in group {
         match job {
-            Job::Append { reply, .. } | Job::Dispose { reply, .. } | Job::Flush { reply } => {
-                drop(reply.send(Err(StoreError::Commit(why.to_owned()))))
-            }
+            Job::Append { reply, .. }
+            | Job::AtRest { reply, .. }
+            | Job::Snapshot { reply, .. }
+            | Job::Dispose { reply, .. }
+            | Job::Flush { reply } => drop(reply.send(Err(StoreError::Commit(why.to_owned())))),
             Job::InsertSession { reply, .. } => {
                 drop(reply.send(Err(StoreError::Commit(why.to_owned()))))
             }

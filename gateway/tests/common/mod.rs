@@ -38,6 +38,7 @@ fn settings(data: PathBuf) -> Settings {
         cors_origins: Vec::new(),
         cache_dir: None,
         sandbox: Default::default(),
+        eviction: Default::default(),
     }
 }
 

@@ -101,6 +101,14 @@ pub const ALL: &[(&str, Scenario)] = &[
     ),
     ("crash_repair_closes_an_open_turn", crash_repair_closes_an_open_turn),
     ("crash_repair_adds_nothing_to_a_balanced_log", crash_repair_adds_nothing_to_a_balanced_log),
+    (
+        "a_snapshot_and_its_tail_restore_the_live_state",
+        a_snapshot_and_its_tail_restore_the_live_state,
+    ),
+    (
+        "a_session_restored_at_rest_goes_on_as_the_live_one",
+        a_session_restored_at_rest_goes_on_as_the_live_one,
+    ),
     ("accepted_followups_run_after_a_restart", accepted_followups_run_after_a_restart),
     (
         "a_restart_with_only_injects_pending_starts_no_turn",

@@ -25,6 +25,22 @@ pub fn restore_of_a_recorded_log_equals_the_live_state(b: &dyn Backend) -> Vec<S
     h.log
 }
 
+/// A snapshot of the durable state plus the events logged after it restores the same state as
+/// the whole log, whatever the snapshot's age; a snapshot that does not fit is refused.
+pub fn a_snapshot_and_its_tail_restore_the_live_state(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Calls(vec![("c1", "echo", "{}")]), Reply::Text("a")]).followup("m1", "one");
+    let (early, early_len) = (h.snapshot(), h.log.len());
+    h.script([Reply::Calls(vec![("c2", "slow", "{}")])]).followup("m2", "two");
+    h.inject("ctx", "later").followup("m3", "queued");
+    let (late, late_len) = (h.snapshot(), h.log.len());
+    assert_eq!(h.restored_from(&early, early_len), h.snapshot(), "an old snapshot, a long tail");
+    assert_eq!(h.restored_from(&late, late_len), h.snapshot(), "a fresh snapshot, no tail");
+    let refused = b.restore_from(h.config.clone(), "{\"not\": \"a snapshot\"}", &[]);
+    assert!(refused.is_err(), "a snapshot of another shape falls back to the log");
+    h.log
+}
+
 /// A crash mid-tool-call: restart closes the open turn with result, step and turn closers.
 pub fn crash_repair_closes_an_open_turn(b: &dyn Backend) -> Vec<String> {
     let mut h = Harness::new(b);
@@ -46,6 +62,25 @@ pub fn crash_repair_closes_an_open_turn(b: &dyn Backend) -> Vec<String> {
     let before: Value = serde_json::from_str(&h.log[h.log.len() - 5]).unwrap();
     assert_eq!(last["time"], before["time"], "closers take the last event's time");
     h.log
+}
+
+/// A session restored from a log at rest without `recover` (the host dropped it from memory
+/// while idle and brought it back) writes exactly what the live one would have: no `resume`.
+pub fn a_session_restored_at_rest_goes_on_as_the_live_one(b: &dyn Backend) -> Vec<String> {
+    let next_turn = |restore: bool| {
+        let mut h = Harness::new(b);
+        h.script([Reply::Text("one")]).followup("m1", "hi");
+        if restore {
+            h.wake();
+        }
+        let mark = h.transcript.len();
+        h.script([Reply::Text("two")]).followup("m2", "again");
+        (h.since(mark).join("\n"), h.log)
+    };
+    let ((live, log), (restored, _)) = (next_turn(false), next_turn(true));
+    assert_eq!(restored, live);
+    assert!(!live.contains("request/header"), "the header did not change: {live}");
+    log
 }
 
 /// A balanced log gets no closers on restart.

@@ -13,7 +13,9 @@ mod config;
 mod errors;
 mod wire;
 
-use std::time::SystemTime;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, SystemTime};
 
 use airlock_core::{ModelError, ModelRequest};
 use eventsource_stream::{EventStreamError, Eventsource};
@@ -39,11 +41,7 @@ impl OpenAi {
     pub fn new(config: OpenAiConfig) -> Result<OpenAi, ModelSetupError> {
         super::install_tls();
         let endpoint = config.endpoint()?;
-        let mut client = reqwest::Client::builder().connect_timeout(config.timeouts.connect);
-        if config.is_local()? {
-            client = client.no_proxy(); // a proxy from the environment cannot reach our loopback
-        }
-        let client = client.build().map_err(|e| ModelSetupError::Client(e.to_string()))?;
+        let client = shared_client(config.timeouts.connect, config.is_local()?)?;
         Ok(OpenAi { config, endpoint, client })
     }
 
@@ -51,6 +49,25 @@ impl OpenAi {
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
     }
+}
+
+/// The HTTP client for requests with this connect timeout, local or not: one per process, shared
+/// by every session. Building one loads the TLS roots (milliseconds, and over 100 KB), and one
+/// client keeps one pool of connections to reuse.
+fn shared_client(connect: Duration, local: bool) -> Result<reqwest::Client, ModelSetupError> {
+    static CLIENTS: LazyLock<Mutex<HashMap<(Duration, bool), reqwest::Client>>> =
+        LazyLock::new(Mutex::default);
+    let mut clients = CLIENTS.lock().expect("clients lock");
+    if let Some(client) = clients.get(&(connect, local)) {
+        return Ok(client.clone());
+    }
+    let mut builder = reqwest::Client::builder().connect_timeout(connect);
+    if local {
+        builder = builder.no_proxy(); // a proxy from the environment cannot reach our loopback
+    }
+    let client = builder.build().map_err(|e| ModelSetupError::Client(e.to_string()))?;
+    clients.insert((connect, local), client.clone());
+    Ok(client)
 }
 
 impl ModelProvider for OpenAi {

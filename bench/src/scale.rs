@@ -1,0 +1,212 @@
+//! Scale: a start that does not grow with the stored sessions, memory per live session and after
+//! eviction, waking an evicted session with a long log, and receipts on a long log.
+//!
+//! Stored sessions are made quickly: one real session is run through the gateway, then its rows
+//! (session, events, receipts) are copied under new ids with SQL, as if the gateway had made them.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use airlock_tests::gateway::Gateway;
+use airlock_tests::{MockModel, Reply};
+use futures::StreamExt;
+use rusqlite::{Connection, params};
+use serde_json::json;
+
+use crate::{Row, Size};
+
+/// The resident memory of a process, in MB (`VmRSS` of `/proc/<pid>/status`): every page mapped,
+/// a page of the core's data that 1,000 instances share counted 1,000 times.
+fn rss_mb(pid: u32) -> f64 {
+    proc_mb(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+/// The proportional memory of a process, in MB (`Pss` of `/proc/<pid>/smaps_rollup`): a page
+/// mapped N times counts 1/N each time, so this is what the process really holds.
+fn pss_mb(pid: u32) -> f64 {
+    proc_mb(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
+}
+
+/// A `key: N kB` line of a `/proc` file, in MB.
+fn proc_mb(file: &str, key: &str) -> f64 {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let kb = text
+        .lines()
+        .find_map(|line| line.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap_or(f64::NAN);
+    kb / 1024.0
+}
+
+/// Percentile `p` (0–100) of `samples`, in ms.
+fn percentile(samples: &mut [Duration], p: f64) -> f64 {
+    samples.sort_unstable();
+    let rank = ((p / 100.0) * samples.len() as f64).ceil() as usize;
+    samples[rank.clamp(1, samples.len()) - 1].as_secs_f64() * 1000.0
+}
+
+/// A gateway on `db`, and how long it took from spawn to a `200` from `/healthz`.
+async fn start(db: &Path, mock: &MockModel, cache: &Path, env: &[(&str, &str)]) -> (Gateway, f64) {
+    let started = Instant::now();
+    let gw = Gateway::start_with(db, &mock.base_url(), cache, env);
+    let (code, _) = gw.get("/healthz").await;
+    assert_eq!(code, 200, "the gateway is ready");
+    (gw, started.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// A data file holding one session that ran one turn; answers its id.
+async fn one_session(db: &Path, mock: &MockModel, cache: &Path) -> String {
+    let (gw, _) = start(db, mock, cache, &[]).await;
+    let s = gw.session().await;
+    mock.push(Reply::text("a short answer to a short question", 4));
+    let (code, _) = gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": "hello"})).await;
+    assert_eq!(code, 200);
+    s
+}
+
+/// Copies session `template` as `bench-0000001` … `bench-<n>` (the ids it answers).
+fn copy_session(db: &Path, template: &str, n: usize) -> Vec<String> {
+    let mut conn = Connection::open(db).expect("the data file opens");
+    let tx = conn.transaction().expect("a transaction");
+    tx.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2) \
+         INSERT INTO sessions (session_id, created_at, updated_at, spec, disposed, \
+         parent_session_id, needs_recovery, receipts_indexed, goal) \
+         SELECT printf('bench-%07d', i), created_at, updated_at, spec, 0, NULL, 0, 1, NULL \
+         FROM n, sessions WHERE session_id = ?1",
+        params![template, n as i64],
+    )
+    .expect("sessions copied");
+    tx.execute(
+        "INSERT INTO events (session_id, seq, type, time, body) \
+         SELECT s.session_id, e.seq, e.type, e.time, e.body FROM sessions s, events e \
+         WHERE s.session_id LIKE 'bench-%' AND e.session_id = ?1",
+        [template],
+    )
+    .expect("events copied");
+    tx.execute(
+        "INSERT INTO receipts SELECT s.session_id, r.message_id, r.state, r.target, \
+         r.inserted_seq, r.claimed_seq, r.turn, r.canceled_seq FROM sessions s, receipts r \
+         WHERE s.session_id LIKE 'bench-%' AND r.session_id = ?1",
+        [template],
+    )
+    .expect("receipts copied");
+    tx.commit().expect("the copy commits");
+    (1..=n).map(|i| format!("bench-{i:07}")).collect()
+}
+
+/// Brings each session into memory once (a read of its queue), 16 at a time.
+async fn touch(gw: &Gateway, ids: &[String]) {
+    futures::stream::iter(ids)
+        .for_each_concurrent(16, |id| async move {
+            let (code, body) = gw.get(&format!("/v1/sessions/{id}/queue")).await;
+            assert_eq!(code, 200, "{body}");
+        })
+        .await;
+}
+
+/// Start time and memory with many stored sessions; memory per live idle session; memory once
+/// every session was used and dropped again.
+pub async fn stored_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "stored sessions";
+    let mock = MockModel::start().await;
+    let db = work.join("stored.db");
+    let template = one_session(&db, &mock, cache).await;
+    let ids = copy_session(&db, &template, size.sessions - 1);
+    let n = size.sessions;
+
+    let (gw, start_ms) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    let (at_start, pss_at_start) = (rss_mb(gw.pid()), pss_mb(gw.pid()));
+    let mut rows = vec![
+        Row::new(S, format!("{n} stored: start → ready"), start_ms, "ms").at_most(1000.0),
+        Row::new(S, format!("{n} stored: RSS after start"), at_start, "MB").at_most(150.0),
+    ];
+    touch(&gw, &ids[..size.live]).await;
+    let live = size.live as f64;
+    let per_session = (rss_mb(gw.pid()) - at_start) * 1024.0 / live;
+    let pss_per_session = (pss_mb(gw.pid()) - pss_at_start) * 1024.0 / live;
+    rows.push(
+        Row::new(S, format!("RSS per live idle session ({} live)", size.live), per_session, "KB")
+            .at_most(50.0),
+    );
+    rows.push(Row::new(S, "PSS per live idle session (shared pages split)", pss_per_session, "KB"));
+    drop(gw);
+
+    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1s")]).await;
+    let touched = Instant::now();
+    touch(&gw, &ids).await;
+    let per_wake = touched.elapsed().as_secs_f64() * 1000.0 / ids.len() as f64;
+    gw.until_metric("airlock_sessions", |live| live == 0.0).await;
+    // The evictor gives memory back a tick (a quarter of the idle time) after the last eviction.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    rows.push(
+        Row::new(S, format!("{n} touched once, all evicted: RSS"), rss_mb(gw.pid()), "MB")
+            .at_most(200.0),
+    );
+    rows.push(Row::new(S, "touching a stored session (16 at a time), mean", per_wake, "ms"));
+    rows
+}
+
+/// A session whose log holds `events` events or more, made of turns of 1,000 streamed chunks;
+/// answers its id and the ids of the messages sent.
+async fn long_session(gw: &Gateway, mock: &MockModel, events: usize) -> (String, Vec<String>) {
+    let s = gw.session().await;
+    let text = "word ".repeat(1000);
+    let mut sent = Vec::new();
+    let mut logged = 0;
+    while logged < events {
+        mock.push(Reply::text(&text, 1000));
+        let (code, result) =
+            gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": "go on"})).await;
+        assert_eq!(code, 200, "{result}");
+        sent.push(result["messageId"].as_str().expect("runs name their message").to_owned());
+        logged = result["lastSeq"].as_u64().expect("runs say where they ended") as usize + 1;
+    }
+    (s, sent)
+}
+
+/// Waking an evicted session whose log holds `size.wake_log` events, again and again.
+pub async fn wake(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "wake";
+    let mock = MockModel::start().await;
+    let db = work.join("wake.db");
+    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1ms")]).await;
+    let (s, _) = long_session(&gw, &mock, size.wake_log).await;
+    let mut samples = Vec::with_capacity(size.wakes);
+    for _ in 0..size.wakes {
+        gw.until_metric("airlock_sessions", |live| live == 0.0).await;
+        let woken = Instant::now();
+        let (code, _) = gw.get(&format!("/v1/sessions/{s}/queue")).await;
+        samples.push(woken.elapsed());
+        assert_eq!(code, 200);
+    }
+    let log = size.wake_log;
+    vec![
+        Row::new(S, format!("wake, {log}-event log: p50"), percentile(&mut samples, 50.0), "ms"),
+        Row::new(S, format!("wake, {log}-event log: p99"), percentile(&mut samples, 99.0), "ms")
+            .at_most(5.0),
+    ]
+}
+
+/// Receipt lookups on a session whose log holds `size.receipt_log` events.
+pub async fn receipts(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "receipts";
+    let mock = MockModel::start().await;
+    let db: PathBuf = work.join("receipts.db");
+    let (gw, _) = start(&db, &mock, cache, &[]).await;
+    let (s, sent) = long_session(&gw, &mock, size.receipt_log).await;
+    let mut samples = Vec::with_capacity(size.lookups);
+    for i in 0..size.lookups {
+        let id = &sent[i % sent.len()];
+        let looked = Instant::now();
+        let (code, receipt) = gw.get(&format!("/v1/sessions/{s}/messages/{id}")).await;
+        samples.push(looked.elapsed());
+        assert_eq!((code, receipt["state"].as_str()), (200, Some("claimed")), "{receipt}");
+    }
+    let log = size.receipt_log;
+    vec![
+        Row::new(S, format!("receipt, {log}-event log: p50"), percentile(&mut samples, 50.0), "ms"),
+        Row::new(S, format!("receipt, {log}-event log: p99"), percentile(&mut samples, 99.0), "ms")
+            .at_most(1.0),
+    ]
+}

@@ -1,0 +1,103 @@
+//! Sessions leave memory at rest and come back from their snapshot and log, going on as if they
+//! had stayed (docs/architecture.md, "Memory is a cache of the log").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock_core::{ContentBlock, Delivery, Input, Message};
+use airlock_gateway::core_host::CoreHost;
+use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
+use airlock_gateway::store::{Durability, Snapshot, Store};
+use airlock_gateway::tools::ToolRegistry;
+use serde_json::Value;
+
+fn followup(id: &str, text: &str) -> Input {
+    Delivery::Followup
+        .send(Message::user(id.into(), vec![ContentBlock::Text { text: text.into() }]))
+}
+
+/// A registry over a fresh store that drops whatever is at rest when asked.
+fn registry(dir: &tempfile::TempDir) -> (Arc<Registry>, Store) {
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let host = Arc::new(CoreHost::new(None).unwrap());
+    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), "demo".into());
+    registry.set_eviction(Eviction { idle: Duration::ZERO, max_live: 100 });
+    (registry, store)
+}
+
+/// The log's event types, with the text of each assistant message.
+async fn shape(store: &Store, session: &str) -> Vec<String> {
+    let events = store.events(session, None, 100_000).await.unwrap();
+    events
+        .iter()
+        .map(|json| {
+            let event: Value = serde_json::from_str(json).unwrap();
+            match event["type"].as_str().unwrap() {
+                "assistant/message" => format!("assistant {}", event["data"]["message"]["content"]),
+                kind => kind.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// `turns` demo turns; with `evict`, the session is dropped from memory after each.
+async fn turns(registry: &Registry, turns: usize, evict: bool) {
+    for turn in 0..turns {
+        let handle = registry.resume("s").await.unwrap();
+        handle
+            .feed(followup(&format!("m{turn}"), &format!("question {turn}")), None)
+            .await
+            .unwrap();
+        handle.idle().await.unwrap();
+        drop(handle);
+        if evict {
+            assert_eq!(registry.evict(), 1, "turn {turn}: the session was at rest");
+            assert!(registry.get("s").is_err());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_woken_from_its_snapshot_goes_on_as_if_it_had_stayed() {
+    let (stayed_dir, woken_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (stayed, stayed_store) = registry(&stayed_dir);
+    let (woken, woken_store) = registry(&woken_dir);
+    for registry in [&stayed, &woken] {
+        registry.create("s".into(), SessionSpec::default()).await.unwrap();
+    }
+    turns(&stayed, 40, false).await;
+    turns(&woken, 40, true).await;
+
+    let snapshot = woken_store.snapshot("s").await.unwrap().expect("a long log keeps a snapshot");
+    assert!(snapshot.next_seq >= 256, "taken once enough events were logged");
+    let (woken_log, stayed_log) = (shape(&woken_store, "s").await, shape(&stayed_store, "s").await);
+    assert!(woken_log.len() as u64 > snapshot.next_seq, "turns ran after the snapshot");
+    assert_eq!(woken_log, stayed_log, "the same events as a session that stayed in memory");
+    let headers = woken_log.iter().filter(|t| *t == "request/header").count();
+    assert_eq!(headers, 1, "no wake logged a `resume` header");
+}
+
+#[tokio::test]
+async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, store) = registry(&dir);
+    registry.create("s".into(), SessionSpec::default()).await.unwrap();
+    turns(&registry, 2, true).await;
+    let before = shape(&store, "s").await;
+    let host = CoreHost::new(None).unwrap();
+    for (core, state) in [("another core", "{}"), (host.hash(), "not the core's state")] {
+        let snapshot = Snapshot {
+            session_id: "s".into(),
+            next_seq: before.len() as u64,
+            core: core.into(),
+            state: state.into(),
+            parent: None,
+            goal: None,
+        };
+        store.save_snapshot(snapshot).await.unwrap();
+        turns(&registry, 1, true).await;
+    }
+    let after = shape(&store, "s").await;
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after.iter().filter(|t| *t == "turn/end").count(), 4, "both wakes replayed the log");
+}

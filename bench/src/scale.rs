@@ -123,13 +123,18 @@ pub async fn stored_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> 
     ];
     touch(&gw, &ids[..size.live]).await;
     let live = size.live as f64;
-    let per_session = (rss_mb(gw.pid()) - at_start) * 1024.0 / live;
-    let pss_per_session = (pss_mb(gw.pid()) - pss_at_start) * 1024.0 / live;
+    let per_session = |rss: f64| (rss - at_start) * 1024.0 / live;
+    let awake = per_session(rss_mb(gw.pid()));
+    // Idle for `SLEEP_AFTER` (2 s), each session's core instance sleeps.
+    gw.until_metric("airlock_sessions_asleep", |asleep| asleep >= live).await;
+    let (asleep, pss) = (per_session(rss_mb(gw.pid())), per_session(pss_mb(gw.pid())));
+    let pss = pss - (at_start - pss_at_start) * 1024.0 / live;
+    let n = size.live;
+    rows.push(Row::new(S, format!("RSS per live session just used ({n} live)"), awake, "KB"));
     rows.push(
-        Row::new(S, format!("RSS per live idle session ({} live)", size.live), per_session, "KB")
-            .at_most(50.0),
+        Row::new(S, format!("RSS per live idle session ({n} live)"), asleep, "KB").at_most(50.0),
     );
-    rows.push(Row::new(S, "PSS per live idle session (shared pages split)", pss_per_session, "KB"));
+    rows.push(Row::new(S, "PSS per live idle session", pss, "KB"));
     drop(gw);
 
     let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1s")]).await;

@@ -21,6 +21,9 @@ use crate::store::Store;
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
 
+/// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
+pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How long an idempotency key is honoured.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -215,7 +218,18 @@ async fn run(
     // Owners waiting for the next whole-agent idle.
     let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
     loop {
+        // Idle long enough, the core instance is dropped until the next input.
+        let can_sleep = session.can_sleep();
+        let drowsy = async move {
+            match can_sleep {
+                true => tokio::time::sleep(SLEEP_AFTER).await,
+                false => std::future::pending().await,
+            }
+        };
         tokio::select! {
+            () = drowsy => {
+                session.sleep().await;
+            }
             command = commands.recv() => match command.map(|command| *command) {
                 None => break,
                 Some(Command::Goal { op, reply }) => {

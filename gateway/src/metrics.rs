@@ -15,6 +15,8 @@ pub struct Metrics {
     pub sessions: Gauge,
     /// Sessions stored, in memory or not.
     pub stored_sessions: Gauge,
+    /// Sessions in memory whose core instance sleeps (dropped until their next input).
+    pub asleep: Gauge,
     /// Sessions dropped from memory at rest.
     pub evictions: Counter,
     /// Stored sessions brought back into memory (at start or when used).
@@ -37,6 +39,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let metrics = Metrics {
         sessions: Gauge::default(),
         stored_sessions: Gauge::default(),
+        asleep: Gauge::default(),
         evictions: Counter::default(),
         wakes: Counter::default(),
         wake_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
@@ -51,6 +54,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "stored_sessions",
         "Sessions stored, in memory or not",
         metrics.stored_sessions.clone(),
+    );
+    registry.register(
+        "sessions_asleep",
+        "Sessions in memory whose core instance sleeps until their next input",
+        metrics.asleep.clone(),
     );
     registry.register(
         "evictions",

@@ -101,3 +101,42 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
     assert_eq!(after[..before.len()], before[..]);
     assert_eq!(after.iter().filter(|t| *t == "turn/end").count(), 4, "both wakes replayed the log");
 }
+
+/// A session over its own store, fed and run to idle.
+async fn session_over(dir: &tempfile::TempDir) -> airlock_gateway::session::Session {
+    use airlock_gateway::session::{Outbox, Session, SessionParts};
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let host = Arc::new(CoreHost::new(None).unwrap());
+    let model = airlock_gateway::model::from_name("demo").unwrap();
+    let config = airlock_core::Config::new("s", model.provider(), model.model());
+    let tools = ToolRegistry::builtin();
+    let (log, outbox) = (Arc::new(store), Outbox::new());
+    Session::create(SessionParts { host, config, model, tools, log, outbox }).unwrap()
+}
+
+#[tokio::test]
+async fn a_sleeping_session_wakes_at_its_next_input_as_if_it_had_stayed_awake() {
+    let (awake_dir, asleep_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut awake, mut asleep) = (session_over(&awake_dir).await, session_over(&asleep_dir).await);
+    for turn in 0..3 {
+        for (session, sleeps) in [(&mut awake, false), (&mut asleep, true)] {
+            let text = format!("question {turn}");
+            session.feed(followup(&format!("m{turn}"), &text)).await.unwrap();
+            session.run_until_idle().await.unwrap();
+            if sleeps {
+                assert!(session.sleep().await, "turn {turn}: an idle session sleeps");
+                assert!(!session.can_sleep(), "it sleeps already");
+            }
+        }
+    }
+    let shape = |events: Vec<String>| -> Vec<String> {
+        let text = |json: &String| {
+            let event: Value = serde_json::from_str(json).unwrap();
+            format!("{} {}", event["type"], event["data"]["message"]["content"])
+        };
+        events.iter().map(text).collect()
+    };
+    let (woken, stayed) = (asleep.events().await.unwrap(), awake.events().await.unwrap());
+    assert_eq!(shape(woken), shape(stayed), "the same events, no `resume` header");
+    assert_eq!(asleep.queue(), awake.queue());
+}

@@ -42,6 +42,11 @@ pub trait SessionLog: Send + Sync {
     fn save_snapshot(&self, _snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// Whether [`SessionLog::snapshot`] answers what [`SessionLog::save_snapshot`] kept.
+    fn keeps_snapshots(&self) -> bool {
+        false
+    }
 }
 
 impl SessionLog for Store {
@@ -75,6 +80,10 @@ impl SessionLog for Store {
 
     fn save_snapshot(&self, snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(Store::save_snapshot(self, snapshot))
+    }
+
+    fn keeps_snapshots(&self) -> bool {
+        true
     }
 }
 

@@ -18,6 +18,7 @@ mod load;
 mod log;
 mod notice;
 mod observe;
+mod sleep;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -116,7 +117,8 @@ type Answer = Box<(u64, Input)>;
 pub struct Session {
     host: Arc<CoreHost>,
     config: Config,
-    core: WasmCore,
+    /// The core instance; `None` while the session sleeps (see `sleep.rs`).
+    core: Option<WasmCore>,
     log: Arc<dyn SessionLog>,
     model: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
@@ -165,7 +167,7 @@ impl Session {
         Session {
             host,
             config,
-            core: loaded.core,
+            core: Some(loaded.core),
             log,
             model,
             tools,
@@ -228,9 +230,10 @@ impl Session {
         self.went_idle.take()
     }
 
-    /// The core instance (for tests that need to reach into it, e.g. to lower its fuel).
+    /// The core instance of a session that is awake (for tests that need to reach into it, e.g.
+    /// to lower its fuel).
     pub fn core_mut(&mut self) -> &mut WasmCore {
-        &mut self.core
+        self.core.as_mut().expect("the session is awake")
     }
 
     /// Feeds one input: the core decides, the events are committed, then effects start.
@@ -266,11 +269,12 @@ impl Session {
             }
             self.cancel.cancel(*cause);
         }
+        self.wake().await?;
         let mut queue = VecDeque::from(inputs);
         let mut batch = Batch::default();
         let mut trapped = None;
         while let Some(input) = queue.pop_front() {
-            let outputs = match self.core.handle(input, now_ms()) {
+            let outputs = match self.core_mut().handle(input, now_ms()) {
                 Ok(outputs) => outputs,
                 Err(error) if trapped.is_none() => {
                     self.rebuild().await?;
@@ -441,14 +445,19 @@ impl Session {
     /// [`SNAPSHOT_EVERY`] events were logged since the last one, so that waking the session
     /// later folds only the events after it. A failure only costs that speed.
     pub async fn snapshot_if_due(&mut self) {
-        if self.status != Status::Idle || self.next_seq < self.snapshot_seq + SNAPSHOT_EVERY {
-            return;
+        if self.status == Status::Idle && self.next_seq >= self.snapshot_seq + SNAPSHOT_EVERY {
+            self.save_snapshot().await;
         }
-        let state = match self.core.snapshot() {
+    }
+
+    /// Saves a snapshot of an awake core's state; answers whether it is saved.
+    async fn save_snapshot(&mut self) -> bool {
+        let Some(core) = self.core.as_mut() else { return false };
+        let state = match core.snapshot() {
             Ok(state) => state,
             Err(error) => {
                 eprintln!("airlock: session {}: no snapshot: {error}", self.id());
-                return;
+                return false;
             }
         };
         let snapshot = Snapshot {
@@ -460,8 +469,14 @@ impl Session {
             goal: None,
         };
         match self.log.save_snapshot(snapshot).await {
-            Ok(()) => self.snapshot_seq = self.next_seq,
-            Err(error) => eprintln!("airlock: session {}: no snapshot: {error}", self.id()),
+            Ok(()) => {
+                self.snapshot_seq = self.next_seq;
+                true
+            }
+            Err(error) => {
+                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                false
+            }
         }
     }
 

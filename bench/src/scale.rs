@@ -127,12 +127,13 @@ pub async fn stored_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> 
     let awake = per_session(rss_mb(gw.pid()));
     // Idle for `SLEEP_AFTER` (2 s), each session's core instance sleeps.
     gw.until_metric("airlock_sessions_asleep", |asleep| asleep >= live).await;
-    let (asleep, pss) = (per_session(rss_mb(gw.pid())), per_session(pss_mb(gw.pid())));
-    let pss = pss - (at_start - pss_at_start) * 1024.0 / live;
-    let n = size.live;
-    rows.push(Row::new(S, format!("RSS per live session just used ({n} live)"), awake, "KB"));
+    let asleep = per_session(rss_mb(gw.pid()));
+    let pss = (pss_mb(gw.pid()) - pss_at_start) * 1024.0 / live;
+    let live_n = size.live;
+    rows.push(Row::new(S, format!("RSS per live session just used ({live_n} live)"), awake, "KB"));
     rows.push(
-        Row::new(S, format!("RSS per live idle session ({n} live)"), asleep, "KB").at_most(50.0),
+        Row::new(S, format!("RSS per live idle session ({live_n} live)"), asleep, "KB")
+            .at_most(50.0),
     );
     rows.push(Row::new(S, "PSS per live idle session", pss, "KB"));
     drop(gw);

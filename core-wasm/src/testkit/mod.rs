@@ -7,8 +7,10 @@
 //! finish at once (unless held), retry timers fire at once. Time starts at [`START`] and moves one
 //! millisecond per input, so every log is reproducible to the byte.
 
+mod backend;
 mod scenarios;
 
+pub use backend::{Backend, Core, Native};
 pub use scenarios::ALL as SCENARIOS;
 pub use scenarios::*;
 
@@ -23,58 +25,6 @@ use crate::wire::{
 
 /// The time of a harness session's first input.
 pub const START: u64 = 1_764_460_800_000;
-
-/// One session's core, however it runs.
-pub trait Core {
-    /// [`crate::Agent::handle`].
-    fn handle(&mut self, input: Input, now: u64) -> Vec<Output>;
-    /// [`crate::Agent::snapshot`].
-    fn snapshot(&self) -> String;
-}
-
-/// Makes cores: natively, or as wasm component instances.
-pub trait Backend {
-    /// A fresh session.
-    fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
-    /// A session rebuilt from its log.
-    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String>;
-    /// A session rebuilt from a snapshot and the events after it.
-    fn restore_from(
-        &self,
-        config: Config,
-        snapshot: &str,
-        events: &[String],
-    ) -> Result<Box<dyn Core>, String>;
-}
-
-impl Core for crate::Agent {
-    fn handle(&mut self, input: Input, now: u64) -> Vec<Output> {
-        crate::Agent::handle(self, input, now)
-    }
-    fn snapshot(&self) -> String {
-        crate::Agent::snapshot(self)
-    }
-}
-
-/// The core linked natively.
-pub struct Native;
-
-impl Backend for Native {
-    fn create(&self, config: Config, now: u64) -> Box<dyn Core> {
-        Box::new(crate::Agent::new(config, now))
-    }
-    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String> {
-        Ok(Box::new(crate::Agent::restore(config, events)?))
-    }
-    fn restore_from(
-        &self,
-        config: Config,
-        snapshot: &str,
-        events: &[String],
-    ) -> Result<Box<dyn Core>, String> {
-        Ok(Box::new(crate::Agent::restore_from(config, snapshot, events)?))
-    }
-}
 
 /// What the scripted model answers to one request.
 #[derive(Clone, Debug)]

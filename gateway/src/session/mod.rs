@@ -30,13 +30,14 @@ use tokio::task::{AbortHandle, JoinSet};
 
 pub use log::{MemoryLog, SessionLog, seq_of};
 pub use notice::{Announced, Notice, Outbox, QueueItem};
+pub use sleep::SNAPSHOT_EVERY;
 
 use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::{Driver, GoalError};
 use crate::model::ModelProvider;
 use crate::receipts::Marker;
-use crate::store::{IdempotencyRecord, Index, Snapshot, StoreError};
+use crate::store::{IdempotencyRecord, Index, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
 use load::Loaded;
@@ -105,9 +106,6 @@ pub struct IdempotencyKey {
     /// The message being sent.
     pub message_id: String,
 }
-
-/// How many events an idle session logs before it keeps a new snapshot of its core's state.
-pub const SNAPSHOT_EVERY: u64 = 256;
 
 /// An input from a task, tagged with the instance generation it was started for. Boxed: a
 /// channel keeps a block of slots per session, and an idle session should hold little.
@@ -439,45 +437,6 @@ impl Session {
             self.streams.remove(id);
         }
         Some(input)
-    }
-
-    /// Keeps a snapshot of the core's state when the agent is idle and at least
-    /// [`SNAPSHOT_EVERY`] events were logged since the last one, so that waking the session
-    /// later folds only the events after it. A failure only costs that speed.
-    pub async fn snapshot_if_due(&mut self) {
-        if self.status == Status::Idle && self.next_seq >= self.snapshot_seq + SNAPSHOT_EVERY {
-            self.save_snapshot().await;
-        }
-    }
-
-    /// Saves a snapshot of an awake core's state; answers whether it is saved.
-    async fn save_snapshot(&mut self) -> bool {
-        let Some(core) = self.core.as_mut() else { return false };
-        let state = match core.snapshot() {
-            Ok(state) => state,
-            Err(error) => {
-                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
-                return false;
-            }
-        };
-        let snapshot = Snapshot {
-            session_id: self.config.session_id.clone(),
-            next_seq: self.next_seq,
-            core: self.host.hash().to_owned(),
-            state,
-            parent: self.parent.0.clone(),
-            goal: None,
-        };
-        match self.log.save_snapshot(snapshot).await {
-            Ok(()) => {
-                self.snapshot_seq = self.next_seq;
-                true
-            }
-            Err(error) => {
-                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
-                false
-            }
-        }
     }
 
     /// Feeds answers until the agent is idle.

@@ -1,4 +1,7 @@
-//! An idle session sleeps: its core instance (tens of KB of linear memory, a wasmtime store) is
+//! Snapshots of the core's state, and sleep.
+//!
+//! An idle session keeps a snapshot every [`SNAPSHOT_EVERY`] events, so waking it after an
+//! eviction folds only the events after it. An idle session also sleeps: its core instance (tens of KB of linear memory, a wasmtime store) is
 //! dropped after a snapshot of its state is durable, and the next input wakes it from that
 //! snapshot in well under a millisecond. Everything else (the inbox mirror, the goal, the
 //! subscribers) stays, so sleeping changes nothing anyone can see, not even the log: the core
@@ -8,8 +11,51 @@ use airlock_core::Status;
 
 use super::load::Loaded;
 use super::{Session, SessionError};
+use crate::store::Snapshot;
+
+/// How many events an idle session logs before it keeps a new snapshot of its core's state.
+pub const SNAPSHOT_EVERY: u64 = 256;
 
 impl Session {
+    /// Keeps a snapshot of the core's state when the agent is idle and at least
+    /// [`SNAPSHOT_EVERY`] events were logged since the last one, so that waking the session
+    /// later folds only the events after it. A failure only costs that speed.
+    pub async fn snapshot_if_due(&mut self) {
+        if self.status == Status::Idle && self.next_seq >= self.snapshot_seq + SNAPSHOT_EVERY {
+            self.save_snapshot().await;
+        }
+    }
+
+    /// Saves a snapshot of an awake core's state; answers whether it is saved.
+    async fn save_snapshot(&mut self) -> bool {
+        let Some(core) = self.core.as_mut() else { return false };
+        let state = match core.snapshot() {
+            Ok(state) => state,
+            Err(error) => {
+                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                return false;
+            }
+        };
+        let snapshot = Snapshot {
+            session_id: self.config.session_id.clone(),
+            next_seq: self.next_seq,
+            core: self.host.hash().to_owned(),
+            state,
+            parent: self.parent.0.clone(),
+            goal: None,
+        };
+        match self.log.save_snapshot(snapshot).await {
+            Ok(()) => {
+                self.snapshot_seq = self.next_seq;
+                true
+            }
+            Err(error) => {
+                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                false
+            }
+        }
+    }
+
     /// Whether the session may sleep now: awake, idle, and its log keeps snapshots.
     pub fn can_sleep(&self) -> bool {
         self.core.is_some() && self.status == Status::Idle && self.log.keeps_snapshots()

@@ -6,6 +6,8 @@
 //! Schema changes are the numbered files in `gateway/migrations/`.
 
 mod faults;
+mod indexes;
+mod sessions;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -14,11 +16,12 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
-use serde::{Deserialize, Serialize};
 
-use crate::receipts::{Mark, Receipt};
+use crate::receipts::Mark;
 
 pub use faults::Faults;
+pub use indexes::Snapshot;
+pub use sessions::SessionRow;
 pub use writer::Durability;
 use writer::{Barrier, Job, Writer};
 
@@ -85,47 +88,6 @@ fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> 
     conn.pragma_update(None, "synchronous", durability.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
     Ok(())
-}
-
-/// A session's stored row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionRow {
-    /// The id.
-    pub session_id: String,
-    /// Epoch ms.
-    pub created_at: u64,
-    /// Epoch ms of the last change.
-    pub updated_at: u64,
-    /// How the session was created (JSON the gateway owns: model, system, tools, metadata).
-    pub spec: serde_json::Value,
-    /// Disposed sessions keep their log but take no input.
-    pub disposed: bool,
-    /// The parent of a child session.
-    pub parent_session_id: Option<String>,
-    /// The body of the session's last `goal/change` event.
-    #[serde(skip)]
-    pub goal: Option<String>,
-    /// Its last commit did not leave it at rest: after a restart it needs `recover`.
-    #[serde(skip)]
-    pub needs_recovery: bool,
-}
-
-/// A snapshot of a session's core state: what its log says through `next_seq - 1`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Snapshot {
-    /// The session.
-    pub session_id: String,
-    /// The seq of the first event it does not cover.
-    pub next_seq: u64,
-    /// The hash of the core (and engine) that wrote it: no other core reads it.
-    pub core: String,
-    /// The core's durable state (JSON).
-    pub state: String,
-    /// The parent of a continuable child.
-    pub parent: Option<String>,
-    /// When read: the body of the session's last `goal/change` (not written with it).
-    pub goal: Option<String>,
 }
 
 /// What a commit keeps beside a session's events, in the same transaction, so that no question
@@ -223,37 +185,6 @@ impl Store {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
-    /// Keeps a snapshot of a session's core state (replacing the one before).
-    pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Snapshot { snapshot, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
-    }
-
-    /// A session's newest snapshot, with its last goal change.
-    pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
-        let session_id = session_id.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT p.next_seq, p.core, p.state, p.parent, s.goal FROM snapshots p \
-                 JOIN sessions s USING (session_id) WHERE session_id = ?1",
-                [&session_id],
-                |r| {
-                    Ok(Snapshot {
-                        session_id: session_id.clone(),
-                        next_seq: r.get::<_, i64>(0)? as u64,
-                        core: r.get(1)?,
-                        state: r.get(2)?,
-                        parent: r.get(3)?,
-                        goal: r.get(4)?,
-                    })
-                },
-            )
-            .optional()
-        })
-        .await
-    }
-
     /// Records that a session is at rest (after recovery found nothing to do).
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
@@ -344,116 +275,6 @@ impl Store {
         .await
     }
 
-    /// One session's row.
-    pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
-        let session_id = session_id.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                &format!("{SESSION_COLUMNS} WHERE session_id = ?1"),
-                [&session_id],
-                session_row,
-            )
-            .optional()
-        })
-        .await
-    }
-
-    /// Sessions ordered by id, after `cursor`, at most `limit`.
-    pub async fn sessions(
-        &self,
-        cursor: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>, StoreError> {
-        let sql = format!("{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2");
-        self.session_page(sql, cursor, limit).await
-    }
-
-    /// Sessions recovery must visit at start, ordered by id, after `cursor`, at most `limit`: those
-    /// whose last commit did not leave them at rest, and every child (its parent may be owed a
-    /// notice). Neither disposed.
-    pub async fn sessions_to_recover(
-        &self,
-        cursor: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>, StoreError> {
-        let sql = format!(
-            "{SESSION_COLUMNS} WHERE needs_recovery = 1 AND disposed = 0 AND session_id > ?1 \
-             UNION {SESSION_COLUMNS} WHERE parent_session_id IS NOT NULL AND disposed = 0 \
-             AND session_id > ?1 ORDER BY session_id LIMIT ?2"
-        );
-        self.session_page(sql, cursor, limit).await
-    }
-
-    /// The rows `sql` selects with `?1` the cursor (after the first id: `""`) and `?2` the limit.
-    async fn session_page(
-        &self,
-        sql: String,
-        cursor: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>, StoreError> {
-        self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let rows = stmt
-                .query_map(params![cursor.as_deref().unwrap_or(""), limit as i64], session_row)?;
-            rows.collect()
-        })
-        .await
-    }
-
-    /// How many sessions are stored (disposed ones included).
-    pub async fn session_count(&self) -> Result<u64, StoreError> {
-        self.read(|conn| {
-            conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
-                .map(|n| n as u64)
-        })
-        .await
-    }
-
-    /// The receipt of a message: from the index, or (for a log older than the index) by
-    /// replaying the log. `None` if the session never accepted it.
-    pub async fn receipt(
-        &self,
-        session_id: &str,
-        message_id: &str,
-    ) -> Result<Option<Receipt>, StoreError> {
-        let (session, message) = (session_id.to_owned(), message_id.to_owned());
-        let indexed = self
-            .read(move |conn| {
-                let indexed: Option<bool> = conn
-                    .query_row(
-                        "SELECT receipts_indexed FROM sessions WHERE session_id = ?1",
-                        [&session],
-                        |r| r.get(0),
-                    )
-                    .optional()?;
-                match indexed {
-                    Some(true) => writer::receipt(conn, &session, &message).map(Some),
-                    _ => Ok(None),
-                }
-            })
-            .await?;
-        match indexed {
-            Some(receipt) => Ok(receipt),
-            None => {
-                let events = self.events(session_id, None, usize::MAX >> 1).await?;
-                Ok(crate::receipts::find(&events, message_id))
-            }
-        }
-    }
-
-    /// The child sessions of a session, oldest first.
-    pub async fn children(&self, parent_id: &str) -> Result<Vec<SessionRow>, StoreError> {
-        let parent_id = parent_id.to_owned();
-        self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "{SESSION_COLUMNS} WHERE parent_session_id = ?1 ORDER BY created_at, session_id"
-            ))?;
-            let rows = stmt.query_map(params![parent_id], session_row)?;
-            rows.collect()
-        })
-        .await
-    }
-
     /// The idempotency record for a key, if it is younger than `max_age_ms`.
     pub async fn idempotency(
         &self,
@@ -508,23 +329,6 @@ impl Store {
 
 /// `--data :memory:`: a store that lives in this process only.
 pub const MEMORY: &str = ":memory:";
-
-const SESSION_COLUMNS: &str = "SELECT session_id, created_at, updated_at, spec, disposed, \
-     parent_session_id, goal, needs_recovery FROM sessions";
-
-fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
-    let spec: String = r.get(3)?;
-    Ok(SessionRow {
-        session_id: r.get(0)?,
-        created_at: r.get::<_, i64>(1)? as u64,
-        updated_at: r.get::<_, i64>(2)? as u64,
-        spec: serde_json::from_str(&spec).unwrap_or_default(),
-        disposed: r.get(4)?,
-        parent_session_id: r.get(5)?,
-        goal: r.get(6)?,
-        needs_recovery: r.get(7)?,
-    })
-}
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,11 @@
 //! a minute: CI runs it as a smoke check. A benchmark never fails on a time; the table shows each
 //! number next to its target, and people read it.
 
+mod enqueue;
+mod measure;
 mod scale;
+mod sse;
+mod turns;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -22,10 +26,19 @@ pub struct Row {
     pub measure: String,
     /// The value, in `unit`.
     pub value: f64,
-    /// `ms`, `MB`, `KB`, `s`.
+    /// `ms`, `MB`, `KB`, `s`, `req/s`, `×`.
     pub unit: &'static str,
-    /// The most it should be, in `unit`.
-    pub at_most: Option<f64>,
+    /// What it should be, in `unit`.
+    pub target: Option<Target>,
+}
+
+/// The bound a measured value should keep.
+#[derive(Clone, Copy)]
+pub enum Target {
+    /// At most this (a time, a size).
+    AtMost(f64),
+    /// At least this (a rate).
+    AtLeast(f64),
 }
 
 impl Row {
@@ -36,19 +49,33 @@ impl Row {
         value: f64,
         unit: &'static str,
     ) -> Row {
-        Row { scenario, measure: measure.into(), value, unit, at_most: None }
+        Row { scenario, measure: measure.into(), value, unit, target: None }
     }
 
-    /// The same row with a target.
-    pub fn at_most(self, target: f64) -> Row {
-        Row { at_most: Some(target), ..self }
+    /// The same row with an upper bound.
+    pub fn at_most(self, bound: f64) -> Row {
+        Row { target: Some(Target::AtMost(bound)), ..self }
+    }
+
+    /// The same row with a lower bound.
+    pub fn at_least(self, bound: f64) -> Row {
+        Row { target: Some(Target::AtLeast(bound)), ..self }
     }
 
     fn verdict(&self) -> &'static str {
-        match self.at_most {
-            Some(target) if self.value <= target => "met",
+        match self.target {
+            Some(Target::AtMost(bound)) if self.value <= bound => "met",
+            Some(Target::AtLeast(bound)) if self.value >= bound => "met",
             Some(_) => "**missed**",
             None => "",
+        }
+    }
+
+    fn target_text(&self) -> String {
+        match self.target {
+            Some(Target::AtMost(bound)) => format!("≤ {bound} {}", self.unit),
+            Some(Target::AtLeast(bound)) => format!("≥ {bound} {}", self.unit),
+            None => String::new(),
         }
     }
 }
@@ -68,6 +95,24 @@ pub struct Size {
     pub receipt_log: usize,
     /// Receipt lookups timed.
     pub lookups: usize,
+    /// Turns timed in the one-session stdio scenario.
+    pub turns: usize,
+    /// Turns run before those are timed.
+    pub warmup_turns: usize,
+    /// How long each HTTP load runs, in seconds.
+    pub load_seconds: f64,
+    /// Events in the long session's log.
+    pub long_log: usize,
+    /// Items in the long queue.
+    pub pending: usize,
+    /// Enqueues timed per session in the long-session scenario.
+    pub samples: usize,
+    /// SSE subscribers of one session.
+    pub subscribers: usize,
+    /// POSTs whose events they all see.
+    pub posts: usize,
+    /// Idle SSE connections held at once.
+    pub idle_streams: usize,
     /// The longest a scenario may take.
     pub limit: Duration,
 }
@@ -81,6 +126,15 @@ impl Size {
             wakes: 200,
             receipt_log: 100_000,
             lookups: 2_000,
+            turns: 1_000,
+            warmup_turns: 50,
+            load_seconds: 5.0,
+            long_log: 100_000,
+            pending: 5_000,
+            samples: 500,
+            subscribers: 1_000,
+            posts: 20,
+            idle_streams: 10_000,
             limit: Duration::from_secs(600),
         }
     }
@@ -93,6 +147,15 @@ impl Size {
             wakes: 20,
             receipt_log: 10_000,
             lookups: 200,
+            turns: 100,
+            warmup_turns: 10,
+            load_seconds: 1.0,
+            long_log: 5_000,
+            pending: 500,
+            samples: 100,
+            subscribers: 100,
+            posts: 5,
+            idle_streams: 500,
             limit: Duration::from_secs(60),
         }
     }
@@ -116,17 +179,36 @@ async fn main() {
     // Compiled core code is kept between runs: no scenario measures cranelift.
     let cache = target_dir().join("bench").join("core-cache");
     let mut rows = Vec::new();
+    let work = work.path();
+    if runs("turn") {
+        rows.extend(bounded("turn", size, turns::one_session(work, &cache, size)).await);
+    }
+    if runs("closed loop") {
+        rows.extend(bounded("closed loop", size, turns::closed_loop(work, &cache, size)).await);
+    }
+    if runs("enqueue") {
+        rows.extend(bounded("enqueue", size, enqueue::throughput(work, &cache, size)).await);
+    }
+    if runs("long sessions") {
+        let long = enqueue::long_sessions(work, &cache, size);
+        rows.extend(bounded("long sessions", size, long).await);
+    }
+    if runs("sse") {
+        rows.extend(bounded("sse", size, sse::fan_out(work, &cache, size)).await);
+    }
+    if runs("idle streams") {
+        rows.extend(bounded("idle streams", size, sse::idle_streams(work, &cache, size)).await);
+    }
     if runs("stored sessions") {
         rows.extend(
-            bounded("stored sessions", size, scale::stored_sessions(work.path(), &cache, size))
-                .await,
+            bounded("stored sessions", size, scale::stored_sessions(work, &cache, size)).await,
         );
     }
     if runs("wake") {
-        rows.extend(bounded("wake", size, scale::wake(work.path(), &cache, size)).await);
+        rows.extend(bounded("wake", size, scale::wake(work, &cache, size)).await);
     }
     if runs("receipts") {
-        rows.extend(bounded("receipts", size, scale::receipts(work.path(), &cache, size)).await);
+        rows.extend(bounded("receipts", size, scale::receipts(work, &cache, size)).await);
     }
     print_table(&rows);
     write_json(&rows, quick);
@@ -149,7 +231,7 @@ fn print_table(rows: &[Row]) {
     println!("| scenario | measure | value | target | |");
     println!("|---|---|---:|---:|---|");
     for row in rows {
-        let target = row.at_most.map_or(String::new(), |t| format!("≤ {t} {}", row.unit));
+        let target = row.target_text();
         println!(
             "| {} | {} | {:.2} {} | {} | {} |",
             row.scenario,
@@ -166,8 +248,13 @@ fn write_json(rows: &[Row], quick: bool) {
     let rows: Vec<_> = rows
         .iter()
         .map(|r| {
+            let (at_most, at_least) = match r.target {
+                Some(Target::AtMost(bound)) => (Some(bound), None),
+                Some(Target::AtLeast(bound)) => (None, Some(bound)),
+                None => (None, None),
+            };
             json!({"scenario": r.scenario, "measure": r.measure, "value": r.value, "unit": r.unit,
-                   "atMost": r.at_most})
+                   "atMost": at_most, "atLeast": at_least})
         })
         .collect();
     let dir = target_dir().join("bench");

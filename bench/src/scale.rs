@@ -13,40 +13,16 @@ use futures::StreamExt;
 use rusqlite::{Connection, params};
 use serde_json::json;
 
+use crate::measure::{percentile, pss_mb, rss_mb};
 use crate::{Row, Size};
 
-/// The resident memory of a process, in MB (`VmRSS` of `/proc/<pid>/status`): every page mapped,
-/// a page of the core's data that 1,000 instances share counted 1,000 times.
-fn rss_mb(pid: u32) -> f64 {
-    proc_mb(&format!("/proc/{pid}/status"), "VmRSS:")
-}
-
-/// The proportional memory of a process, in MB (`Pss` of `/proc/<pid>/smaps_rollup`): a page
-/// mapped N times counts 1/N each time, so this is what the process really holds.
-fn pss_mb(pid: u32) -> f64 {
-    proc_mb(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
-}
-
-/// A `key: N kB` line of a `/proc` file, in MB.
-fn proc_mb(file: &str, key: &str) -> f64 {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    let kb = text
-        .lines()
-        .find_map(|line| line.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .unwrap_or(f64::NAN);
-    kb / 1024.0
-}
-
-/// Percentile `p` (0–100) of `samples`, in ms.
-fn percentile(samples: &mut [Duration], p: f64) -> f64 {
-    samples.sort_unstable();
-    let rank = ((p / 100.0) * samples.len() as f64).ceil() as usize;
-    samples[rank.clamp(1, samples.len()) - 1].as_secs_f64() * 1000.0
-}
-
 /// A gateway on `db`, and how long it took from spawn to a `200` from `/healthz`.
-async fn start(db: &Path, mock: &MockModel, cache: &Path, env: &[(&str, &str)]) -> (Gateway, f64) {
+pub async fn start(
+    db: &Path,
+    mock: &MockModel,
+    cache: &Path,
+    env: &[(&str, &str)],
+) -> (Gateway, f64) {
     let started = Instant::now();
     let gw = Gateway::start_with(db, &mock.base_url(), cache, env);
     let (code, _) = gw.get("/healthz").await;

@@ -14,12 +14,15 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::clock::now_ms;
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
-    Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
+    Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError, SharedInbox,
 };
 use crate::store::Store;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
+
+/// The most sends that arrived together fed with one commit.
+const MAX_GROUP: usize = 256;
 
 /// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
 pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
@@ -45,8 +48,8 @@ pub struct View {
     pub status: Status,
     /// The log's length.
     pub next_seq: u64,
-    /// Pending input, `next-step` first.
-    pub queue: Vec<QueueItem>,
+    /// Pending input, as of now.
+    pub inbox: SharedInbox,
     /// The goal, and whether it is armed in this process.
     pub goal: Option<(Goal, bool)>,
     /// The parent of a continuable child, which alone may give it work.
@@ -199,11 +202,18 @@ impl SessionHandle {
     }
 }
 
+impl View {
+    /// Pending input, `next-step` first.
+    pub fn queue(&self) -> Vec<QueueItem> {
+        self.inbox.items()
+    }
+}
+
 fn view_of(session: &Session) -> View {
     View {
         status: session.status(),
         next_seq: session.next_seq(),
-        queue: session.queue(),
+        inbox: session.inbox(),
         goal: session.goal(),
         parent: session.parent().map(str::to_owned),
     }
@@ -217,7 +227,14 @@ async fn run(
 ) {
     // Owners waiting for the next whole-agent idle.
     let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
+    // A command taken while gathering a group that could not join it: it goes next.
+    let mut held: Option<Command> = None;
     loop {
+        if let Some(command) = held.take() {
+            held = obey(command, &mut session, store.as_ref(), &mut commands, &mut owners).await;
+            *view.lock().expect("view lock") = view_of(&session);
+            continue;
+        }
         // Idle long enough, the core instance is dropped until the next input.
         let can_sleep = session.can_sleep();
         let drowsy = async move {
@@ -230,34 +247,12 @@ async fn run(
             () = drowsy => {
                 session.sleep().await;
             }
-            command = commands.recv() => match command.map(|command| *command) {
+            command = commands.recv() => match command {
                 None => break,
-                Some(Command::Goal { op, reply }) => {
-                    let result = session.change_goal(op).await;
-                    drive_goal(&mut session).await;
+                Some(command) => {
+                    held = obey(*command, &mut session, store.as_ref(), &mut commands, &mut owners)
+                        .await;
                     *view.lock().expect("view lock") = view_of(&session);
-                    let _ = reply.send(result.map(|()| session.goal()));
-                }
-                Some(Command::Feed { input, key, owner, reply }) => {
-                    let waits_only = input.is_none();
-                    let outcome = match input {
-                        Some(input) => take(&mut session, store.as_ref(), input, key).await,
-                        None => Ok(Admission::Fed(Fed::default())),
-                    };
-                    // An owner's interval starts with its input's first event; a refused input
-                    // starts none (dropping the sender tells the owner).
-                    let admitted = waits_only
-                        || matches!(
-                            outcome,
-                            Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(_) }))
-                        );
-                    if let Some(owner) = owner.filter(|_| admitted) {
-                        owners.push(owner);
-                    }
-                    settle(&mut session, &mut owners);
-                    drive_goal(&mut session).await;
-                    *view.lock().expect("view lock") = view_of(&session);
-                    let _ = reply.send(outcome); // a caller that went away: the input is in
                 }
             },
             answer = session.next_answer() => {
@@ -273,6 +268,128 @@ async fn run(
             }
         }
     }
+}
+
+/// A send waiting to be fed with the others that arrived with it.
+struct Member {
+    input: Input,
+    key: Option<IdempotencyKey>,
+    owner: Option<oneshot::Sender<u64>>,
+    reply: oneshot::Sender<Result<Admission, SessionError>>,
+}
+
+/// Carries out one command. Sends that are already waiting behind it join it in one group
+/// commit; answers the first command that could not join.
+async fn obey(
+    command: Command,
+    session: &mut Session,
+    store: Option<&Store>,
+    commands: &mut mpsc::Receiver<Box<Command>>,
+    owners: &mut Vec<oneshot::Sender<u64>>,
+) -> Option<Command> {
+    match command {
+        Command::Goal { op, reply } => {
+            let result = session.change_goal(op).await;
+            drive_goal(session).await;
+            let _ = reply.send(result.map(|()| session.goal()));
+            None
+        }
+        Command::Feed { input: Some(input), key, owner, reply } if groupable(session, &input) => {
+            let mut group = vec![Member { input, key, owner, reply }];
+            let held = gather(session, commands, &mut group);
+            feed_group(session, store, group, owners).await;
+            held
+        }
+        Command::Feed { input, key, owner, reply } => {
+            let waits_only = input.is_none();
+            let outcome = match input {
+                Some(input) => take(session, store, input, key).await,
+                None => Ok(Admission::Fed(Fed::default())),
+            };
+            // An owner's interval starts with its input's first event; a refused input starts
+            // none (dropping the sender tells the owner).
+            if let Some(owner) = owner.filter(|_| waits_only || admitted(&outcome)) {
+                owners.push(owner);
+            }
+            settle(session, owners);
+            drive_goal(session).await;
+            let _ = reply.send(outcome); // a caller that went away: the input is in
+            None
+        }
+    }
+}
+
+/// Sends join a group; a continuable child's are checked one by one against its status.
+fn groupable(session: &Session, input: &Input) -> bool {
+    matches!(input, Input::Send { .. }) && session.parent().is_none()
+}
+
+/// Moves the sends already waiting into `group` (each idempotency key at most once); answers
+/// the first command that cannot join.
+fn gather(
+    session: &Session,
+    commands: &mut mpsc::Receiver<Box<Command>>,
+    group: &mut Vec<Member>,
+) -> Option<Command> {
+    while group.len() < MAX_GROUP {
+        let Ok(command) = commands.try_recv() else { return None };
+        match *command {
+            Command::Feed { input: Some(input), key, owner, reply }
+                if groupable(session, &input)
+                    && key.as_ref().is_none_or(|key| {
+                        !group.iter().any(|m| m.key.as_ref().is_some_and(|k| k.key == key.key))
+                    }) =>
+            {
+                group.push(Member { input, key, owner, reply });
+            }
+            other => return Some(other),
+        }
+    }
+    None
+}
+
+/// Feeds a group of sends with one commit and answers each of them.
+async fn feed_group(
+    session: &mut Session,
+    store: Option<&Store>,
+    group: Vec<Member>,
+    owners: &mut Vec<oneshot::Sender<u64>>,
+) {
+    // A replayed or conflicting key is answered at once; the others are fed.
+    let mut fed = Vec::with_capacity(group.len());
+    for member in group {
+        match replay(session.id(), store, member.key.as_ref()).await {
+            Ok(None) => fed.push(member),
+            Ok(Some(admission)) => drop(member.reply.send(Ok(admission))),
+            Err(error) => drop(member.reply.send(Err(error))),
+        }
+    }
+    let (inputs, answers): (Vec<_>, Vec<_>) =
+        fed.into_iter().map(|m| ((m.input, m.key), (m.owner, m.reply))).unzip();
+    match session.feed_group(inputs).await {
+        Ok(outcomes) => {
+            for (fed, (owner, reply)) in outcomes.into_iter().zip(answers) {
+                let outcome = Ok(Admission::Fed(fed));
+                if let Some(owner) = owner.filter(|_| admitted(&outcome)) {
+                    owners.push(owner);
+                }
+                let _ = reply.send(outcome);
+            }
+        }
+        Err(error) => {
+            // None of them was applied: each sender is told so, and may send again.
+            for (_, reply) in answers {
+                let _ = reply.send(Err(error.shared()));
+            }
+        }
+    }
+    settle(session, owners);
+    drive_goal(session).await;
+}
+
+/// Whether an input was fed and wrote its first event (an owned interval starts there).
+fn admitted(outcome: &Result<Admission, SessionError>) -> bool {
+    matches!(outcome, Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(_) })))
 }
 
 /// Lets the goal act after an input: owners have been settled, so a round starts a new interval.
@@ -305,15 +422,23 @@ async fn take(
     input: Input,
     key: Option<IdempotencyKey>,
 ) -> Result<Admission, SessionError> {
-    if let (Some(key), Some(store)) = (&key, store)
-        && let Some(record) = store.idempotency(&key.key, now_ms(), IDEMPOTENCY_TTL_MS).await?
-    {
-        let same = record.session_id == session.id() && record.request_hash == key.request_hash;
-        return Ok(if same {
-            Admission::Replayed(record.response)
-        } else {
-            Admission::KeyConflict
-        });
+    if let Some(admission) = replay(session.id(), store, key.as_ref()).await? {
+        return Ok(admission);
     }
     Ok(Admission::Fed(session.feed_keyed(input, key).await?))
+}
+
+/// The answer for a key seen before: its first answer for the same request, a conflict for
+/// another; `None` for a key not seen (or no key).
+async fn replay(
+    session_id: &str,
+    store: Option<&Store>,
+    key: Option<&IdempotencyKey>,
+) -> Result<Option<Admission>, SessionError> {
+    let (Some(key), Some(store)) = (key, store) else { return Ok(None) };
+    let Some(record) = store.idempotency(&key.key, now_ms(), IDEMPOTENCY_TTL_MS).await? else {
+        return Ok(None);
+    };
+    let same = record.session_id == session_id && record.request_hash == key.request_hash;
+    Ok(Some(if same { Admission::Replayed(record.response) } else { Admission::KeyConflict }))
 }

@@ -14,7 +14,7 @@ use airlock_core::Status;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
-use crate::session::{Notice, Outbox, QueueItem, seq_of};
+use crate::session::{Notice, Outbox, QueueSnapshot, seq_of};
 use crate::store::{Store, StoreError};
 
 /// Events per read when catching up from the log.
@@ -33,7 +33,7 @@ pub enum Update {
     /// Whole-agent status changed.
     Status(Status),
     /// The inbox after a splice, `next-step` first.
-    Queue(Arc<Vec<QueueItem>>),
+    Queue(Arc<QueueSnapshot>),
     /// `subagent.started` / `subagent.finished` and its JSON data.
     Subagent(&'static str, Arc<str>),
 }
@@ -154,8 +154,7 @@ impl Follower {
                 Err(RecvError::Closed) => return Ok(None),
             };
             match notice {
-                Notice::Event(json) => {
-                    let seq = seq_of(&json)?;
+                Notice::Event(seq, json) => {
                     if seq >= self.quiet_before {
                         self.quiet_before = 0;
                     }

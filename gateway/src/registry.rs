@@ -468,7 +468,7 @@ fn at_rest(handle: &SessionHandle) -> bool {
 /// Whether a session is idle with nothing pending.
 fn at_rest_now(handle: &SessionHandle) -> bool {
     let view = handle.view();
-    view.status == airlock_core::Status::Idle && view.queue.is_empty()
+    view.status == airlock_core::Status::Idle && view.inbox.is_empty()
 }
 
 /// A session being created or brought back; see [`Registry::exclusive`].

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
@@ -127,6 +128,9 @@ impl Gateway {
         let registry = self.state.registry.clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
+        // Small frames (an SSE event, a 202) go out at once, not after the peer's delayed ACK.
+        // (A socket that refuses it still works, only slower.)
+        let listener = listener.tap_io(|tcp| drop(tcp.set_nodelay(true)));
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 shutdown.await;

@@ -32,6 +32,9 @@ use crate::follow::{Follower, Update};
 use crate::model::ModelSetupError;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 
+/// The most bytes of queued frames written to stdout at once.
+const WRITE_BATCH: usize = 64 * 1024;
+
 /// A JSON-RPC error.
 #[derive(Debug)]
 struct RpcError {
@@ -131,8 +134,17 @@ pub async fn serve(
                 }
             };
             let Some(frame) = frame else { break };
-            output.write_all(frame.as_bytes()).await?;
-            output.write_all(b"\n").await?;
+            // Every frame already queued goes out in the same write: one hand-off to the
+            // blocking write of stdout per burst, not one per frame.
+            let mut batch = frame;
+            batch.push('\n');
+            while batch.len() < WRITE_BATCH
+                && let Ok(frame) = frames.try_recv()
+            {
+                batch.push_str(&frame);
+                batch.push('\n');
+            }
+            output.write_all(batch.as_bytes()).await?;
             output.flush().await?;
         }
         Ok::<_, std::io::Error>(())

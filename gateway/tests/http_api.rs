@@ -104,3 +104,46 @@ async fn a_core_trap_answers_500_core_failed_and_leaves_no_session() {
     assert!(error["error"]["message"].as_str().unwrap().contains("fuel"), "{error}");
     assert_eq!(gw.get("/v1/sessions/s").await.0, 404, "nothing was stored");
 }
+
+/// Sends that arrive together into one session are fed one after another and committed together;
+/// each is answered its own message id and seq, with an idempotency key kept for its own send.
+#[tokio::test]
+async fn concurrent_sends_into_one_session_each_get_their_own_seq_and_receipt() {
+    let (_dir, gw) = common::fresh().await;
+    let s = gw.session().await;
+    let messages = format!("/v1/sessions/{s}/messages");
+    let sends = (0..64).map(|i| {
+        let mut request = gw.client.post(gw.url(&messages));
+        if i % 8 == 0 {
+            request = request.header("idempotency-key", format!("key-{i}"));
+        }
+        async move {
+            let body = json!({"content": format!("note {i}"), "delivery": "inject"});
+            let res = request.json(&body).send().await.unwrap();
+            assert_eq!(res.status(), 202);
+            res.json::<Value>().await.unwrap()
+        }
+    });
+    let answers = futures::future::join_all(sends).await;
+    let mut seqs: Vec<u64> = answers.iter().map(|a| a["seq"].as_u64().unwrap()).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (0..64).collect::<Vec<_>>(), "one insert splice each, no gap, no repeat");
+    for answer in &answers {
+        let id = answer["messageId"].as_str().unwrap();
+        let (code, receipt) = gw.get(&format!("{messages}/{id}")).await;
+        assert_eq!((code, &receipt["state"]), (200, &json!("pending")), "{receipt}");
+        assert_eq!(receipt["insertedSeq"], answer["seq"], "{receipt}");
+    }
+    // A keyed send sent again is answered with its own first answer.
+    let again = gw
+        .client
+        .post(gw.url(&messages))
+        .header("idempotency-key", "key-8")
+        .json(&json!({"content": "note 8", "delivery": "inject"}))
+        .send()
+        .await
+        .unwrap();
+    let replayed: Value = again.json().await.unwrap();
+    assert_eq!(replayed, answers[8]);
+    assert_eq!(gw.log(&s).await.len(), 64, "the replay wrote nothing");
+}

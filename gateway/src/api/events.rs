@@ -31,7 +31,7 @@ use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
 use crate::schema::json_objects;
-use crate::session::{Notice, QueueItem, seq_of};
+use crate::session::{Notice, QueueSnapshot, seq_of};
 
 /// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -155,10 +155,8 @@ pub(super) fn status_frame(id: &str, status: Status) -> Frame {
         .data(json!({"sessionId": id, "status": status}).to_string())
 }
 
-fn queue_frame(id: &str, items: &[QueueItem]) -> Frame {
-    Frame::default()
-        .event("session.queue")
-        .data(json!({"sessionId": id, "items": items}).to_string())
+fn queue_frame(snapshot: &QueueSnapshot) -> Frame {
+    Frame::default().event("session.queue").data(snapshot.json())
 }
 
 /// Streams one session: snapshots, the log after the cursor, then live.
@@ -174,8 +172,8 @@ async fn follow_session(state: AppState, id: String, after: Option<u64>, tx: Tx)
     let mut shutdown = state.shutdown.clone();
     let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
     frames.push(status_frame(&id, follower.status_at_start().unwrap_or(Status::Idle)));
-    if let Some(view) = view.filter(|v| !v.queue.is_empty()) {
-        frames.push(queue_frame(&id, &view.queue));
+    if let Some(queue) = view.map(|v| v.queue()).filter(|queue| !queue.is_empty()) {
+        frames.push(queue_frame(&QueueSnapshot::new(&id, queue)));
     }
     for frame in frames {
         if tx.send(Ok(frame)).await.is_err() {
@@ -203,7 +201,7 @@ pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
     match update {
         Update::Event { seq, json } => event_frame(json, *seq),
         Update::Status(status) => status_frame(id, *status),
-        Update::Queue(items) => queue_frame(id, items),
+        Update::Queue(snapshot) => queue_frame(snapshot),
         Update::Subagent(name, data) => Frame::default().event(*name).data(data.as_ref()),
     }
 }

@@ -223,7 +223,7 @@ async fn receipt(
 )]
 async fn queue(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {
     let handle = state.registry.resume(&id).await?;
-    Ok(Json(QueueView { items: handle.view().queue }))
+    Ok(Json(QueueView { items: handle.view().queue() }))
 }
 
 /// New content for a queued message.
@@ -252,7 +252,7 @@ async fn edit(
     let handle = state.registry.resume(&id).await?;
     let pending = handle
         .view()
-        .queue
+        .queue()
         .into_iter()
         .find(|i| i.message_id == message_id)
         .ok_or_else(|| ApiError::queue_item_not_found(&message_id))?;
@@ -295,8 +295,8 @@ async fn steer(
 ) -> Answer<impl IntoResponse> {
     let handle = state.registry.resume(&id).await?;
     let view = handle.view();
-    let item = view
-        .queue
+    let queue = view.queue();
+    let item = queue
         .iter()
         .find(|i| i.message_id == message_id)
         .ok_or_else(|| ApiError::queue_item_not_found(&message_id))?;

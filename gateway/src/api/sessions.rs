@@ -281,7 +281,7 @@ async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
     let (status, last_seq, queue, goal) = match state.registry.get(&row.session_id) {
         Ok(handle) => {
             let view = handle.view();
-            (view.status, view.next_seq as i64 - 1, view.queue, view.goal)
+            (view.status, view.next_seq as i64 - 1, view.queue(), view.goal)
         }
         Err(_) => {
             // Not in memory: at rest, so idle with nothing pending; its goal is not armed.

@@ -16,11 +16,11 @@ use super::bindings::airlock::core::types as wit;
 use super::error::CoreError;
 
 fn to_json(what: &'static str, value: &impl Serialize) -> Result<String, CoreError> {
-    serde_json::to_string(value).map_err(|source| CoreError::Json { what, source })
+    serde_json::to_string(value).map_err(|source| CoreError::Json { what, source: source.into() })
 }
 
 fn from_json<T: DeserializeOwned>(what: &'static str, text: &str) -> Result<T, CoreError> {
-    serde_json::from_str(text).map_err(|source| CoreError::Json { what, source })
+    serde_json::from_str(text).map_err(|source| CoreError::Json { what, source: source.into() })
 }
 
 /// The session config as the core's constructor takes it.

@@ -1,7 +1,7 @@
 //! The one error type of the core host.
 
 /// What went wrong loading, instantiating or driving the core component.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum CoreError {
     /// The component bytes could not be compiled to machine code.
     #[error("could not compile the core component: {0}")]
@@ -55,6 +55,6 @@ pub enum CoreError {
         what: &'static str,
         /// The serde error.
         #[source]
-        source: serde_json::Error,
+        source: std::sync::Arc<serde_json::Error>,
     },
 }

@@ -104,7 +104,7 @@ pub enum GoalOp {
 }
 
 /// Why a goal request was refused.
-#[derive(Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GoalError {
     /// There is no goal to change.
     #[error("the session has no goal; set one with PUT /v1/sessions/{{id}}/goal")]

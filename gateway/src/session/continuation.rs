@@ -19,7 +19,7 @@ impl Session {
             let (child, parent) = (self.id().to_owned(), parent.clone());
             return Err(SessionError::ChildSession { child, parent });
         }
-        let inputs = self.goal.apply(op, &self.inbox, fresh_id)?;
+        let inputs = self.goal.apply(op, &self.inbox.lock(), fresh_id)?;
         self.feed_all(inputs, None).await?;
         Ok(())
     }
@@ -28,7 +28,7 @@ impl Session {
     /// the next round or the round limit.
     pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
         let idle = self.status == Status::Idle;
-        let inputs = self.goal.next(idle, &self.inbox, fresh_id);
+        let inputs = self.goal.next(idle, &self.inbox.lock(), fresh_id);
         if inputs.is_empty() {
             return Ok(());
         }

@@ -121,7 +121,8 @@ impl Session {
         self.streams.clear();
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         self.marker = Marker::new(loaded.inbox.clone(), loaded.turns);
-        (self.core, self.next_seq, self.inbox) = (Some(loaded.core), loaded.next_seq, loaded.inbox);
+        (self.core, self.next_seq) = (Some(loaded.core), loaded.next_seq);
+        *self.inbox.lock() = loaded.inbox;
         self.parent = loaded.parent;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance
         self.set_status(Status::Idle, self.next_seq);

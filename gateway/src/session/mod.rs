@@ -14,6 +14,7 @@
 pub mod child;
 mod continuation;
 mod effects;
+mod error;
 mod load;
 mod log;
 mod notice;
@@ -23,60 +24,26 @@ mod sleep;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use airlock_core::{CancelCause, Config, Event, Inbox, Input, Output, Status, StepDecision};
+use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision};
 
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
+pub use error::SessionError;
 pub use log::{MemoryLog, SessionLog, seq_of};
-pub use notice::{Announced, Notice, Outbox, QueueItem};
+pub use notice::{Announced, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox};
 pub use sleep::SNAPSHOT_EVERY;
 
 use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
-use crate::goal::{Driver, GoalError};
+use crate::goal::Driver;
 use crate::model::ModelProvider;
 use crate::receipts::Marker;
-use crate::store::{IdempotencyRecord, Index, StoreError};
+use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
 use load::Loaded;
 use observe::TurnCancel;
-
-/// Why a session could not go on.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// The core trapped on this input; the session was rebuilt from its log and the input lost.
-    #[error(
-        "{0}; the session was rebuilt from its log and this input was not applied, so send it again"
-    )]
-    Trapped(CoreError),
-    /// The core trapped again while recovering: the core itself is broken.
-    #[error("the core trapped again while recovering from its log ({0}); the core build is faulty")]
-    Broken(CoreError),
-    /// The core could not be created or restored.
-    #[error(transparent)]
-    Core(#[from] CoreError),
-    /// The log refused or failed an append; the session was rebuilt from what is durable.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A goal request does not fit the goal.
-    #[error(transparent)]
-    Goal(#[from] GoalError),
-    /// The session's actor is gone (the gateway is shutting down).
-    #[error("the session is shutting down; send the input again after the gateway restarts")]
-    Gone,
-    /// The session is a continuable subagent: work for it comes from its parent only.
-    #[error(
-        "session {child:?} is a subagent of session {parent:?}: it takes work only from its parent (send_message), so it cannot run a goal of its own"
-    )]
-    ChildSession {
-        /// The subagent.
-        child: String,
-        /// Its parent.
-        parent: String,
-    },
-}
 
 /// An input the core refused, with its reason.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,7 +92,7 @@ pub struct Session {
     outbox: Arc<Outbox>,
     next_seq: u64,
     /// The inbox as the log says, for queue snapshots without entering the core.
-    inbox: Inbox,
+    inbox: SharedInbox,
     /// The inbox and turn as committed, to index what each commit does to receipts.
     marker: Marker,
     /// The log's length when the newest snapshot was taken.
@@ -174,7 +141,7 @@ impl Session {
             next_seq: loaded.next_seq,
             marker: Marker::new(loaded.inbox.clone(), loaded.turns),
             snapshot_seq: loaded.snapshot_seq,
-            inbox: loaded.inbox,
+            inbox: SharedInbox::new(loaded.inbox),
             answers: mpsc::unbounded_channel(),
             generation: 0,
             tasks: JoinSet::new(),
@@ -208,7 +175,12 @@ impl Session {
 
     /// Pending input, `next-step` first.
     pub fn queue(&self) -> Vec<QueueItem> {
-        notice::queue_items(&self.inbox)
+        self.inbox.items()
+    }
+
+    /// The inbox as the log says, kept current after each commit.
+    pub fn inbox(&self) -> SharedInbox {
+        self.inbox.clone()
     }
 
     /// Where committed events, status changes and queue snapshots are announced, with what
@@ -251,81 +223,129 @@ impl Session {
         {
             return Ok(Fed { refusal: Some(refusal), first_seq: None });
         }
-        self.feed_all(vec![input], key).await
+        let fed = self.feed_group(vec![(input, key)]).await?;
+        Ok(fed.into_iter().next().unwrap_or_default())
     }
 
-    /// Feeds several inputs (e.g. the model chunks that arrived together) with one commit.
+    /// Feeds several inputs (e.g. the model chunks that arrived together) with one commit;
+    /// answers what they did together.
     pub async fn feed_all(
         &mut self,
         inputs: Vec<Input>,
         key: Option<IdempotencyKey>,
     ) -> Result<Fed, SessionError> {
-        if let Some(Input::Cancel { cause, .. }) = inputs.first() {
-            match cause {
-                CancelCause::Disposed => self.goal.disarm(),
-                _ => self.goal.cancelled(),
-            }
-            self.cancel.cancel(*cause);
+        let mut inputs: Vec<_> = inputs.into_iter().map(|input| (input, None)).collect();
+        if let Some(first) = inputs.first_mut() {
+            first.1 = key;
         }
+        let fed = self.feed_group(inputs).await?;
+        Ok(Fed {
+            refusal: fed.iter().rev().find_map(|fed| fed.refusal.clone()),
+            first_seq: fed.iter().find_map(|fed| fed.first_seq),
+        })
+    }
+
+    /// Feeds inputs one after another and commits all their events at once (one fsync): each
+    /// answers what it alone did, as if fed by itself. A send's idempotency key is recorded with
+    /// its own first event. If the core traps, none of them is applied: the session is rebuilt
+    /// from its log and given `recover`.
+    pub async fn feed_group(
+        &mut self,
+        inputs: Vec<(Input, Option<IdempotencyKey>)>,
+    ) -> Result<Vec<Fed>, SessionError> {
         self.wake().await?;
-        let mut queue = VecDeque::from(inputs);
         let mut batch = Batch::default();
-        let mut trapped = None;
-        while let Some(input) = queue.pop_front() {
-            let outputs = match self.core_mut().handle(input, now_ms()) {
-                Ok(outputs) => outputs,
-                Err(error) if trapped.is_none() => {
-                    self.rebuild().await?;
-                    trapped = Some(error);
-                    batch = Batch::default();
-                    queue = VecDeque::from([Input::Recover]);
-                    continue;
+        let mut fed = Vec::with_capacity(inputs.len());
+        let mut records = Vec::new();
+        for (input, key) in inputs {
+            if let Input::Cancel { cause, .. } = &input {
+                match cause {
+                    CancelCause::Disposed => self.goal.disarm(),
+                    _ => self.goal.cancelled(),
                 }
-                Err(error) => return Err(SessionError::Broken(error)),
+                self.cancel.cancel(*cause);
+            }
+            let before = batch.events();
+            let refusal = match self.decide(input, &mut batch) {
+                Ok(refusal) => refusal,
+                Err(error) => return Err(self.recover_from_trap(error).await),
             };
-            for output in outputs {
+            let first_seq = (batch.events() > before).then(|| self.next_seq + before as u64);
+            if let (Some(key), Some(first)) = (key, first_seq) {
+                records.push(IdempotencyRecord {
+                    key: key.key,
+                    session_id: self.config.session_id.clone(),
+                    request_hash: key.request_hash,
+                    response: serde_json::json!({"messageId": key.message_id, "seq": first})
+                        .to_string(),
+                    created_at: now_ms(),
+                });
+            }
+            fed.push(Fed { refusal, first_seq });
+        }
+        self.commit(&mut batch, records).await?;
+        self.start_effects(batch.outputs);
+        Ok(fed)
+    }
+
+    /// Hands one input to the core, answering the pre-step policy (enter everything claimed)
+    /// in the same pass; the outputs go to `batch`. Answers the core's refusal, if it refused.
+    fn decide(&mut self, input: Input, batch: &mut Batch) -> Result<Option<Refusal>, CoreError> {
+        let mut queue = VecDeque::from([input]);
+        let mut refusal = None;
+        while let Some(input) = queue.pop_front() {
+            for output in self.core_mut().handle(input, now_ms())? {
                 match output {
                     Output::DecideStep { decision_id, claimed, .. } => {
-                        // The default pre-step policy: enter everything claimed.
                         let ids = claimed.into_iter().map(|m| m.id).collect();
                         queue.push_back(Input::Decided {
                             decision_id,
                             decision: StepDecision::Enter(ids),
                         });
                     }
-                    Output::Refused { code, message } => {
-                        batch.refusal = Some(Refusal { code, message })
-                    }
+                    Output::Refused { code, message } => refusal = Some(Refusal { code, message }),
                     other => batch.outputs.push(other),
                 }
             }
         }
-        let first_seq = self.commit(&mut batch, key).await?;
-        self.start_effects(batch.outputs);
-        match trapped {
-            Some(error) => Err(SessionError::Trapped(error)),
-            None => Ok(Fed { refusal: batch.refusal, first_seq }),
+        Ok(refusal)
+    }
+
+    /// After a trap: the instance is gone with everything it had not committed. A fresh one is
+    /// rebuilt from the log and given `recover`; answers the error to give the input's sender.
+    async fn recover_from_trap(&mut self, trap: CoreError) -> SessionError {
+        if let Err(error) = self.rebuild().await {
+            return error;
         }
+        let mut batch = Batch::default();
+        if let Err(again) = self.decide(Input::Recover, &mut batch) {
+            return SessionError::Broken(again);
+        }
+        if let Err(error) = self.commit(&mut batch, Vec::new()).await {
+            return error;
+        }
+        self.start_effects(batch.outputs);
+        SessionError::Trapped(trap)
     }
 
     /// Appends the batch's events in one commit, then announces them.
     async fn commit(
         &mut self,
         batch: &mut Batch,
-        key: Option<IdempotencyKey>,
+        records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
-        let first_seq = self.append(batch, key).await?;
+        let first_seq = self.append(batch, records).await?;
         self.announce(&batch.outputs, first_seq.unwrap_or(self.next_seq));
         Ok(first_seq)
     }
 
-    /// Appends the batch's events, with the idempotency record of a keyed send, in one commit;
-    /// answers the first event's seq. When the commit fails the core is ahead of the durable log,
-    /// so it is rebuilt from what was committed and nothing is announced.
+    /// Appends the batch's events, with the idempotency records of its keyed sends, in one
+    /// commit; answers the first event's seq. When the commit fails the core is ahead of the
+    /// durable log, so it is rebuilt from what was committed and nothing is announced.
     async fn append(
         &mut self,
         batch: &mut Batch,
-        key: Option<IdempotencyKey>,
+        records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
         let events: Vec<String> = batch
             .outputs
@@ -337,16 +357,8 @@ impl Session {
             .collect();
         let first_seq = (!events.is_empty()).then_some(self.next_seq);
         if let Some(first) = first_seq {
-            let record = key.map(|key| IdempotencyRecord {
-                key: key.key,
-                session_id: self.config.session_id.clone(),
-                request_hash: key.request_hash,
-                response: serde_json::json!({"messageId": key.message_id, "seq": first})
-                    .to_string(),
-                created_at: now_ms(),
-            });
             let count = events.len() as u64;
-            let index = self.index(&events, &batch.outputs, record);
+            let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 // The core is ahead of the durable log: rebuild it from what was committed.
                 batch.outputs.clear();
@@ -356,55 +368,6 @@ impl Session {
             self.next_seq = first + count;
         }
         Ok(first_seq)
-    }
-
-    /// What a commit of `events` keeps beside them: the idempotency record, the receipt changes
-    /// of its splices, and whether it leaves the session at rest (idle, inbox empty).
-    fn index(
-        &mut self,
-        events: &[String],
-        outputs: &[Output],
-        idempotency: Option<IdempotencyRecord>,
-    ) -> Index {
-        let mut marks = Vec::new();
-        for json in events {
-            let kind = Event::type_of(json);
-            if matches!(kind.as_deref(), Some("agent/inbox/spliced" | "turn/start"))
-                && let Ok(Some(event)) = Event::parse(json)
-            {
-                marks.extend(self.marker.marks(&event));
-            }
-        }
-        let status = outputs.iter().rev().find_map(|o| match o {
-            Output::Status(status) => Some(*status),
-            _ => None,
-        });
-        let idle = status.unwrap_or(self.status) == Status::Idle;
-        let at_rest = idle && self.marker.inbox().pending().next().is_none();
-        Index { idempotency, marks, at_rest }
-    }
-
-    /// Shows each committed event to the parts that follow the log, then tells subscribers about
-    /// events, status changes and the queue, in output order; `first` is the first event's seq.
-    fn announce(&mut self, outputs: &[Output], first: u64) {
-        let mut spliced = false;
-        let mut next = first;
-        for output in outputs {
-            match output {
-                Output::AppendEvent(json) => {
-                    next += 1;
-                    spliced |= self.observe(json);
-                    self.outbox.event(Arc::from(json.as_str()), next);
-                }
-                Output::Status(status) => {
-                    self.set_status(*status, next);
-                }
-                _ => {}
-            }
-        }
-        if spliced {
-            self.outbox.send(Notice::Queue(Arc::new(self.queue())));
-        }
     }
 
     /// Waits for the next answer from a task started for the current instance.
@@ -488,5 +451,11 @@ impl SessionParts {
 #[derive(Default)]
 struct Batch {
     outputs: Vec<Output>,
-    refusal: Option<Refusal>,
+}
+
+impl Batch {
+    /// How many events it appends.
+    fn events(&self) -> usize {
+        self.outputs.iter().filter(|o| matches!(o, Output::AppendEvent(_))).count()
+    }
 }

@@ -69,7 +69,7 @@ impl Outbox {
     pub(super) fn event(&self, json: Arc<str>, next_seq: u64) {
         let mut announced = self.announced.lock().expect("announced lock");
         announced.next_seq = next_seq;
-        let _ = self.notices.send(Notice::Event(json));
+        let _ = self.notices.send(Notice::Event(next_seq - 1, json));
     }
 
     /// Announces a status change.
@@ -89,12 +89,12 @@ impl Outbox {
 /// One announcement.
 #[derive(Clone, Debug)]
 pub enum Notice {
-    /// A committed event (JSON envelope).
-    Event(Arc<str>),
+    /// A committed event: its seq and JSON envelope.
+    Event(u64, Arc<str>),
     /// Whole-agent status changed.
     Status(Status),
     /// The inbox after a splice, `next-step` first.
-    Queue(Arc<Vec<QueueItem>>),
+    Queue(Arc<QueueSnapshot>),
     /// A child session started or finished: `subagent.started` / `subagent.finished` and its
     /// JSON data. Not in the log: a live notification only.
     Subagent(&'static str, Arc<str>),
@@ -114,6 +114,58 @@ pub struct QueueItem {
     pub delivery: &'static str,
     /// The message.
     pub message: Message,
+}
+
+/// The pending items after a splice, as every subscriber is shown them: serialized once, however
+/// many subscribers there are.
+#[derive(Debug)]
+pub struct QueueSnapshot {
+    /// The session.
+    pub session_id: String,
+    /// Its pending items, `next-step` first.
+    pub items: Vec<QueueItem>,
+    json: std::sync::OnceLock<String>,
+}
+
+impl QueueSnapshot {
+    /// The snapshot of `items`.
+    pub fn new(session_id: &str, items: Vec<QueueItem>) -> QueueSnapshot {
+        QueueSnapshot { session_id: session_id.to_owned(), items, json: Default::default() }
+    }
+
+    /// `{sessionId, items}` as JSON, made by the first subscriber that asks.
+    pub fn json(&self) -> &str {
+        self.json.get_or_init(|| {
+            serde_json::json!({"sessionId": self.session_id, "items": self.items}).to_string()
+        })
+    }
+}
+
+/// The inbox as the log says, shared by a session and its handles: a handle reads the queue
+/// without asking the session's actor, and nothing copies it per enqueue.
+#[derive(Clone, Debug, Default)]
+pub struct SharedInbox(Arc<Mutex<Inbox>>);
+
+impl SharedInbox {
+    /// Shares `inbox`.
+    pub fn new(inbox: Inbox) -> SharedInbox {
+        SharedInbox(Arc::new(Mutex::new(inbox)))
+    }
+
+    /// The inbox now.
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Inbox> {
+        self.0.lock().expect("inbox lock")
+    }
+
+    /// Its pending items, `next-step` first.
+    pub fn items(&self) -> Vec<QueueItem> {
+        queue_items(&self.lock())
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.lock().pending().next().is_none()
+    }
 }
 
 /// The pending items of an inbox, `next-step` first, each list in order.

@@ -1,14 +1,18 @@
 //! The parts of a session that follow its log. After each commit, every committed event is shown
 //! once, in seq order, to each part that keeps something of it: the goal's driver, the parent a
 //! `subagent/descriptor` names, the current turn's cancel signal and the turn metric; then the
-//! inbox mirror (for queue snapshots without entering the core) applies its splices.
+//! inbox mirror (for queue snapshots without entering the core) applies its splices. Then
+//! subscribers are told ([`Session::announce`]).
 
-use airlock_core::{CancelCause, Event, EventData, Inbox};
+use std::sync::Arc;
+
+use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status};
 use tokio::sync::watch;
 
-use super::Session;
 use super::child::Parent;
+use super::{Notice, QueueSnapshot, Session};
 use crate::goal::Driver;
+use crate::store::{IdempotencyRecord, Index};
 
 /// The event types some part follows; the others are not parsed at all.
 const OBSERVED: [&str; 6] = [
@@ -86,15 +90,67 @@ impl Session {
         let Ok(Some(event)) = Event::parse(json) else { return false };
         let parts: [&mut dyn Observe; 4] =
             [&mut self.goal, &mut self.parent, &mut self.cancel, &mut TurnMetric];
+        let mut inbox = self.inbox.lock();
         for part in parts {
-            part.observe(&event, &self.inbox);
+            part.observe(&event, &inbox);
         }
         match &event.data {
             EventData::InboxSpliced(splice) => {
-                self.inbox.apply(splice);
+                inbox.apply(splice);
                 true
             }
             _ => false,
+        }
+    }
+
+    /// What a commit of `events` keeps beside them: the idempotency record, the receipt changes
+    /// of its splices, and whether it leaves the session at rest (idle, inbox empty).
+    pub(super) fn index(
+        &mut self,
+        events: &[String],
+        outputs: &[Output],
+        idempotency: Vec<IdempotencyRecord>,
+    ) -> Index {
+        let mut marks = Vec::new();
+        for json in events {
+            let kind = Event::type_of(json);
+            if matches!(kind.as_deref(), Some("agent/inbox/spliced" | "turn/start"))
+                && let Ok(Some(event)) = Event::parse(json)
+            {
+                marks.extend(self.marker.marks(&event));
+            }
+        }
+        let status = outputs.iter().rev().find_map(|o| match o {
+            Output::Status(status) => Some(*status),
+            _ => None,
+        });
+        let idle = status.unwrap_or(self.status) == Status::Idle;
+        let at_rest = idle && self.marker.inbox().pending().next().is_none();
+        Index { idempotency, marks, at_rest }
+    }
+
+    /// Shows each committed event to the parts that follow the log, then tells subscribers about
+    /// events, status changes and the queue, in output order; `first` is the first event's seq.
+    pub(super) fn announce(&mut self, outputs: &[Output], first: u64) {
+        let mut spliced = false;
+        let mut next = first;
+        for output in outputs {
+            match output {
+                Output::AppendEvent(json) => {
+                    next += 1;
+                    spliced |= self.observe(json);
+                    self.outbox.event(Arc::from(json.as_str()), next);
+                }
+                Output::Status(status) => {
+                    self.set_status(*status, next);
+                }
+                _ => {}
+            }
+        }
+        // Only a subscriber reads the whole queue after each splice.
+        if spliced && self.outbox.followed() {
+            let snapshot = QueueSnapshot::new(self.id(), self.queue());
+            self.outbox.send(Notice::Queue(Arc::new(snapshot)));
         }
     }
 }

@@ -94,8 +94,8 @@ fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> 
 /// about a session needs it in memory or a scan of its log.
 #[derive(Clone, Debug, Default)]
 pub struct Index {
-    /// The idempotency record of a keyed send.
-    pub idempotency: Option<IdempotencyRecord>,
+    /// The idempotency records of the keyed sends.
+    pub idempotency: Vec<IdempotencyRecord>,
     /// What the events' splices did to receipts, in seq order.
     pub marks: Vec<Mark>,
     /// The session is at rest after these events (idle, inbox empty): recovery at start passes

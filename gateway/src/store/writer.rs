@@ -259,14 +259,17 @@ fn in_savepoint<T>(
     tx: &rusqlite::Transaction<'_>,
     f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    tx.execute_batch("SAVEPOINT job")?;
+    // Cached: parsing these three statements again for every job costs more than running them.
+    let run = |sql: &str| tx.prepare_cached(sql).and_then(|mut statement| statement.execute([]));
+    run("SAVEPOINT job")?;
     match f(tx) {
         Ok(value) => {
-            tx.execute_batch("RELEASE job")?;
+            run("RELEASE job")?;
             Ok(value)
         }
         Err(e) => {
-            tx.execute_batch("ROLLBACK TO job; RELEASE job")?;
+            run("ROLLBACK TO job")?;
+            run("RELEASE job")?;
             Err(e)
         }
     }
@@ -317,22 +320,22 @@ fn append(
         }
         next += 1;
     }
-    if let Some(record) = &index.idempotency {
-        tx.execute(
+    for record in &index.idempotency {
+        tx.prepare_cached(
             "INSERT OR REPLACE INTO idempotency (key, session_id, request_hash, response, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![record.key, record.session_id, record.request_hash, record.response, record.created_at as i64],
-        )?;
+        )?
+        .execute(params![record.key, record.session_id, record.request_hash, record.response, record.created_at as i64])?;
     }
     for mark in &index.marks {
         mark_receipt(tx, session_id, mark)?;
     }
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE sessions SET updated_at = ?2, needs_recovery = ?3, goal = COALESCE(?4, goal) \
              WHERE session_id = ?1",
-            params![session_id, time as i64, !index.at_rest, goal],
-        )?;
+        )?
+        .execute(params![session_id, time as i64, !index.at_rest, goal])?;
     }
     next_seq.insert(session_id.to_owned(), next);
     Ok(())

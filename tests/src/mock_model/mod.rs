@@ -29,6 +29,7 @@ use axum::http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -43,6 +44,8 @@ struct Shared {
     /// Replies for requests whose last message contains a marker, taken before the script.
     routed: Mutex<Vec<(String, Reply)>>,
     requests: Mutex<Vec<Recorded>>,
+    /// Bodies are not kept (a benchmark's thousands of long requests).
+    forget: std::sync::atomic::AtomicBool,
     /// How many requests have arrived.
     arrived: tokio::sync::watch::Sender<usize>,
 }
@@ -53,6 +56,7 @@ impl Default for Shared {
             script: Mutex::default(),
             routed: Mutex::default(),
             requests: Mutex::default(),
+            forget: false.into(),
             arrived: tokio::sync::watch::Sender::new(0),
         }
     }
@@ -81,6 +85,8 @@ impl MockModel {
             .route("/v1/chat/completions", post(chat_completions))
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
+            // Each chunk goes out when it is written, as a real provider streams it.
+            let listener = listener.tap_io(|tcp| drop(tcp.set_nodelay(true)));
             axum::serve(listener, app).await.expect("the mock model server runs");
         });
         MockModel { addr, shared, server }
@@ -117,6 +123,12 @@ impl MockModel {
         arrived.wait_for(|n| *n >= count).await.expect("the mock holds the sender");
     }
 
+    /// Stops keeping request bodies: [`MockModel::requests`] answers only those before, and
+    /// [`MockModel::requested`] still counts every request.
+    pub fn forget_requests(&self) {
+        self.shared.forget.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The `Authorization` header of every request received so far, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
         lock(&self.shared.requests).iter().map(|r| r.authorization.clone()).collect()
@@ -142,12 +154,14 @@ async fn chat_completions(
     let body = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let authorization = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let number = {
-        let mut requests = lock(&shared.requests);
-        requests.push(Recorded { body: body.clone(), authorization });
-        requests.len()
-    };
-    shared.arrived.send_replace(number);
+    if !shared.forget.load(std::sync::atomic::Ordering::Relaxed) {
+        lock(&shared.requests).push(Recorded { body: body.clone(), authorization });
+    }
+    let mut number = 0;
+    shared.arrived.send_modify(|arrived| {
+        *arrived += 1;
+        number = *arrived;
+    });
     let last = body["messages"].as_array().and_then(|m| m.last()).map(Value::to_string);
     let routed = {
         let mut routed = lock(&shared.routed);

@@ -1,0 +1,186 @@
+//! Enqueues over HTTP: `POST …/messages` with `delivery: inject`, which is made durable and
+//! answered 202 but starts no turn, so only the enqueue path is measured.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use airlock_tests::gateway::Gateway;
+use airlock_tests::{MockModel, Reply};
+use serde_json::json;
+
+use crate::measure::percentile;
+use crate::scale::start;
+use crate::{Row, Size};
+
+/// A client for many concurrent requests to one gateway.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().pool_max_idle_per_host(1024).build().expect("a client")
+}
+
+/// One inject into `session`; answers how long the 202 took.
+async fn inject(client: &reqwest::Client, gw: &Gateway, session: &str) -> Duration {
+    let body = r#"{"content":"context for later","delivery":"inject"}"#;
+    let sent = Instant::now();
+    let res = client
+        .post(gw.url(&format!("/v1/sessions/{session}/messages")))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("the gateway answers");
+    let status = res.status();
+    let _ = res.bytes().await;
+    assert_eq!(status, 202, "an inject is accepted");
+    sent.elapsed()
+}
+
+/// `n` injects one after another; their latencies.
+async fn sequential(
+    client: &reqwest::Client,
+    gw: &Gateway,
+    session: &str,
+    n: usize,
+) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        samples.push(inject(client, gw, session).await);
+    }
+    samples
+}
+
+/// Injects at a fixed `rate` per second for `seconds`, each sent on time whatever the others
+/// do (an open loop: a slow answer does not delay the next request); their latencies.
+async fn at_rate(gw: &Arc<Gateway>, session: &str, rate: u64, seconds: f64) -> Vec<Duration> {
+    let client = client();
+    let n = (rate as f64 * seconds) as usize;
+    let mut ticks = tokio::time::interval(Duration::from_nanos(1_000_000_000 / rate));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut requests = Vec::with_capacity(n);
+    for _ in 0..n {
+        ticks.tick().await;
+        let (client, gw, session) = (client.clone(), gw.clone(), session.to_owned());
+        requests.push(tokio::spawn(async move { inject(&client, &gw, &session).await }));
+    }
+    let mut samples = Vec::with_capacity(n);
+    for request in requests {
+        samples.push(request.await.expect("a request ran"));
+    }
+    samples
+}
+
+/// As many injects as `clients` concurrent clients get answered in `seconds`, spread over
+/// `sessions`: requests per second.
+async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, seconds: f64) -> f64 {
+    let client = client();
+    let done = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|i| {
+            let (client, gw, done, stop) = (client.clone(), gw.clone(), done.clone(), stop.clone());
+            let session = sessions[i % sessions.len()].clone();
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    inject(&client, &gw, &session).await;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.await.expect("a client ran");
+    }
+    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Latency at a steady 1,000 requests per second, and the most one session and 100 sessions take.
+pub async fn throughput(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "enqueue (HTTP)";
+    let mock = MockModel::start().await;
+    let (gw, _) = start(&work.join("enqueue.db"), &mock, cache, &[]).await;
+    let gw = Arc::new(gw);
+    let one = gw.session().await;
+    sequential(&client(), &gw, &one, 100).await; // warm: connections, the session's core
+    let mut steady = at_rate(&gw, &one, 1000, size.load_seconds).await;
+    let mut rows = vec![
+        Row::new(S, "1 session at 1,000 req/s: p50", percentile(&mut steady, 50.0), "ms"),
+        Row::new(S, "1 session at 1,000 req/s: p99", percentile(&mut steady, 99.0), "ms")
+            .at_most(5.0),
+    ];
+    let rate = flat_out(&gw, std::slice::from_ref(&one), 64, size.load_seconds).await;
+    rows.push(Row::new(S, "1 session, 64 clients: most", rate, "req/s").at_least(5000.0));
+    let mut many = Vec::with_capacity(100);
+    for _ in 0..100 {
+        many.push(gw.session().await);
+    }
+    let rate = flat_out(&gw, &many, 200, size.load_seconds).await;
+    rows.push(Row::new(S, "100 sessions, 200 clients: most", rate, "req/s").at_least(10000.0));
+    rows
+}
+
+/// Enqueue latency on a fresh session, on one with a long log and on one with many pending
+/// items, then again on the same two after a restart.
+pub async fn long_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "enqueue, long sessions";
+    let mock = MockModel::start().await;
+    mock.forget_requests();
+    let db = work.join("long.db");
+    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    let client = client();
+    let fresh = gw.session().await;
+    sequential(&client, &gw, &fresh, 20).await;
+    let p50 = |mut samples: Vec<Duration>| percentile(&mut samples, 50.0);
+    let base = p50(sequential(&client, &gw, &fresh, size.samples).await);
+
+    let long = gw.session().await;
+    let turns = build_log(&gw, &mock, &long, size.long_log).await;
+    let pending = gw.session().await;
+    futures::future::join_all((0..size.pending).map(|_| inject(&client, &gw, &pending))).await;
+
+    let (events, items) = (size.long_log, size.pending);
+    let mut rows = vec![Row::new(S, "fresh session: p50", base, "ms")];
+    let measure = |rows: &mut Vec<Row>, when: &str, long_p50: f64, pending_p50: f64| {
+        rows.push(Row::new(
+            S,
+            format!("{events} events ({turns} turns){when}: p50"),
+            long_p50,
+            "ms",
+        ));
+        rows.push(Row::new(S, "  ÷ fresh p50".to_owned(), long_p50 / base, "×").at_most(1.5));
+        rows.push(Row::new(S, format!("{items} pending{when}: p50"), pending_p50, "ms"));
+        rows.push(Row::new(S, "  ÷ fresh p50".to_owned(), pending_p50 / base, "×").at_most(1.5));
+    };
+    let long_p50 = p50(sequential(&client, &gw, &long, size.samples).await);
+    let pending_p50 = p50(sequential(&client, &gw, &pending, size.samples).await);
+    measure(&mut rows, "", long_p50, pending_p50);
+
+    drop(gw);
+    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    // The first request wakes each session; what is compared is every one after it.
+    sequential(&client, &gw, &long, 1).await;
+    sequential(&client, &gw, &pending, 1).await;
+    let long_p50 = p50(sequential(&client, &gw, &long, size.samples).await);
+    let pending_p50 = p50(sequential(&client, &gw, &pending, size.samples).await);
+    measure(&mut rows, " after a restart", long_p50, pending_p50);
+    rows
+}
+
+/// Runs turns of 100 streamed chunks until `session`'s log holds `events` events; answers how
+/// many turns that took.
+async fn build_log(gw: &Gateway, mock: &MockModel, session: &str, events: usize) -> usize {
+    let text = "word ".repeat(100);
+    let (mut logged, mut turns) = (0, 0);
+    while logged < events {
+        mock.push(Reply::text(&text, 100));
+        let (code, result) =
+            gw.post(&format!("/v1/sessions/{session}/runs"), json!({"content": "go on"})).await;
+        assert_eq!(code, 200, "{result}");
+        logged = result["lastSeq"].as_u64().expect("runs say where they ended") as usize + 1;
+        turns += 1;
+    }
+    turns
+}

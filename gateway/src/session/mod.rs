@@ -304,7 +304,7 @@ impl Session {
                         });
                     }
                     Output::Refused { code, message } => refusal = Some(Refusal { code, message }),
-                    other => batch.outputs.push(other),
+                    other => batch.push(other),
                 }
             }
         }
@@ -361,7 +361,7 @@ impl Session {
             let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 // The core is ahead of the durable log: rebuild it from what was committed.
-                batch.outputs.clear();
+                *batch = Batch::default();
                 self.rebuild().await?;
                 return Err(error.into());
             }
@@ -451,11 +451,18 @@ impl SessionParts {
 #[derive(Default)]
 struct Batch {
     outputs: Vec<Output>,
+    /// How many of them append an event.
+    events: usize,
 }
 
 impl Batch {
+    fn push(&mut self, output: Output) {
+        self.events += usize::from(matches!(output, Output::AppendEvent(_)));
+        self.outputs.push(output);
+    }
+
     /// How many events it appends.
     fn events(&self) -> usize {
-        self.outputs.iter().filter(|o| matches!(o, Output::AppendEvent(_))).count()
+        self.events
     }
 }

@@ -165,7 +165,7 @@ impl Agent {
     }
 
     fn send(&mut self, mut message: Message, target: Target, wakeup: bool) {
-        if self.durable.inbox.find(&message.id).is_some() {
+        if self.durable.inbox.contains(&message.id) {
             let text = format!(
                 "message id {:?} is already pending; use a fresh id per message",
                 message.id

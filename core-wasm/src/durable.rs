@@ -4,6 +4,7 @@
 //! recorded log through the same [`Durable::fold`], so a restored session equals the live one.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,8 +22,9 @@ pub struct Durable {
     pub last_time: u64,
     /// The last turn number started.
     pub turns: u32,
-    /// The model-visible messages, in log order.
-    pub history: Vec<Message>,
+    /// The model-visible messages, in log order. They are shared, not copied, by every model
+    /// request that sends them.
+    pub history: Vec<Arc<Message>>,
     /// Pending input.
     pub inbox: Inbox,
     /// The last `request/header` logged.
@@ -78,14 +80,14 @@ impl Durable {
                     });
                 }
             }
-            EventData::UserMessage(message) => self.history.push(message.clone()),
+            EventData::UserMessage(message) => self.history.push(Arc::new(message.clone())),
             EventData::RequestHeader(header) => self.header = Some(header.header.clone()),
             EventData::RequestContext(context) => self.context = Some(context.clone()),
             EventData::AssistantMessage(assistant) => {
                 if let Some(step) = self.open_step() {
                     step.calls = tool_calls(&assistant.message);
                 }
-                self.history.push(assistant.message.clone());
+                self.history.push(Arc::new(assistant.message.clone()));
             }
             EventData::ToolCall(call) => {
                 if let Some(step) = self.open_step() {
@@ -100,7 +102,7 @@ impl Durable {
                         }
                     }
                 }
-                self.history.push(result.message.clone());
+                self.history.push(Arc::new(result.message.clone()));
             }
             EventData::StepEnd(_) => {
                 if let Some(open) = &mut self.open_turn {

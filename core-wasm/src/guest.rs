@@ -2,6 +2,7 @@
 //! types and the crate's own.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
@@ -9,7 +10,7 @@ use exports::airlock::core::session::{Guest, GuestAgent};
 use crate::io::{
     Config, HostEvent, Input, Output, RetryPolicy, Status, StepDecision, ToolOutcome, ToolSpec,
 };
-use crate::wire::{CancelCause, Target};
+use crate::wire::{CancelCause, Message, Target};
 
 wit_bindgen::generate!({ world: "agent-core", path: "../wit/core" });
 
@@ -20,11 +21,22 @@ impl Guest for Component {
 }
 
 /// The resource wraps one [`crate::Agent`]; the component model gives it `&self`.
-struct AgentResource(RefCell<crate::Agent>);
+struct AgentResource {
+    agent: RefCell<crate::Agent>,
+    /// The messages of the last `call-model` output, which the host keeps: the next request
+    /// sends only what follows the prefix it shares with them.
+    sent: RefCell<Vec<Arc<Message>>>,
+}
+
+impl AgentResource {
+    fn wrap(agent: crate::Agent) -> Self {
+        AgentResource { agent: RefCell::new(agent), sent: RefCell::default() }
+    }
+}
 
 impl GuestAgent for AgentResource {
     fn new(config: wit::Config, now: u64) -> Self {
-        AgentResource(RefCell::new(crate::Agent::new(config_from(config), now)))
+        AgentResource::wrap(crate::Agent::new(config_from(config), now))
     }
 
     fn restore(
@@ -32,7 +44,7 @@ impl GuestAgent for AgentResource {
         events: Vec<String>,
     ) -> Result<exports::airlock::core::session::Agent, String> {
         let agent = crate::Agent::restore(config_from(config), &events)?;
-        Ok(exports::airlock::core::session::Agent::new(AgentResource(RefCell::new(agent))))
+        Ok(exports::airlock::core::session::Agent::new(AgentResource::wrap(agent)))
     }
 
     fn restore_from(
@@ -41,13 +53,15 @@ impl GuestAgent for AgentResource {
         events: Vec<String>,
     ) -> Result<exports::airlock::core::session::Agent, String> {
         let agent = crate::Agent::restore_from(config_from(config), &snapshot, &events)?;
-        Ok(exports::airlock::core::session::Agent::new(AgentResource(RefCell::new(agent))))
+        Ok(exports::airlock::core::session::Agent::new(AgentResource::wrap(agent)))
     }
 
     fn handle(&self, input: wit::Input, now: u64) -> Vec<wit::Output> {
         match input_from(input) {
             Ok(input) => {
-                self.0.borrow_mut().handle(input, now).into_iter().map(output_to).collect()
+                let outputs = self.agent.borrow_mut().handle(input, now);
+                let sent = &mut self.sent.borrow_mut();
+                outputs.into_iter().map(|output| output_to(output, sent)).collect()
             }
             Err(message) => {
                 vec![wit::Output::Refused(wit::Refusal { code: "bad-input".into(), message })]
@@ -56,7 +70,7 @@ impl GuestAgent for AgentResource {
     }
 
     fn snapshot(&self) -> String {
-        self.0.borrow().snapshot()
+        self.agent.borrow().snapshot()
     }
 }
 
@@ -166,7 +180,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
     })
 }
 
-fn output_to(output: Output) -> wit::Output {
+fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
     match output {
         Output::AppendEvent(event) => wit::Output::AppendEvent(event),
         Output::Status(Status::Idle) => wit::Output::Status(wit::Status::Idle),
@@ -179,14 +193,21 @@ fn output_to(output: Output) -> wit::Output {
                 claimed: messages_json(&claimed),
             })
         }
-        Output::CallModel(r) => wit::Output::CallModel(wit::ModelRequest {
-            request_id: r.request_id,
-            model: r.model,
-            system: r.system,
-            messages: messages_json(&r.messages),
-            tools: r.tools.into_iter().map(spec_to).collect(),
-            max_tokens: r.max_tokens,
-        }),
+        Output::CallModel(r) => {
+            let shared = r.messages.iter().zip(sent.iter());
+            let reused = shared.take_while(|(new, old)| Arc::ptr_eq(new, old)).count();
+            let messages = messages_json(&r.messages[reused..]);
+            *sent = r.messages;
+            wit::Output::CallModel(wit::ModelRequest {
+                request_id: r.request_id,
+                model: r.model,
+                system: r.system,
+                reused: u32::try_from(reused).expect("fewer than 2^32 messages"),
+                messages,
+                tools: r.tools.into_iter().map(spec_to).collect(),
+                max_tokens: r.max_tokens,
+            })
+        }
         Output::CallTool(c) => wit::Output::CallTool(wit::ToolCall {
             call_id: c.call_id,
             name: c.name,
@@ -200,7 +221,7 @@ fn output_to(output: Output) -> wit::Output {
     }
 }
 
-fn messages_json(messages: &[crate::wire::Message]) -> String {
+fn messages_json<M: serde::Serialize>(messages: &[M]) -> String {
     serde_json::to_string(messages).expect("messages serialize")
 }
 

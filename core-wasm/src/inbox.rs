@@ -1,11 +1,13 @@
 //! The two-list inbox. Every change is computed as a [`Splice`] first and then applied by
 //! [`Inbox::apply`], the one mutation, so a log folds back into exactly the live lists.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::{Splice, SpliceOutcome};
-use crate::wire::{Message, Target};
+use crate::wire::{Message, MessageId, Target};
 
 /// How a pending item was delivered, stamped into its `source.delivery` when it is queued, so the
 /// log alone says whether a `next-step` item wakes the agent.
@@ -66,11 +68,41 @@ impl Delivery {
 }
 
 /// Pending input: `next-turn` and `next-step`, ids unique across both.
+///
+/// Beside the lists it keeps what every send asks of them (is this id pending, does anything
+/// pending wake the agent), so a send costs the same with 5 or 5,000 items waiting.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "Lists")]
 pub struct Inbox {
     next_turn: Vec<Message>,
     next_step: Vec<Message>,
+    /// The list each pending id is in.
+    #[serde(skip)]
+    ids: BTreeMap<MessageId, Target>,
+    /// How many `next-step` items are steers.
+    #[serde(skip)]
+    steers: usize,
+}
+
+/// The lists alone, as a snapshot stores them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Lists {
+    next_turn: Vec<Message>,
+    next_step: Vec<Message>,
+}
+
+impl From<Lists> for Inbox {
+    fn from(lists: Lists) -> Inbox {
+        let mut inbox = Inbox::default();
+        for message in &lists.next_turn {
+            inbox.remember(Target::NextTurn, message);
+        }
+        for message in &lists.next_step {
+            inbox.remember(Target::NextStep, message);
+        }
+        Inbox { next_turn: lists.next_turn, next_step: lists.next_step, ..inbox }
+    }
 }
 
 impl Inbox {
@@ -88,11 +120,16 @@ impl Inbox {
         }
     }
 
+    /// Whether a message with this id is pending.
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.contains_key(id)
+    }
+
     /// Where a pending message is.
     pub fn find(&self, id: &str) -> Option<(Target, usize)> {
-        [Target::NextStep, Target::NextTurn].into_iter().find_map(|target| {
-            self.list(target).iter().position(|m| m.id == id).map(|index| (target, index))
-        })
+        let target = *self.ids.get(id)?;
+        let index = self.list(target).iter().position(|m| m.id == id)?;
+        Some((target, index))
     }
 
     /// The pending message with this id.
@@ -102,8 +139,7 @@ impl Inbox {
 
     /// Whether anything pending would start a turn: a followup or a steer.
     pub fn has_waking_work(&self) -> bool {
-        !self.next_turn.is_empty()
-            || self.next_step.iter().any(|m| Delivery::stamped(m) == Delivery::Steer)
+        !self.next_turn.is_empty() || self.steers > 0
     }
 
     /// Whether steering or context waits for the next step boundary.
@@ -179,7 +215,29 @@ impl Inbox {
         let list = self.list_mut(splice.target);
         let start = (splice.start as usize).min(list.len());
         let end = (start + splice.removed_count.unwrap_or(0) as usize).min(list.len());
-        list.splice(start..end, splice.inserted.iter().cloned()).collect()
+        let removed: Vec<Message> =
+            list.splice(start..end, splice.inserted.iter().cloned()).collect();
+        for message in &removed {
+            self.forget(splice.target, message);
+        }
+        for message in &splice.inserted {
+            self.remember(splice.target, message);
+        }
+        removed
+    }
+
+    fn remember(&mut self, target: Target, message: &Message) {
+        self.ids.insert(message.id.clone(), target);
+        if target == Target::NextStep && Delivery::stamped(message) == Delivery::Steer {
+            self.steers += 1;
+        }
+    }
+
+    fn forget(&mut self, target: Target, message: &Message) {
+        self.ids.remove(&message.id);
+        if target == Target::NextStep && Delivery::stamped(message) == Delivery::Steer {
+            self.steers -= 1;
+        }
     }
 }
 
@@ -190,5 +248,38 @@ fn removal(target: Target, start: usize, count: usize, outcome: Option<SpliceOut
         removed_count: Some(count as u32),
         inserted: Vec::new(),
         outcome,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(id: &str, delivery: Delivery) -> Message {
+        let mut message = Message::user(id.into(), Vec::new());
+        delivery.stamp(&mut message);
+        message
+    }
+
+    #[test]
+    fn pending_ids_and_steers_follow_every_splice_and_a_snapshot() {
+        let mut inbox = Inbox::default();
+        inbox.apply(&inbox.insert(Target::NextStep, sent("context", Delivery::Inject)));
+        assert!(inbox.contains("context") && !inbox.has_waking_work());
+        inbox.apply(&inbox.insert(Target::NextStep, sent("steer", Delivery::Steer)));
+        assert!(inbox.has_waking_work());
+        inbox.apply(&inbox.replace(sent("steer", Delivery::Inject)).expect("pending"));
+        assert!(inbox.contains("steer") && !inbox.has_waking_work());
+        inbox.apply(&inbox.insert(Target::NextStep, sent("again", Delivery::Steer)));
+
+        let read: Inbox = serde_json::from_str(&serde_json::to_string(&inbox).unwrap()).unwrap();
+        assert_eq!(read, inbox, "a snapshot's inbox knows its ids and steers again");
+        assert!(read.contains("again") && read.has_waking_work());
+
+        for claim in inbox.claim(true) {
+            inbox.apply(&claim);
+        }
+        assert!(!inbox.contains("context") && !inbox.has_waking_work());
+        assert_eq!(inbox, Inbox::default());
     }
 }

@@ -1,5 +1,7 @@
 //! What goes into the core and what comes out: plain data, performed by the host.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::wire::{CancelCause, ContentBlock, Message, MessageId, ModelError, StreamChunk, Target};
@@ -194,8 +196,8 @@ pub struct ModelRequest {
     pub model: String,
     /// The system prompt.
     pub system: Option<String>,
-    /// The model-visible history.
-    pub messages: Vec<Message>,
+    /// The model-visible history, shared with the core's own.
+    pub messages: Vec<Arc<Message>>,
     /// Tools offered.
     pub tools: Vec<ToolSpec>,
     /// The output token limit.

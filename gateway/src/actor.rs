@@ -255,10 +255,10 @@ async fn run(
                     *view.lock().expect("view lock") = view_of(&session);
                 }
             },
-            answer = session.next_answer() => {
+            mut answers = session.next_answers() => {
                 // Chunks that arrived together are committed together: one fsync, not one each.
-                let mut answers = vec![answer];
-                answers.extend(session.ready_answers(MAX_ANSWERS_PER_COMMIT - 1));
+                let more = MAX_ANSWERS_PER_COMMIT.saturating_sub(answers.len());
+                answers.extend(session.ready_answers(more));
                 if let Err(error) = session.feed_all(answers, None).await {
                     eprintln!("airlock: session {}: {error}", session.id());
                 }

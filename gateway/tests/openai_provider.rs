@@ -50,7 +50,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         request_id: 1,
         model: "gpt-test".into(),
         system: None,
-        messages,
+        messages: messages.into_iter().map(Arc::new).collect(),
         tools: Vec::new(),
         max_tokens: None,
     }

@@ -334,3 +334,74 @@ async fn stdio_a_valid_request_that_fails_answers_minus_32603_with_the_code_in_d
     );
     assert!(error["message"].as_str().unwrap().contains("OPENAI_API_KEY"), "{error}");
 }
+
+/// The frames on stdout, read to its end, and the exit code.
+async fn frames_until_exit(
+    mut child: Child,
+    stdout: impl tokio::io::AsyncRead + Unpin,
+) -> (Vec<Value>, Option<i32>) {
+    let mut lines = BufReader::new(stdout).lines();
+    let mut frames = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            frames.push(serde_json::from_str(&line).expect("only frames on stdout"));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read).await.expect("stdout ends");
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+    (frames, status.unwrap().unwrap().code())
+}
+
+fn stdio_command(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
+        .args(["stdio", "--data"])
+        .arg(dir.join("stdio.db"))
+        .env("AIRLOCK_CACHE_DIR", dir)
+        .env_remove("AIRLOCK_MODEL")
+        .kill_on_drop(true);
+    command
+}
+
+#[tokio::test]
+async fn stdio_serves_requests_read_from_a_file_not_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt("f", "hi")}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    ];
+    std::fs::write(&requests, lines.map(|l| format!("{l}\n")).concat()).unwrap();
+    let mut child = stdio_command(dir.path())
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (frames, code) = frames_until_exit(child, stdout).await;
+    assert!(frames.iter().any(|f| f["id"] == 1 && f["result"]["messageId"].is_string()));
+    assert_eq!(frames.last().unwrap()["id"], 2, "{frames:?}");
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn stdio_frames_come_whole_when_stderr_shares_the_stdout_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut child = stdio_command(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for (id, text) in [(1, "one"), (2, "two")] {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": prompt("s", text)});
+        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin); // the end of input: the prompted work finishes, then the process exits
+    let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).unwrap();
+    let (frames, code) = frames_until_exit(child, stdout).await;
+    assert_eq!(events_of_type(&frames, "turn/end").len(), 2, "{frames:?}");
+    assert_eq!(code, Some(0));
+}

@@ -9,6 +9,8 @@ use airlock_core::{
     CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output, RetryPolicy,
     Status, StepDecision, Target, ToolCall, ToolSpec,
 };
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -138,8 +140,12 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
     })
 }
 
-/// One output of the core's `handle`, back in the crate's types.
-pub(super) fn output_from(output: wit::Output) -> Result<Output, CoreError> {
+/// One output of the core's `handle`, back in the crate's types. `sent` holds the messages of
+/// the agent's last model request, which the next one extends (`reused` in the WIT).
+pub(super) fn output_from(
+    output: wit::Output,
+    sent: &mut Vec<Arc<Message>>,
+) -> Result<Output, CoreError> {
     Ok(match output {
         wit::Output::AppendEvent(event) => Output::AppendEvent(event),
         wit::Output::Status(wit::Status::Idle) => Output::Status(Status::Idle),
@@ -150,14 +156,23 @@ pub(super) fn output_from(output: wit::Output) -> Result<Output, CoreError> {
             step: d.step,
             claimed: from_json::<Vec<Message>>("claimed messages", &d.claimed)?,
         },
-        wit::Output::CallModel(r) => Output::CallModel(ModelRequest {
-            request_id: r.request_id,
-            model: r.model,
-            system: r.system,
-            messages: from_json::<Vec<Message>>("model request messages", &r.messages)?,
-            tools: r.tools.into_iter().map(spec_from).collect(),
-            max_tokens: r.max_tokens,
-        }),
+        wit::Output::CallModel(r) => {
+            let reused = usize::try_from(r.reused).unwrap_or(usize::MAX);
+            if reused > sent.len() {
+                return Err(CoreError::Reuse { reused: r.reused, had: sent.len() });
+            }
+            let fresh = from_json::<Vec<Arc<Message>>>("model request messages", &r.messages)?;
+            sent.truncate(reused);
+            sent.extend(fresh);
+            Output::CallModel(ModelRequest {
+                request_id: r.request_id,
+                model: r.model,
+                system: r.system,
+                messages: sent.clone(),
+                tools: r.tools.into_iter().map(spec_from).collect(),
+                max_tokens: r.max_tokens,
+            })
+        }
         wit::Output::CallTool(c) => {
             Output::CallTool(ToolCall { call_id: c.call_id, name: c.name, arguments: c.arguments })
         }
@@ -181,7 +196,38 @@ mod tests {
             step: 1,
             claimed: "[{".into(),
         });
-        let err = output_from(output).unwrap_err();
+        let err = output_from(output, &mut Vec::new()).unwrap_err();
         assert!(matches!(err, CoreError::Json { what: "claimed messages", .. }), "{err}");
+    }
+
+    fn call_model(reused: u32, messages: &[&str]) -> wit::Output {
+        let messages: Vec<_> =
+            messages.iter().map(|id| Message::user(id.to_string(), Vec::new())).collect();
+        wit::Output::CallModel(wit::ModelRequest {
+            request_id: 1,
+            model: "m".into(),
+            system: None,
+            reused,
+            messages: serde_json::to_string(&messages).unwrap(),
+            tools: Vec::new(),
+            max_tokens: None,
+        })
+    }
+
+    fn ids(output: Output) -> Vec<String> {
+        let Output::CallModel(request) = output else { panic!("not a model request") };
+        request.messages.iter().map(|m| m.id.clone()).collect()
+    }
+
+    #[test]
+    fn a_model_request_keeps_the_messages_it_reuses_and_adds_the_ones_it_sends() {
+        let mut sent = Vec::new();
+        assert_eq!(ids(output_from(call_model(0, &["a", "b"]), &mut sent).unwrap()), ["a", "b"]);
+        let extended = output_from(call_model(2, &["c"]), &mut sent).unwrap();
+        assert_eq!(ids(extended), ["a", "b", "c"]);
+        let cut = output_from(call_model(1, &["d"]), &mut sent).unwrap();
+        assert_eq!(ids(cut), ["a", "d"]);
+        let err = output_from(call_model(3, &[]), &mut sent).unwrap_err();
+        assert!(matches!(err, CoreError::Reuse { reused: 3, had: 2 }), "{err}");
     }
 }

@@ -48,6 +48,18 @@ pub enum CoreError {
     #[error("the core could not restore the session from its log: {0}")]
     Restore(String),
 
+    /// A model request said it repeats more messages of the agent's previous one than that had.
+    #[error(
+        "the core's model request reuses {reused} messages of its previous one, which had only \
+         {had}; the session will be rebuilt from its log"
+    )]
+    Reuse {
+        /// How many the request said it reuses.
+        reused: u32,
+        /// How many the previous request had.
+        had: usize,
+    },
+
     /// A message, chunk or list of messages did not survive the trip through JSON text.
     #[error("{what} crossing the core boundary is not valid JSON: {source}")]
     Json {

@@ -1,7 +1,9 @@
 //! One session's sandboxed instance: its `Store`, the capabilities it is handed, and the calls
 //! into its `agent` resource, each on a fresh fuel budget.
 
-use airlock_core::{Config, Input, Output};
+use std::sync::Arc;
+
+use airlock_core::{Config, Input, Message, Output};
 use wasmtime::component::{HasData, Linker, ResourceAny, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::cli::{WasiCli, WasiCliView};
@@ -81,6 +83,8 @@ struct Live {
     store: Store<SessionState>,
     bindings: AgentCore,
     agent: ResourceAny,
+    /// The messages of the agent's last model request, which its next one extends.
+    sent: Vec<Arc<Message>>,
 }
 
 /// One session's core, running in its own sandboxed instance.
@@ -104,7 +108,7 @@ impl WasmCore {
         let (bindings, agent) = instantiate(&mut store, pre, "new", fuel, |store, core| {
             core.airlock_core_session().agent().call_constructor(store, &config, now)
         })?;
-        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+        Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })
     }
 
     pub(super) fn restore(
@@ -121,7 +125,7 @@ impl WasmCore {
                 core.airlock_core_session().agent().call_restore(store, &config, events)
             })?;
         let agent = restored.map_err(CoreError::Restore)?;
-        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+        Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })
     }
 
     pub(super) fn restore_from(
@@ -140,7 +144,7 @@ impl WasmCore {
                 agent.call_restore_from(store, &config, snapshot, events)
             })?;
         let agent = restored.map_err(CoreError::Restore)?;
-        Ok(WasmCore { live: Some(Live { store, bindings, agent }), fuel })
+        Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })
     }
 
     /// Feeds one input at time `now` (ms since the epoch); returns what the host must do, in
@@ -155,8 +159,10 @@ impl WasmCore {
         let called = enter(&mut live.store, "handle", self.fuel, |store| {
             bindings.airlock_core_session().agent().call_handle(store, agent, &input, now)
         });
-        let converted =
-            called.and_then(|outputs| outputs.into_iter().map(convert::output_from).collect());
+        let sent = &mut live.sent;
+        let converted = called.and_then(|outputs| {
+            outputs.into_iter().map(|output| convert::output_from(output, sent)).collect()
+        });
         if converted.is_err() {
             self.live = None;
         }

@@ -5,6 +5,8 @@
 //! - `/tool <name> <json>` makes it call that tool; when the result comes back it summarizes it.
 //! - `/fail <CODE> [message]` makes it fail with that error code (to see errors end to end).
 
+use std::sync::Arc;
+
 use airlock_core::{
     ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, Usage,
 };
@@ -31,7 +33,7 @@ impl ModelProvider for Demo {
 }
 
 /// The whole deterministic response to a conversation.
-fn respond(messages: &[Message]) -> Vec<Result<StreamChunk, ModelError>> {
+fn respond(messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
     let Some(last) = messages.last() else {
         return answer("There is nothing to answer yet.", messages);
     };
@@ -76,7 +78,7 @@ fn respond(messages: &[Message]) -> Vec<Result<StreamChunk, ModelError>> {
 }
 
 /// Streams `text` a few words per chunk, then usage and `stop`.
-fn answer(text: &str, messages: &[Message]) -> Vec<Result<StreamChunk, ModelError>> {
+fn answer(text: &str, messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
     let words: Vec<&str> = text.split_inclusive(' ').collect();
     let mut chunks: Vec<_> = words
         .chunks(3)
@@ -88,14 +90,14 @@ fn answer(text: &str, messages: &[Message]) -> Vec<Result<StreamChunk, ModelErro
 }
 
 /// Counts words as tokens: deterministic, and enough to show usage flowing through.
-fn usage(messages: &[Message], output_tokens: u64) -> StreamChunk {
+fn usage(messages: &[Arc<Message>], output_tokens: u64) -> StreamChunk {
     let input_tokens =
         messages.iter().map(|m| plain_text(m).split_whitespace().count() as u64).sum();
     StreamChunk::Usage { usage: Usage { input_tokens, output_tokens, ..Usage::default() } }
 }
 
 /// "The <tool> tool returned: <text>." for each trailing tool result.
-fn summarize_results(messages: &[Message]) -> String {
+fn summarize_results(messages: &[Arc<Message>]) -> String {
     let results = messages.iter().rev().take_while(|m| m.role == Role::Tool);
     let mut lines: Vec<String> = results
         .flat_map(|m| &m.content)
@@ -113,7 +115,7 @@ fn summarize_results(messages: &[Message]) -> String {
     lines.join("\n")
 }
 
-fn tool_name<'m>(messages: &'m [Message], call_id: &str) -> Option<&'m str> {
+fn tool_name<'m>(messages: &'m [Arc<Message>], call_id: &str) -> Option<&'m str> {
     messages.iter().flat_map(|m| &m.content).find_map(|block| match block {
         ContentBlock::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
         _ => None,
@@ -137,13 +139,13 @@ mod tests {
     use super::*;
     use airlock_core::Source;
 
-    fn user(text: &str) -> Message {
-        Message {
+    fn user(text: &str) -> Arc<Message> {
+        Arc::new(Message {
             id: "m".into(),
             role: Role::User,
             content: vec![ContentBlock::Text { text: text.into() }],
             source: Source::of("user"),
-        }
+        })
     }
 
     fn texts(chunks: &[Result<StreamChunk, ModelError>]) -> String {
@@ -170,7 +172,7 @@ mod tests {
     fn demo_tool_command_calls_the_tool_then_summarizes_its_result() {
         let call = respond(&[user("/tool echo {\"text\":\"hi\"}")]);
         assert!(call.iter().any(|c| matches!(c, Ok(StreamChunk::ToolCallDelta { name: Some(n), arguments_delta, .. }) if n == "echo" && arguments_delta == "{\"text\":\"hi\"}")));
-        let assistant = Message {
+        let assistant = Arc::new(Message {
             id: "a".into(),
             role: Role::Assistant,
             content: vec![ContentBlock::ToolCall {
@@ -179,8 +181,8 @@ mod tests {
                 arguments: "{}".into(),
             }],
             source: Source::of("model"),
-        };
-        let result = Message {
+        });
+        let result = Arc::new(Message {
             id: "r".into(),
             role: Role::Tool,
             content: vec![ContentBlock::ToolResult {
@@ -189,7 +191,7 @@ mod tests {
                 is_error: false,
             }],
             source: Source::of("tool"),
-        };
+        });
         assert_eq!(
             texts(&respond(&[user("x"), assistant, result])),
             "The echo tool returned: echo: hi"

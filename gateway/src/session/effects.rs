@@ -1,11 +1,11 @@
 //! The effects a commit starts: model streams, tool calls and retry timers run as tasks whose
-//! answers come back through [`Session::next_answer`], tagged with the instance generation they
+//! answers come back through [`Session::next_answers`], tagged with the instance generation they
 //! were started for.
 
 use std::time::Duration;
 
 use airlock_core::{Input, Output, ToolOutcome};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use super::Session;
 use crate::tools::ToolContext;
@@ -18,17 +18,26 @@ impl Session {
                 Output::CallModel(request) => {
                     let request_id = request.request_id;
                     let mut stream = self.model.stream(request);
-                    let send = self.sender();
+                    let send_all = self.batch_sender();
                     let handle = self.tasks.spawn(async move {
-                        while let Some(item) = stream.next().await {
-                            match item {
-                                Ok(chunk) => send(Input::ModelChunk { request_id, chunk }),
-                                Err(error) => {
-                                    return send(Input::ModelFailed { request_id, error });
+                        loop {
+                            let mut next = Some(stream.next().await);
+                            let mut answers = Vec::new();
+                            // What else has arrived (the rest of one read, often up to the end)
+                            // goes along: one commit for all of it, not one per chunk.
+                            while let Some(item) = next {
+                                answers.push(match item {
+                                    Some(Ok(chunk)) => Input::ModelChunk { request_id, chunk },
+                                    Some(Err(error)) => Input::ModelFailed { request_id, error },
+                                    None => Input::ModelDone(request_id),
+                                });
+                                if !matches!(answers.last(), Some(Input::ModelChunk { .. })) {
+                                    return send_all(answers);
                                 }
+                                next = arrived(&mut stream).await;
                             }
+                            send_all(answers);
                         }
-                        send(Input::ModelDone(request_id));
                     });
                     self.streams.insert(request_id, handle);
                 }
@@ -72,9 +81,23 @@ impl Session {
 
     /// A cheap callback for a task to answer the current instance.
     fn sender(&self) -> impl Fn(Input) + Send + 'static {
+        let send_all = self.batch_sender();
+        move |input| send_all(vec![input])
+    }
+
+    /// [`Session::sender`] for answers that arrived together, to be committed together.
+    fn batch_sender(&self) -> impl Fn(Vec<Input>) + Send + 'static {
         let (tx, generation) = (self.answers.0.clone(), self.generation);
-        move |input| {
-            let _ = tx.send(Box::new((generation, input))); // the session is gone: nobody to tell
+        move |inputs| {
+            let _ = tx.send((generation, inputs)); // the session is gone: nobody to tell
         }
     }
+}
+
+/// The stream's next item if it has arrived already, without waiting for the network. The
+/// connection's own task hands a response over one frame at a time, each when the last was
+/// taken, so it gets one turn of the scheduler first.
+async fn arrived<S: futures::Stream + Unpin>(stream: &mut S) -> Option<Option<S::Item>> {
+    tokio::task::yield_now().await;
+    stream.next().now_or_never()
 }

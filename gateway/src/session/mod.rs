@@ -6,7 +6,7 @@
 //! 2. the events are appended to the log in one commit (with the input's idempotency record);
 //! 3. only then are subscribers told ([`Notice`]s, in output order: events, status, queue) and
 //!    the effects started: model streams, tool calls and retry timers run as tasks whose answers
-//!    come back through [`Session::next_answer`]. Nothing outside sees what is not durable.
+//!    come back through [`Session::next_answers`]. Nothing outside sees what is not durable.
 //!
 //! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
 //! is rebuilt from the log and given `recover`.
@@ -74,9 +74,10 @@ pub struct IdempotencyKey {
     pub message_id: String,
 }
 
-/// An input from a task, tagged with the instance generation it was started for. Boxed: a
-/// channel keeps a block of slots per session, and an idle session should hold little.
-type Answer = Box<(u64, Input)>;
+/// Inputs from a task that arrived together, tagged with the instance generation it was started
+/// for. Small (the inputs are on the heap): a channel keeps a block of slots per session, and an
+/// idle session should hold little.
+type Answer = (u64, Vec<Input>);
 
 /// One session and everything in flight for it.
 pub struct Session {
@@ -370,43 +371,47 @@ impl Session {
         Ok(first_seq)
     }
 
-    /// Waits for the next answer from a task started for the current instance.
-    pub async fn next_answer(&mut self) -> Input {
+    /// Waits for the next answers from a task started for the current instance: one, or
+    /// several that arrived together.
+    pub async fn next_answers(&mut self) -> Vec<Input> {
         loop {
             let answer = self.answers.1.recv().await.expect("the session holds a sender");
-            if let Some(input) = self.current(*answer) {
-                return input;
+            if let Some(inputs) = self.current(answer) {
+                return inputs;
             }
         }
     }
 
-    /// The answers that have already arrived (at most `max`), without waiting.
+    /// The answers that have already arrived (about `max`: a task's batch is not split),
+    /// without waiting.
     pub fn ready_answers(&mut self, max: usize) -> Vec<Input> {
         let mut ready = Vec::new();
         while ready.len() < max {
             let Ok(answer) = self.answers.1.try_recv() else { break };
-            ready.extend(self.current(*answer));
+            ready.extend(self.current(answer).into_iter().flatten());
         }
         ready
     }
 
-    /// The input of an answer meant for the current instance (not one that trapped).
-    fn current(&mut self, (generation, input): (u64, Input)) -> Option<Input> {
+    /// The inputs of an answer meant for the current instance (not one that trapped).
+    fn current(&mut self, (generation, inputs): Answer) -> Option<Vec<Input>> {
         while self.tasks.try_join_next().is_some() {}
         if generation != self.generation {
             return None;
         }
-        if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = &input {
-            self.streams.remove(id);
+        for input in &inputs {
+            if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = input {
+                self.streams.remove(id);
+            }
         }
-        Some(input)
+        Some(inputs)
     }
 
     /// Feeds answers until the agent is idle.
     pub async fn run_until_idle(&mut self) -> Result<(), SessionError> {
         while self.status == Status::Running {
-            let answer = self.next_answer().await;
-            self.feed(answer).await?;
+            let answers = self.next_answers().await;
+            self.feed_all(answers, None).await?;
         }
         Ok(())
     }

@@ -26,7 +26,7 @@ use tokio::time::{Instant, timeout_at};
 pub use config::{OpenAiConfig, Timeouts, is_openai_compatible};
 
 use super::{ChunkStream, ModelProvider, ModelSetupError};
-use wire::{Decoded, Decoder};
+use wire::{Decoded, Decoder, Encoded};
 
 /// A chat-completions streaming client for one provider and model.
 #[derive(Debug)]
@@ -34,6 +34,8 @@ pub struct OpenAi {
     config: OpenAiConfig,
     endpoint: reqwest::Url,
     client: reqwest::Client,
+    /// The messages of every session's conversation, encoded once.
+    encoded: Encoded,
 }
 
 impl OpenAi {
@@ -42,7 +44,7 @@ impl OpenAi {
         super::install_tls();
         let endpoint = config.endpoint()?;
         let client = shared_client(config.timeouts.connect, config.is_local()?)?;
-        Ok(OpenAi { config, endpoint, client })
+        Ok(OpenAi { config, endpoint, client, encoded: Encoded::default() })
     }
 
     /// The configuration in use.
@@ -82,14 +84,15 @@ impl ModelProvider for OpenAi {
     fn stream(&self, request: ModelRequest) -> ChunkStream {
         let provider = self.config.provider_name.clone();
         let timeouts = self.config.timeouts.clone();
-        let body = wire::request_body(&request);
+        let body = wire::request_body(&request, &self.encoded);
         let mut http = self.client.post(self.endpoint.clone());
         if let Some(key) = &self.config.api_key {
             http = http.bearer_auth(key);
         }
         Box::pin(async_stream::try_stream! {
             let deadline = Instant::now() + timeouts.first_byte;
-            let response = open(http.json(&body?), deadline, &provider, &timeouts).await?;
+            let http = http.header(CONTENT_TYPE, "application/json").body(body?);
+            let response = open(http, deadline, &provider, &timeouts).await?;
             let events = timed_body(response, deadline, provider.clone(), timeouts).eventsource();
             let mut events = std::pin::pin!(events);
             let mut decoder = Decoder::new(&provider);

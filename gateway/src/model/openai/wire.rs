@@ -1,7 +1,8 @@
 //! The chat-completions wire: a [`ModelRequest`] as a request body, and the streamed
 //! `chat.completion.chunk`s as [`StreamChunk`]s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
 
 use airlock_core::{
     ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, ToolSpec,
@@ -12,31 +13,107 @@ use serde_json::{Value, json};
 
 use super::errors;
 
-/// The streaming request body for `request`.
-pub(super) fn request_body(request: &ModelRequest) -> Result<Value, ModelError> {
-    let mut messages = Vec::new();
-    if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for message in &request.messages {
-        match message.role {
-            Role::Assistant => messages.extend(assistant(message)),
-            Role::User | Role::Tool => user(message, &mut messages),
+/// The streaming request body for `request`, as JSON bytes: each message's part comes from
+/// `encoded`, so only the messages new since a session's last request are encoded now.
+pub(super) fn request_body(
+    request: &ModelRequest,
+    encoded: &Encoded,
+) -> Result<Vec<u8>, ModelError> {
+    let parts = encoded.parts(&request.messages);
+    let mut body = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 256);
+    body.extend_from_slice(b"{\"model\":");
+    write_json(&mut body, &request.model);
+    body.extend_from_slice(b",\"messages\":[");
+    let mut first = true;
+    let system = request.system.as_ref().map(|system| {
+        serde_json::to_string(&json!({"role": "system", "content": system})).expect("JSON")
+    });
+    for part in system.iter().map(String::as_str).chain(parts.iter().map(|p| &**p)) {
+        if !part.is_empty() {
+            if !std::mem::take(&mut first) {
+                body.push(b',');
+            }
+            body.extend_from_slice(part.as_bytes());
         }
     }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
+    body.extend_from_slice(b"],\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if !request.tools.is_empty() {
-        body["tools"] = request.tools.iter().map(tool).collect::<Result<_, _>>()?;
+        let tools: Vec<Value> = request.tools.iter().map(tool).collect::<Result<_, _>>()?;
+        body.extend_from_slice(b",\"tools\":");
+        write_json(&mut body, &tools);
     }
     if let Some(max_tokens) = request.max_tokens {
-        body["max_tokens"] = json!(max_tokens);
+        body.extend_from_slice(b",\"max_tokens\":");
+        write_json(&mut body, &max_tokens);
     }
+    body.push(b'}');
     Ok(body)
+}
+
+fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
+    serde_json::to_writer(out, value).expect("plain data serializes to JSON");
+}
+
+/// Each message's chat-completions messages (0, 1 or more JSON objects, joined by commas),
+/// encoded once and shared by every request that sends it. A conversation grows by a message or
+/// two per step while each request sends all of it, so encoding it whole every time made a long
+/// session's steps grow with its length.
+///
+/// Entries are keyed by the message's address and hold a [`Weak`] to it, which keeps that
+/// address from being reused while the entry lives; entries of dropped messages are swept when
+/// the map has doubled since the last sweep.
+#[derive(Default)]
+pub(super) struct Encoded {
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_address: HashMap<usize, (Weak<Message>, Arc<str>)>,
+    sweep_at: usize,
+}
+
+impl Encoded {
+    fn parts(&self, messages: &[Arc<Message>]) -> Vec<Arc<str>> {
+        let mut entries = self.entries.lock().expect("encoded messages lock");
+        let parts = messages.iter().map(|message| entries.part(message)).collect();
+        if entries.by_address.len() >= entries.sweep_at {
+            entries.by_address.retain(|_, (message, _)| message.strong_count() > 0);
+            entries.sweep_at = (2 * entries.by_address.len()).max(1024);
+        }
+        parts
+    }
+}
+
+impl Entries {
+    fn part(&mut self, message: &Arc<Message>) -> Arc<str> {
+        let address = Arc::as_ptr(message) as usize;
+        if let Some((known, part)) = self.by_address.get(&address)
+            && known.strong_count() > 0
+        {
+            return part.clone();
+        }
+        let mut objects = Vec::new();
+        match message.role {
+            Role::Assistant => objects.extend(assistant(message)),
+            Role::User | Role::Tool => user(message, &mut objects),
+        }
+        let part: Arc<str> = objects
+            .iter()
+            .map(|object| serde_json::to_string(object).expect("JSON"))
+            .collect::<Vec<_>>()
+            .join(",")
+            .into();
+        self.by_address.insert(address, (Arc::downgrade(message), part.clone()));
+        part
+    }
+}
+
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries = self.entries.lock().map(|e| e.by_address.len()).unwrap_or_default();
+        f.debug_struct("Encoded").field("messages", &entries).finish()
+    }
 }
 
 /// Text and tool calls; reasoning is never sent back. `None` when nothing is left to send.
@@ -297,5 +374,53 @@ impl From<WireUsage> for Usage {
             cache_read_tokens: cached.or(usage.prompt_cache_hit_tokens),
             reasoning_tokens: usage.completion_tokens_details.and_then(|d| d.reasoning_tokens),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: &str, role: Role, text: &str) -> Arc<Message> {
+        let content = vec![ContentBlock::Text { text: text.into() }];
+        Arc::new(Message { id: id.into(), role, content, source: airlock_core::Source::of("user") })
+    }
+
+    fn request(messages: Vec<Arc<Message>>) -> ModelRequest {
+        ModelRequest {
+            request_id: 1,
+            model: "m".into(),
+            system: Some("be brief".into()),
+            messages,
+            tools: Vec::new(),
+            max_tokens: Some(64),
+        }
+    }
+
+    fn body(request: &ModelRequest, encoded: &Encoded) -> Value {
+        serde_json::from_slice(&request_body(request, encoded).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_conversation_encoded_a_step_at_a_time_sends_what_encoding_it_whole_sends() {
+        let encoded = Encoded::default();
+        let first = vec![message("u1", Role::User, "hi"), message("a1", Role::Assistant, "")];
+        body(&request(first.clone()), &encoded);
+        let mut second = first;
+        second.extend([message("a2", Role::Assistant, "hello"), message("u2", Role::User, "more")]);
+        let sent = body(&request(second.clone()), &encoded);
+        assert_eq!(sent, body(&request(second), &Encoded::default()));
+        assert_eq!(
+            sent["messages"],
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "more"},
+            ]),
+            "an assistant message with nothing to send is left out"
+        );
+        assert_eq!(sent["max_tokens"], 64);
+        assert_eq!(sent["stream"], true);
     }
 }

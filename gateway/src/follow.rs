@@ -134,7 +134,9 @@ impl Follower {
                 return Ok(Some(Update::Event { seq, json: Arc::from(json) }));
             }
             if self.catching_up {
-                self.catch_up().await?;
+                // Boxed: a follower waiting for notices (an idle SSE stream) should not carry
+                // the space of a log read.
+                Box::pin(self.catch_up()).await?;
                 continue;
             }
             if std::mem::take(&mut self.resync_status)

@@ -1,9 +1,9 @@
 //! Observation: a session's log as SSE (resumable, served from the log, then live) or as JSON
 //! pages, and `/v1/events`, the cross-session stream of sessions added, removed and their status.
 //!
-//! Every stream is fed by its own task through a bounded channel: a slow reader only ever waits on
-//! its own channel, never slows the agent, and when it falls behind the live notices it re-reads
-//! the log from its cursor.
+//! A session's stream is its follower, polled by the connection itself; `/v1/events` is fed by a
+//! task through a bounded channel. A slow reader never slows the agent: it only falls behind the
+//! live notices, and then re-reads the log from its cursor.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -15,6 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as Frame, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -117,9 +118,7 @@ async fn session_events(
         })?),
         None => q.after,
     };
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(follow_session(state, id, after, tx));
-    Ok(Sse::new(ReceiverStream::new(rx))
+    Ok(Sse::new(follow_session(state, id, after))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("ping"))
         .into_response())
 }
@@ -159,41 +158,50 @@ fn queue_frame(snapshot: &QueueSnapshot) -> Frame {
     Frame::default().event("session.queue").data(snapshot.json())
 }
 
-/// Streams one session: snapshots, the log after the cursor, then live.
-async fn follow_session(state: AppState, id: String, after: Option<u64>, tx: Tx) {
-    let _counted = crate::metrics::SubscriberGuard::new();
+/// Streams one session: snapshots, the log after the cursor, then live. The response body is
+/// this stream itself, with no task or channel of its own, and it keeps only its follower while
+/// it waits (setting up runs boxed): a held stream costs little more than its connection. A slow
+/// reader only ever falls behind the session's notices, and then re-reads the log from its
+/// cursor.
+fn follow_session(
+    state: AppState,
+    id: String,
+    after: Option<u64>,
+) -> impl Stream<Item = Result<Frame, Infallible>> {
+    async_stream::stream! {
+        let _counted = crate::metrics::SubscriberGuard::new();
+        let mut shutdown = state.shutdown.clone();
+        let (mut follower, snapshots) = Box::pin(start_following(state, &id, after)).await;
+        for frame in snapshots {
+            yield Ok(frame);
+        }
+        loop {
+            let update = tokio::select! {
+                _ = shutdown.changed() => break,
+                update = follower.next() => update,
+            };
+            let Ok(Some(update)) = update else { break };
+            yield Ok(update_frame(&id, &update));
+        }
+    }
+}
+
+/// The follower of a session stream, and the frames it starts with: `: connected`, the status
+/// and (when not empty) the queue.
+async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Follower, Vec<Frame>) {
     // A subscription brings an evicted session back; a disposed one is only read.
-    let handle = state.registry.resume(&id).await.ok();
+    let handle = state.registry.resume(id).await.ok();
     // Subscribe before reading the log: nothing committed in between is missed.
     let view = handle.as_ref().map(SessionHandle::view);
     // The follower keeps the session's outbox, not the session: an idle session is evicted
     // while followed, and its events reach the follower again once it is woken.
-    let follower = Follower::new(state.registry.store().clone(), &id, handle, after);
-    let mut shutdown = state.shutdown.clone();
+    let follower = Follower::new(state.registry.store().clone(), id, handle, after);
     let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
-    frames.push(status_frame(&id, follower.status_at_start().unwrap_or(Status::Idle)));
+    frames.push(status_frame(id, follower.status_at_start().unwrap_or(Status::Idle)));
     if let Some(queue) = view.map(|v| v.queue()).filter(|queue| !queue.is_empty()) {
-        frames.push(queue_frame(&QueueSnapshot::new(&id, queue)));
+        frames.push(queue_frame(&QueueSnapshot::new(id, queue)));
     }
-    for frame in frames {
-        if tx.send(Ok(frame)).await.is_err() {
-            return;
-        }
-    }
-    tokio::select! {
-        _ = shutdown.changed() => {}
-        _ = tx.closed() => {}
-        _ = forward(&id, follower, &tx) => {}
-    }
-}
-
-/// Sends every update of a follower as a frame until the client or the session is gone.
-pub(super) async fn forward(id: &str, mut follower: Follower, tx: &Tx) {
-    while let Ok(Some(update)) = follower.next().await {
-        if tx.send(Ok(update_frame(id, &update))).await.is_err() {
-            return;
-        }
-    }
+    (follower, frames)
 }
 
 /// The frame of one update.

@@ -124,6 +124,11 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+/// The most log reads that run at once. Each holds a blocking thread and a pooled connection with
+/// its page cache; past a few per core, more only add threads and memory (10,000 SSE streams
+/// opened together once made about 90 of each), while the others wait their turn.
+const MAX_READS: usize = 8;
+
 struct Inner {
     path: PathBuf,
     /// Nothing reaches a disk: [`Store::flush`] answers `false`, and reads go through the
@@ -132,6 +137,8 @@ struct Inner {
     durability: Durability,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
+    /// One permit per read that may run at once (see [`MAX_READS`]).
+    reads: tokio::sync::Semaphore,
     /// Syncs done by durability barriers ([`Store::flush`] under `normal` durability).
     barrier_syncs: Arc<AtomicU64>,
     faults: Arc<Faults>,
@@ -158,7 +165,9 @@ impl Store {
         let writer = Writer::spawn(conn, barrier, faults.clone());
         let readers = Mutex::new(Vec::new());
         let path = path.to_owned();
-        let inner = Inner { path, in_memory, durability, writer, readers, barrier_syncs, faults };
+        let reads = tokio::sync::Semaphore::new(MAX_READS);
+        let inner =
+            Inner { path, in_memory, durability, writer, readers, reads, barrier_syncs, faults };
         Ok(Store { inner: Arc::new(inner) })
     }
 
@@ -304,8 +313,9 @@ impl Store {
             self.inner.writer.send(Job::Read(Box::new(read)))?;
             return Ok(done.await.map_err(|_| StoreError::Closed)??);
         }
+        let permit = self.inner.reads.acquire().await.map_err(|_| StoreError::Closed)?;
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             let pooled = inner.readers.lock().expect("reader pool lock").pop();
             let conn = match pooled {
                 Some(conn) => conn,
@@ -321,9 +331,10 @@ impl Store {
             let result = f(&conn);
             inner.readers.lock().expect("reader pool lock").push(conn);
             Ok(result?)
-        })
-        .await
-        .map_err(|_| StoreError::Closed)?
+        });
+        let read = read.await.map_err(|_| StoreError::Closed)?;
+        drop(permit);
+        read
     }
 }
 
@@ -360,6 +371,22 @@ mod tests {
         assert_eq!(reopened.events("s", Some(0), 100).await.unwrap(), vec![event(1), event(2)]);
         assert_eq!(reopened.last_seq("s").await.unwrap(), Some(2));
         assert_eq!(reopened.last_seq("other").await.unwrap(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_reads_at_once_all_answer_and_share_a_few_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db"), Durability::Full).unwrap();
+        store.append("s", vec![event(0)], Index::default()).await.unwrap();
+        let reads = (0..200).map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.events("s", None, 10).await })
+        });
+        for read in futures::future::join_all(reads).await {
+            assert_eq!(read.unwrap().unwrap(), vec![event(0)]);
+        }
+        let pooled = store.inner.readers.lock().unwrap().len();
+        assert!((1..=MAX_READS).contains(&pooled), "{pooled} reader connections");
     }
 
     #[tokio::test]

@@ -20,7 +20,7 @@ fn client() -> reqwest::Client {
 }
 
 /// One inject into `session`; answers how long the 202 took.
-async fn inject(client: &reqwest::Client, gw: &Gateway, session: &str) -> Duration {
+pub async fn inject(client: &reqwest::Client, gw: &Gateway, session: &str) -> Duration {
     let body = r#"{"content":"context for later","delivery":"inject"}"#;
     let sent = Instant::now();
     let res = client

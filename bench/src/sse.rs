@@ -11,11 +11,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use crate::enqueue::inject;
 use crate::measure::{percentile, rss_mb};
 use crate::scale::start;
 use crate::{Row, Size};
-
-const INJECT: &str = r#"{"content":"context for later","delivery":"inject"}"#;
 
 /// Opens `GET /v1/sessions/{session}/events` as SSE; answers once the response head arrived.
 async fn subscribe(gw: &Gateway, session: &str) -> TcpStream {
@@ -60,10 +59,7 @@ pub async fn fan_out(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     let mock = MockModel::start().await;
     let (gw, _) = start(&work.join("sse.db"), &mock, cache, &[]).await;
     let session = gw.session().await;
-    let messages = gw.url(&format!("/v1/sessions/{session}/messages"));
-    let post =
-        || gw.client.post(&messages).header("content-type", "application/json").body(INJECT).send();
-    assert_eq!(post().await.expect("posted").status(), 202);
+    inject(&gw.client, &gw, &session).await;
     let (seen, mut sightings) = mpsc::unbounded_channel();
     for _ in 0..size.subscribers {
         let stream = subscribe(&gw, &session).await;
@@ -79,7 +75,7 @@ pub async fn fan_out(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     let mut delays = Vec::with_capacity(size.subscribers * size.posts);
     for k in 1..=size.posts as u64 {
         let sent = Instant::now();
-        assert_eq!(post().await.expect("posted").status(), 202);
+        inject(&gw.client, &gw, &session).await;
         let mut got = 0;
         while got < size.subscribers {
             let (seq, at) = sightings.recv().await.expect("subscribers read");
@@ -132,13 +128,9 @@ pub async fn idle_streams(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     }
     let held = rss_mb(gw.pid());
     let other = gw.session().await;
-    let url = gw.url(&format!("/v1/sessions/{other}/messages"));
     let mut latencies = Vec::new();
     for _ in 0..200 {
-        let sent = Instant::now();
-        let res = gw.client.post(&url).header("content-type", "application/json").body(INJECT);
-        assert_eq!(res.send().await.expect("answered").status(), 202);
-        latencies.push(sent.elapsed());
+        latencies.push(inject(&gw.client, &gw, &other).await);
     }
     let n = size.idle_streams;
     let rows = vec![

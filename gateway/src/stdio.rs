@@ -134,8 +134,8 @@ pub async fn serve(
                 }
             };
             let Some(frame) = frame else { break };
-            // Every frame already queued goes out in the same write: one hand-off to the
-            // blocking write of stdout per burst, not one per frame.
+            // Every frame already queued goes out in the same write: one write per burst, not
+            // one per frame.
             let mut batch = frame;
             batch.push('\n');
             while batch.len() < WRITE_BATCH

@@ -6,26 +6,21 @@ use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, T
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::model;
 use airlock_gateway::owned::summarize;
-use airlock_gateway::session::{
-    MemoryLog, Outbox, Session, SessionError, SessionLog, SessionParts,
-};
-use airlock_gateway::store::{Index, StoreError};
+use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionError, SessionParts};
 use airlock_gateway::tools::ToolRegistry;
-use futures::future::BoxFuture;
 
 fn session() -> Session {
+    session_on(Arc::new(MemoryLog::default()))
+}
+
+/// A fresh session `s1` of the demo model, logging to `log`.
+fn session_on(log: Arc<MemoryLog>) -> Session {
     let host = Arc::new(CoreHost::new(None).unwrap());
     let model = model::from_name("demo").unwrap();
     let config = Config::new("s1", model.provider(), model.model());
-    Session::create(SessionParts {
-        host,
-        config,
-        model,
-        tools: ToolRegistry::builtin(),
-        log: Arc::new(MemoryLog::default()),
-        outbox: Outbox::new(),
-    })
-    .unwrap()
+    let tools = ToolRegistry::builtin();
+    Session::create(SessionParts { host, config, model, tools, log, outbox: Outbox::new() })
+        .unwrap()
 }
 
 fn followup(id: &str, text: &str) -> Input {
@@ -125,48 +120,10 @@ async fn a_late_follower_reports_status_in_its_place_among_the_events() {
     assert_eq!(seen[seen.len() - 2..], ["turn/end", "Idle"], "{seen:?}");
 }
 
-/// A [`MemoryLog`] that counts its commits.
-#[derive(Default)]
-struct CountingLog {
-    log: MemoryLog,
-    commits: std::sync::atomic::AtomicUsize,
-}
-
-impl SessionLog for CountingLog {
-    fn append<'a>(
-        &'a self,
-        session_id: &'a str,
-        events: Vec<String>,
-        index: Index,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.commits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.log.append(session_id, events, index)
-    }
-
-    fn read<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        self.log.read(session_id)
-    }
-
-    fn read_from<'a>(
-        &'a self,
-        session_id: &'a str,
-        from: u64,
-    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        self.log.read_from(session_id, from)
-    }
-}
-
 #[tokio::test]
 async fn sends_fed_as_a_group_share_one_commit_and_each_answers_what_it_did() {
-    let log = Arc::new(CountingLog::default());
-    let host = Arc::new(CoreHost::new(None).unwrap());
-    let model = model::from_name("demo").unwrap();
-    let config = Config::new("s1", model.provider(), model.model());
-    let tools = ToolRegistry::builtin();
-    let outbox = Outbox::new();
-    let mut s =
-        Session::create(SessionParts { host, config, model, tools, log: log.clone(), outbox })
-            .unwrap();
+    let log = Arc::new(MemoryLog::default());
+    let mut s = session_on(log.clone());
     let inject = |id: &str| {
         let Input::Send { message, .. } = followup(id, "later") else { unreachable!() };
         Input::Send { message, target: Target::NextStep, wakeup: false }
@@ -179,7 +136,7 @@ async fn sends_fed_as_a_group_share_one_commit_and_each_answers_what_it_did() {
     let refusals: Vec<_> =
         fed.iter().map(|f| f.refusal.as_ref().map(|r| r.code.as_str())).collect();
     assert_eq!(refusals, [None, None, Some("duplicate-message-id"), None]);
-    assert_eq!(log.commits.load(std::sync::atomic::Ordering::SeqCst), 1, "one commit for all");
+    assert_eq!(log.appends(), 1, "one commit for all");
     assert_eq!(types(&s).await, ["agent/inbox/spliced"; 3]);
     let queue: Vec<_> = s.queue().into_iter().map(|item| item.message_id).collect();
     assert_eq!(queue, ["a", "b", "c"]);

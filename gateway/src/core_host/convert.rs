@@ -5,12 +5,12 @@
 //! with `serde_json`, and outputs carrying JSON are parsed back. A parse failure is a
 //! [`CoreError::Json`], never a panic. This mirrors `core-wasm/src/guest.rs`, the guest's side.
 
+use std::sync::Arc;
+
 use airlock_core::{
     CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output, RetryPolicy,
     Status, StepDecision, Target, ToolCall, ToolSpec,
 };
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 

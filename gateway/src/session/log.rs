@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 
@@ -91,6 +92,15 @@ impl SessionLog for Store {
 #[derive(Debug, Default)]
 pub struct MemoryLog {
     sessions: Mutex<BTreeMap<String, Vec<String>>>,
+    /// Appends taken, each one commit.
+    appends: AtomicUsize,
+}
+
+impl MemoryLog {
+    /// How many appends (commits) it has taken.
+    pub fn appends(&self) -> usize {
+        self.appends.load(Ordering::Relaxed)
+    }
 }
 
 impl SessionLog for MemoryLog {
@@ -114,6 +124,7 @@ impl SessionLog for MemoryLog {
             }
         }
         log.extend(events);
+        self.appends.fetch_add(1, Ordering::Relaxed);
         Box::pin(std::future::ready(Ok(())))
     }
 

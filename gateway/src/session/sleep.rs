@@ -1,9 +1,9 @@
 //! Snapshots of the core's state, and sleep.
 //!
 //! An idle session keeps a snapshot every [`SNAPSHOT_EVERY`] events, so waking it after an
-//! eviction folds only the events after it. An idle session also sleeps: its core instance (tens of KB of linear memory, a wasmtime store) is
-//! dropped after a snapshot of its state is durable, and the next input wakes it from that
-//! snapshot in well under a millisecond. Everything else (the inbox mirror, the goal, the
+//! eviction folds only the events after it. An idle session also sleeps: its core instance (tens
+//! of KB of linear memory, a wasmtime store) is dropped after a snapshot of its state is durable,
+//! and the next input wakes it from that snapshot in well under a millisecond. Everything else (the inbox mirror, the goal, the
 //! subscribers) stays, so sleeping changes nothing anyone can see, not even the log: the core
 //! restored from its snapshot is the core that slept.
 

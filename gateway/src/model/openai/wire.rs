@@ -60,8 +60,9 @@ fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
 /// session's steps grow with its length.
 ///
 /// Entries are keyed by the message's address and hold a [`Weak`] to it, which keeps that
-/// address from being reused while the entry lives; entries of dropped messages are swept when
-/// the map has doubled since the last sweep.
+/// address from being reused while the entry lives: an entry found for a live message is that
+/// message's. Entries of dropped messages are swept when the map has doubled since the last
+/// sweep.
 #[derive(Default)]
 pub(super) struct Encoded {
     entries: Mutex<Entries>,
@@ -88,9 +89,7 @@ impl Encoded {
 impl Entries {
     fn part(&mut self, message: &Arc<Message>) -> Arc<str> {
         let address = Arc::as_ptr(message) as usize;
-        if let Some((known, part)) = self.by_address.get(&address)
-            && known.strong_count() > 0
-        {
+        if let Some((_, part)) = self.by_address.get(&address) {
             return part.clone();
         }
         let mut objects = Vec::new();

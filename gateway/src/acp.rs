@@ -318,8 +318,8 @@ async fn forward(
     sent: watch::Sender<Option<u64>>,
 ) {
     while let Some(update) = follower.next_retrying().await {
-        let Update::Event { seq, json } = update else { continue };
-        if let Ok(Some(event)) = Event::parse(&json) {
+        let Update::Event(committed) = update else { continue };
+        if let Ok(Some(event)) = Event::parse(&committed.json) {
             for update in updates_of(&event.data) {
                 let note = SessionNotification::new(session_id.clone(), update);
                 if cx.send_notification(note).is_err() {
@@ -327,7 +327,7 @@ async fn forward(
                 }
             }
         }
-        sent.send_replace(Some(seq));
+        sent.send_replace(Some(committed.seq));
     }
 }
 

@@ -14,7 +14,7 @@ use airlock_core::Status;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
-use crate::session::{Notice, Outbox, QueueSnapshot, seq_of};
+use crate::session::{Committed, Notice, Outbox, QueueSnapshot, seq_of};
 use crate::store::{Store, StoreError};
 
 /// Events per read when catching up from the log.
@@ -24,12 +24,7 @@ const PAGE: usize = 500;
 #[derive(Clone, Debug)]
 pub enum Update {
     /// A committed event.
-    Event {
-        /// Its seq.
-        seq: u64,
-        /// Its JSON envelope.
-        json: Arc<str>,
-    },
+    Event(Arc<Committed>),
     /// Whole-agent status changed.
     Status(Status),
     /// The inbox after a splice, `next-step` first.
@@ -131,7 +126,7 @@ impl Follower {
             if let Some(json) = self.backlog.pop_front() {
                 let seq = seq_of(&json)?;
                 self.after = Some(seq);
-                return Ok(Some(Update::Event { seq, json: Arc::from(json) }));
+                return Ok(Some(Update::Event(Committed::new(seq, json))));
             }
             if self.catching_up {
                 // Boxed: a follower waiting for notices (an idle SSE stream) should not carry
@@ -156,7 +151,8 @@ impl Follower {
                 Err(RecvError::Closed) => return Ok(None),
             };
             match notice {
-                Notice::Event(seq, json) => {
+                Notice::Event(event) => {
+                    let seq = event.seq;
                     if seq >= self.quiet_before {
                         self.quiet_before = 0;
                     }
@@ -164,7 +160,7 @@ impl Follower {
                         Some(after) if seq <= after => {}
                         _ if self.after.map_or(seq == 0, |after| seq == after + 1) => {
                             self.after = Some(seq);
-                            return Ok(Some(Update::Event { seq, json }));
+                            return Ok(Some(Update::Event(event)));
                         }
                         // A gap (not while subscribed in time): the log has the rest.
                         _ => (self.catching_up, self.live_from) = (true, None),

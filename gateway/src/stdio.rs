@@ -327,8 +327,9 @@ async fn forward(
     let id = serde_json::to_string(&session_id).expect("strings serialize");
     while let Some(update) = follower.next_retrying().await {
         let frame = match &update {
-            Update::Event { json, .. } => format!(
-                r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":{id},"event":{json}}}}}"#
+            Update::Event(event) => format!(
+                r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":{id},"event":{}}}}}"#,
+                event.json
             ),
             Update::Status(status) => json!({
                 "jsonrpc": "2.0",
@@ -344,8 +345,8 @@ async fn forward(
         if out.send(frame).is_err() {
             return;
         }
-        if let Update::Event { seq, .. } = update {
-            written.send_replace(Some(seq));
+        if let Update::Event(event) = update {
+            written.send_replace(Some(event.seq));
         }
     }
 }

@@ -103,8 +103,8 @@ async fn a_late_follower_reports_status_in_its_place_among_the_events() {
     let mut seen = Vec::new();
     loop {
         match follower.next().await.unwrap().unwrap() {
-            Update::Event { json, .. } => {
-                let event: serde_json::Value = serde_json::from_str(&json).unwrap();
+            Update::Event(committed) => {
+                let event: serde_json::Value = serde_json::from_str(&committed.json).unwrap();
                 seen.push(event["type"].as_str().unwrap().to_owned());
             }
             Update::Status(status) => {

@@ -6,14 +6,12 @@
 //! live notices, and then re-reads the log from its cursor.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::time::Duration;
 
 use airlock_core::Status;
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
-use axum::response::sse::{Event as Frame, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
@@ -27,7 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{NoSession, StorageFailed};
-use super::{Answer, ApiError, AppState, ErrorBody, QueryParams, SessionId};
+use super::{Answer, ApiError, AppState, ErrorBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
@@ -70,7 +68,8 @@ fn events_schema() -> Array {
     json_objects("A log event envelope: `{seq, type, …}`.")
 }
 
-pub(super) type Tx = mpsc::Sender<Result<Frame, Infallible>>;
+/// Where a stream's task sends its frames.
+pub(super) type Tx = mpsc::Sender<Bytes>;
 
 /// A session's log: an SSE stream by default (resumable, no gap, no duplicate), or a JSON page
 /// with `Accept: application/json` or `?format=json`.
@@ -118,9 +117,7 @@ async fn session_events(
         })?),
         None => q.after,
     };
-    Ok(Sse::new(follow_session(state, id, after))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("ping"))
-        .into_response())
+    Ok(sse::response(follow_session(state, id, after)))
 }
 
 /// A JSON page `{events, lastSeq, nextAfter, hasMore}`.
@@ -144,36 +141,18 @@ async fn page(
     Ok(Json(EventsPage { events: raw, last_seq, next_after, has_more }))
 }
 
-fn event_frame(json: &str, seq: u64) -> Frame {
-    Frame::default().id(seq.to_string()).event("session.event").data(json)
-}
-
-pub(super) fn status_frame(id: &str, status: Status) -> Frame {
-    Frame::default()
-        .event("session.status")
-        .data(json!({"sessionId": id, "status": status}).to_string())
-}
-
-fn queue_frame(snapshot: &QueueSnapshot) -> Frame {
-    Frame::default().event("session.queue").data(snapshot.json())
-}
-
 /// Streams one session: snapshots, the log after the cursor, then live. The response body is
 /// this stream itself, with no task or channel of its own, and it keeps only its follower while
 /// it waits (setting up runs boxed): a held stream costs little more than its connection. A slow
 /// reader only ever falls behind the session's notices, and then re-reads the log from its
 /// cursor.
-fn follow_session(
-    state: AppState,
-    id: String,
-    after: Option<u64>,
-) -> impl Stream<Item = Result<Frame, Infallible>> {
+fn follow_session(state: AppState, id: String, after: Option<u64>) -> impl Stream<Item = Bytes> {
     async_stream::stream! {
         let _counted = crate::metrics::SubscriberGuard::new();
         let mut shutdown = state.shutdown.clone();
         let (mut follower, snapshots) = Box::pin(start_following(state, &id, after)).await;
         for frame in snapshots {
-            yield Ok(frame);
+            yield frame;
         }
         loop {
             let update = tokio::select! {
@@ -181,14 +160,14 @@ fn follow_session(
                 update = follower.next() => update,
             };
             let Ok(Some(update)) = update else { break };
-            yield Ok(update_frame(&id, &update));
+            yield sse::update(&id, &update);
         }
     }
 }
 
 /// The follower of a session stream, and the frames it starts with: `: connected`, the status
 /// and (when not empty) the queue.
-async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Follower, Vec<Frame>) {
+async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Follower, Vec<Bytes>) {
     // A subscription brings an evicted session back; a disposed one is only read.
     let handle = state.registry.resume(id).await.ok();
     // Subscribe before reading the log: nothing committed in between is missed.
@@ -196,22 +175,12 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
     // The follower keeps the session's outbox, not the session: an idle session is evicted
     // while followed, and its events reach the follower again once it is woken.
     let follower = Follower::new(state.registry.store().clone(), id, handle, after);
-    let mut frames = vec![Frame::default().comment("connected").retry(Duration::from_secs(1))];
-    frames.push(status_frame(id, follower.status_at_start().unwrap_or(Status::Idle)));
+    let mut frames = vec![sse::connected()];
+    frames.push(sse::status(id, follower.status_at_start().unwrap_or(Status::Idle)));
     if let Some(queue) = view.map(|v| v.queue()).filter(|queue| !queue.is_empty()) {
-        frames.push(queue_frame(&QueueSnapshot::new(id, queue)));
+        frames.push(sse::update(id, &Update::Queue(QueueSnapshot::new(id, queue).into())));
     }
     (follower, frames)
-}
-
-/// The frame of one update.
-pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
-    match update {
-        Update::Event { seq, json } => event_frame(json, *seq),
-        Update::Status(status) => status_frame(id, *status),
-        Update::Queue(snapshot) => queue_frame(snapshot),
-        Update::Subagent(name, data) => Frame::default().event(*name).data(data.as_ref()),
-    }
 }
 
 /// `GET /v1/events`: sessions added and removed, and every session's status changes.
@@ -228,20 +197,14 @@ pub(super) fn update_frame(id: &str, update: &Update) -> Frame {
 async fn hub_events(State(state): State<AppState>) -> Response {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(follow_hub(state, tx));
-    Sse::new(ReceiverStream::new(rx))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("ping"))
-        .into_response()
+    sse::response(ReceiverStream::new(rx))
 }
 
 async fn follow_hub(state: AppState, tx: Tx) {
     let _counted = crate::metrics::SubscriberGuard::new();
     let mut hub = state.registry.subscribe();
     let mut shutdown = state.shutdown.clone();
-    if tx
-        .send(Ok(Frame::default().comment("connected").retry(Duration::from_secs(1))))
-        .await
-        .is_err()
-    {
+    if tx.send(sse::connected()).await.is_err() {
         return;
     }
     // Each live session's status changes, through a receiver only: holding its handle would keep
@@ -254,7 +217,7 @@ async fn follow_hub(state: AppState, tx: Tx) {
                     _ = shutdown.changed() => return,
                     notice = notices.recv() => match notice {
                         Ok(Notice::Status(status)) => {
-                            if tx.send(Ok(status_frame(&session_id, status))).await.is_err() { return }
+                            if tx.send(sse::status(&session_id, status)).await.is_err() { return }
                         }
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                         Err(broadcast::error::RecvError::Closed) => return,
@@ -290,17 +253,15 @@ async fn follow_hub(state: AppState, tx: Tx) {
             }
             Ok(HubNotice::Added { session_id }) => {
                 watch_live(&session_id);
-                Frame::default()
-                    .event("session.added")
-                    .data(json!({"sessionId": session_id}).to_string())
+                sse::frame("session.added", None, &json!({"sessionId": session_id}).to_string())
             }
-            Ok(HubNotice::Removed { session_id }) => Frame::default()
-                .event("session.removed")
-                .data(json!({"sessionId": session_id}).to_string()),
+            Ok(HubNotice::Removed { session_id }) => {
+                sse::frame("session.removed", None, &json!({"sessionId": session_id}).to_string())
+            }
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if tx.send(Ok(frame)).await.is_err() {
+        if tx.send(frame).await.is_err() {
             return;
         }
     }

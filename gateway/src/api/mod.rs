@@ -12,6 +12,7 @@ mod openapi;
 mod responses;
 mod runs;
 mod sessions;
+mod sse;
 mod tools;
 
 use std::sync::Arc;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use airlock_core::{Delivery, Message, Status};
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::response::sse::{Event as Frame, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
@@ -17,10 +17,10 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::events::{Tx, status_frame, update_frame};
+use super::events::Tx;
 use super::messages::Content;
 use super::responses::{BodyRefused, NoSession, SessionFailed};
-use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId};
+use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
@@ -156,7 +156,7 @@ impl Owner {
             let (tx, rx) = mpsc::channel(64);
             let follower = follower.starting_at(run.first_seq);
             tokio::spawn(self.stream_interval(run, follower, deadline, tx));
-            return Ok(Sse::new(ReceiverStream::new(rx)).into_response());
+            return Ok(sse::response(ReceiverStream::new(rx)));
         }
         let result = self.finish(run, deadline).await?;
         Ok(Json(result).into_response())
@@ -201,9 +201,9 @@ impl Owner {
         let mut shutdown = self.state.shutdown.clone();
         let mut end = None;
         let mut last_status = None;
-        let send = |frame: Frame| {
+        let send = |frame: Bytes| {
             let tx = tx.clone();
-            async move { tx.send(Ok(frame)).await.is_ok() }
+            async move { tx.send(frame).await.is_ok() }
         };
         let expired = async {
             match deadline {
@@ -237,19 +237,21 @@ impl Owner {
             if let Update::Status(status) = update {
                 last_status = Some(status);
             }
-            if !send(update_frame(&id, &update)).await {
+            if !send(sse::update(&id, &update)).await {
                 return;
             }
         }
         let Some(last_seq) = end else { return };
         // The interval ends at whole-agent idle: say so if the stream has not yet.
-        if last_status == Some(Status::Running) && !send(status_frame(&id, Status::Idle)).await {
+        if last_status == Some(Status::Running) && !send(sse::status(&id, Status::Idle)).await {
             return;
         }
         let frame = match run.result(self.state.registry.store(), last_seq).await {
-            Ok(result) => Frame::default()
-                .event("run.result")
-                .data(serde_json::to_string(&result).expect("results serialize")),
+            Ok(result) => sse::frame(
+                "run.result",
+                None,
+                &serde_json::to_string(&result).expect("results serialize"),
+            ),
             Err(error) => error_frame(error.into()),
         };
         let _ = send(frame).await;
@@ -257,6 +259,6 @@ impl Owner {
 }
 
 /// `event: error` with the error body, for a stream that cannot answer a status code any more.
-fn error_frame(error: ApiError) -> Frame {
-    Frame::default().event("error").data(error.body_json())
+fn error_frame(error: ApiError) -> Bytes {
+    sse::frame("error", None, &error.body_json())
 }

@@ -29,8 +29,8 @@ impl Progress {
 
     /// Shows one update of the run's interval.
     pub fn show(&mut self, update: &Update) {
-        let Update::Event { json, .. } = update else { return };
-        let Ok(Some(event)) = Event::parse(json) else { return };
+        let Update::Event(committed) = update else { return };
+        let Ok(Some(event)) = Event::parse(&committed.json) else { return };
         match event.data {
             EventData::StepStart(_) => self.wait("waiting for the model"),
             EventData::AssistantChunk(chunk) => match chunk.chunk {

@@ -31,7 +31,7 @@ use tokio::task::{AbortHandle, JoinSet};
 
 pub use error::SessionError;
 pub use log::{MemoryLog, SessionLog, seq_of};
-pub use notice::{Announced, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox};
+pub use notice::{Announced, Committed, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox};
 pub use sleep::SNAPSHOT_EVERY;
 
 use crate::clock::now_ms;

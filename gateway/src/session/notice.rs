@@ -1,8 +1,9 @@
 //! What a session announces to its subscribers, after commit and in output order.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use airlock_core::{Delivery, Inbox, Message, Status, Target};
+use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -65,11 +66,11 @@ impl Outbox {
         let _ = self.notices.send(notice); // nobody listening is fine
     }
 
-    /// Announces a committed event; `next_seq` is the seq after it.
-    pub(super) fn event(&self, json: Arc<str>, next_seq: u64) {
+    /// Announces a committed event.
+    pub(super) fn event(&self, event: Arc<Committed>) {
         let mut announced = self.announced.lock().expect("announced lock");
-        announced.next_seq = next_seq;
-        let _ = self.notices.send(Notice::Event(next_seq - 1, json));
+        announced.next_seq = event.seq + 1;
+        let _ = self.notices.send(Notice::Event(event));
     }
 
     /// Announces a status change.
@@ -89,8 +90,8 @@ impl Outbox {
 /// One announcement.
 #[derive(Clone, Debug)]
 pub enum Notice {
-    /// A committed event: its seq and JSON envelope.
-    Event(u64, Arc<str>),
+    /// A committed event.
+    Event(Arc<Committed>),
     /// Whole-agent status changed.
     Status(Status),
     /// The inbox after a splice, `next-step` first.
@@ -100,6 +101,29 @@ pub enum Notice {
     Subagent(&'static str, Arc<str>),
     /// The session was disposed: nothing more comes.
     Ended,
+}
+
+/// A committed event as every subscriber gets it: one copy, however many subscribers there are.
+#[derive(Debug)]
+pub struct Committed {
+    /// Its seq.
+    pub seq: u64,
+    /// Its JSON envelope.
+    pub json: String,
+    /// Its frame on a stream's wire (SSE), made by the first stream that sends it.
+    frame: OnceLock<Bytes>,
+}
+
+impl Committed {
+    /// The event `seq` with envelope `json`.
+    pub fn new(seq: u64, json: String) -> Arc<Committed> {
+        Arc::new(Committed { seq, json, frame: OnceLock::new() })
+    }
+
+    /// Its stream frame: `make`'s, by the first caller; the same bytes for every later one.
+    pub fn frame(&self, make: impl FnOnce() -> Bytes) -> Bytes {
+        self.frame.get_or_init(make).clone()
+    }
 }
 
 /// A pending item, as `session.queue` and `GET …/queue` show it.
@@ -124,13 +148,15 @@ pub struct QueueSnapshot {
     pub session_id: String,
     /// Its pending items, `next-step` first.
     pub items: Vec<QueueItem>,
-    json: std::sync::OnceLock<String>,
+    json: OnceLock<String>,
+    frame: OnceLock<Bytes>,
 }
 
 impl QueueSnapshot {
     /// The snapshot of `items`.
     pub fn new(session_id: &str, items: Vec<QueueItem>) -> QueueSnapshot {
-        QueueSnapshot { session_id: session_id.to_owned(), items, json: Default::default() }
+        let (json, frame) = Default::default();
+        QueueSnapshot { session_id: session_id.to_owned(), items, json, frame }
     }
 
     /// `{sessionId, items}` as JSON, made by the first subscriber that asks.
@@ -138,6 +164,12 @@ impl QueueSnapshot {
         self.json.get_or_init(|| {
             serde_json::json!({"sessionId": self.session_id, "items": self.items}).to_string()
         })
+    }
+
+    /// Its stream frame: `make`'s of [`QueueSnapshot::json`], by the first caller; the same
+    /// bytes for every later one.
+    pub fn frame(&self, make: impl FnOnce(&str) -> Bytes) -> Bytes {
+        self.frame.get_or_init(|| make(self.json())).clone()
     }
 }
 

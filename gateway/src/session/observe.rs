@@ -10,7 +10,7 @@ use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status};
 use tokio::sync::watch;
 
 use super::child::Parent;
-use super::{Notice, QueueSnapshot, Session};
+use super::{Committed, Notice, QueueSnapshot, Session};
 use crate::goal::Driver;
 use crate::store::{IdempotencyRecord, Index};
 
@@ -137,9 +137,9 @@ impl Session {
         for output in outputs {
             match output {
                 Output::AppendEvent(json) => {
-                    next += 1;
                     spliced |= self.observe(json);
-                    self.outbox.event(Arc::from(json.as_str()), next);
+                    self.outbox.event(Committed::new(next, json.clone()));
+                    next += 1;
                 }
                 Output::Status(status) => {
                     self.set_status(*status, next);

@@ -16,7 +16,7 @@ use crate::{Row, Size};
 
 /// A client for many concurrent requests to one gateway.
 fn client() -> reqwest::Client {
-    reqwest::Client::builder().pool_max_idle_per_host(1024).build().expect("a client")
+    airlock_tests::http_client().pool_max_idle_per_host(1024).build().expect("a client")
 }
 
 /// One inject into `session`; answers how long the 202 took.

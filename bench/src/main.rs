@@ -99,6 +99,8 @@ pub struct Size {
     pub turns: usize,
     /// Turns run before those are timed.
     pub warmup_turns: usize,
+    /// Turns of the long session whose last 100 are timed (none when at most 100).
+    pub long_turns: usize,
     /// How long each HTTP load runs, in seconds.
     pub load_seconds: f64,
     /// Events in the long session's log.
@@ -128,6 +130,7 @@ impl Size {
             lookups: 2_000,
             turns: 1_000,
             warmup_turns: 50,
+            long_turns: 1_000,
             load_seconds: 5.0,
             long_log: 100_000,
             pending: 5_000,
@@ -149,6 +152,7 @@ impl Size {
             lookups: 200,
             turns: 100,
             warmup_turns: 10,
+            long_turns: 0,
             load_seconds: 1.0,
             long_log: 5_000,
             pending: 500,

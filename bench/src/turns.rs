@@ -86,6 +86,18 @@ impl StdioGateway {
         rx
     }
 
+    /// `n` turns of `session`, one after another: how long each took.
+    async fn turns(&self, session: &str, n: usize) -> Vec<std::time::Duration> {
+        let mut idle = self.idle_of(session);
+        let mut took = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = Instant::now();
+            self.turn(session, &mut idle).await;
+            took.push(started.elapsed());
+        }
+        took
+    }
+
     /// One turn: a prompt, then the session's next `idle`.
     async fn turn(&self, session: &str, idle: &mut mpsc::UnboundedReceiver<()>) {
         let blocks = json!([{"type": "text", "text": "hello"}]);
@@ -116,30 +128,74 @@ async fn read_frames(
     }
 }
 
-/// One session, one prompt at a time: latency, CPU and context switches per turn.
+/// Turns a session has in the one-session scenario's headline rows. Every step sends the whole
+/// conversation, so a turn of a long session costs more than the turn itself (the long-session
+/// row shows how much).
+const TURNS_PER_SESSION: usize = 100;
+
+/// One prompt at a time: latency, CPU and context switches per turn over sessions of
+/// [`TURNS_PER_SESSION`] turns; then the latency of a session's turns 901 to 1,000.
 pub async fn one_session(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     const S: &str = "turn (stdio)";
     let mock = MockModel::start().await;
     mock.forget_requests();
     let gw = StdioGateway::start(&work.join("turn.db"), &mock, cache).await;
-    let mut idle = gw.idle_of("one");
-    for _ in 0..size.warmup_turns {
-        gw.turn("one", &mut idle).await;
-    }
+    gw.turns("warm-up", size.warmup_turns).await;
     let before = Usage::of(gw.pid());
     let mut samples = Vec::with_capacity(size.turns);
-    for _ in 0..size.turns {
-        let started = Instant::now();
-        gw.turn("one", &mut idle).await;
-        samples.push(started.elapsed());
+    for session in 0..size.turns.div_ceil(TURNS_PER_SESSION) {
+        let turns = TURNS_PER_SESSION.min(size.turns - samples.len());
+        samples.extend(gw.turns(&format!("one-{session}"), turns).await);
     }
     let per_turn = Usage::of(gw.pid()).per(before, size.turns);
-    vec![
+    let mut rows = floor(work, &mock).await;
+    rows.extend([
         Row::new(S, "prompt → idle, median", percentile(&mut samples, 50.0), "ms").at_most(0.8),
         Row::new(S, "prompt → idle, p99", percentile(&mut samples, 99.0), "ms"),
         Row::new(S, "CPU per turn", per_turn.cpu_ms, "ms").at_most(0.4),
         Row::new(S, "context switches per turn", per_turn.switches, "").at_most(30.0),
         Row::new(S, "RSS after the turns", rss_mb(gw.pid()), "MB"),
+    ]);
+    if size.long_turns > TURNS_PER_SESSION {
+        let mut long = gw.turns("long", size.long_turns).await.split_off(size.long_turns - 100);
+        let measure =
+            format!("turns {}–{} of one session, median", size.long_turns - 99, size.long_turns);
+        rows.push(Row::new(S, measure, percentile(&mut long, 50.0), "ms"));
+    }
+    rows
+}
+
+/// What a durable turn cannot go below on this machine now: the mock's round trip (a request and
+/// its whole streamed answer) and an fsync of a 4 KB write in the data directory, each the median
+/// of 200. A turn waits for one round trip and two commits (its prompt; its answer and end).
+async fn floor(work: &Path, mock: &MockModel) -> Vec<Row> {
+    const S: &str = "turn (stdio)";
+    const TIMES: usize = 200;
+    let client = airlock_tests::http_client().build().expect("an HTTP client");
+    let url = format!("{}/chat/completions", mock.base_url());
+    let body = json!({"model": "mock", "stream": true, "messages": [{"role": "user", "content": "hello"}]});
+    let mut round_trips = Vec::with_capacity(TIMES);
+    for _ in 0..TIMES {
+        let started = Instant::now();
+        let answer =
+            client.post(&url).body(body.to_string()).send().await.expect("the mock answers");
+        answer.bytes().await.expect("the mock's answer is read whole");
+        round_trips.push(started.elapsed());
+    }
+    let mut file = std::fs::File::create(work.join("fsync-probe")).expect("a file in the work dir");
+    let mut fsyncs = Vec::with_capacity(TIMES);
+    for _ in 0..TIMES {
+        std::io::Write::write_all(&mut file, &[7; 4096]).expect("the probe is written");
+        let started = Instant::now();
+        file.sync_all().expect("the probe is synced");
+        fsyncs.push(started.elapsed());
+    }
+    let round_trip = percentile(&mut round_trips, 50.0);
+    let fsync = percentile(&mut fsyncs, 50.0);
+    vec![
+        Row::new(S, "floor: the mock's round trip, median", round_trip, "ms"),
+        Row::new(S, "floor: an fsync, median", fsync, "ms"),
+        Row::new(S, "floor: a round trip and two fsyncs", round_trip + 2.0 * fsync, "ms"),
     ]
 }
 

@@ -6,8 +6,9 @@
 //! - `session/prompt {sessionId, contentBlocks}` → `{messageId}` once the message is durable; an
 //!   unknown `sessionId` creates the session. The insert splice's `session.event` is written
 //!   before the response.
-//! - `shutdown` → `{}`, then the store is flushed and the process exits 0. At the end of input the
-//!   prompted sessions first finish their work (a dropped connection cancels nothing).
+//! - `shutdown` → `{}` (the last frame: forwarding stops first), then the store is flushed and
+//!   the process exits 0. At the end of input the prompted sessions first finish their work (a
+//!   dropped connection cancels nothing).
 //! - Notifications: `session.event {sessionId, event}` for every committed event of a session the
 //!   client prompted, `session.status {sessionId, status}` on whole-agent transitions. There is no
 //!   `session.finished` and no per-prompt result: a prompt's receipt proves admission only.
@@ -159,6 +160,10 @@ pub async fn serve(
             continue;
         }
         let shutdown = request.method == "shutdown";
+        if shutdown {
+            // Nothing is forwarded after the answer: it is the last frame.
+            server.stop_forwarding().await;
+        }
         let answer = server.handle(&request).await;
         if let Some(id) = request.id {
             server.respond(id, answer);
@@ -181,9 +186,7 @@ pub async fn serve(
     if let Err(error) = server.registry.store().flush().await {
         eprintln!("airlock: {error}");
     }
-    for forwarded in server.forwarded.values() {
-        forwarded.task.abort();
-    }
+    server.stop_forwarding().await;
     drop(server);
     // The writer writes what is queued and ends, whenever the aborted forwarders are dropped.
     let _ = stop.send(());
@@ -191,6 +194,14 @@ pub async fn serve(
 }
 
 impl Server {
+    /// Ends every forwarder, and waits until they have ended: no frame of theirs comes after.
+    async fn stop_forwarding(&mut self) {
+        for (_, forwarded) in self.forwarded.drain() {
+            forwarded.task.abort();
+            let _ = forwarded.task.await;
+        }
+    }
+
     async fn handle(&mut self, request: &Request) -> Result<Value, RpcError> {
         match request.method.as_str() {
             "initialize" => self.initialize(&request.params),

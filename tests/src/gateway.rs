@@ -112,11 +112,10 @@ impl Gateway {
         };
         // Keep draining stderr so the gateway never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
-        let _ = rustls::crypto::ring::default_provider().install_default();
         Gateway {
             child,
             base,
-            client: reqwest::Client::new(),
+            client: crate::http_client().build().expect("an HTTP client"),
             data: data.to_owned(),
             model_url: model_url.to_owned(),
             cache: cache.to_owned(),

@@ -14,6 +14,13 @@ pub mod world;
 
 pub use mock_model::{MockModel, Reply};
 
+/// An HTTP client builder, once the crypto provider that the workspace's rustls needs (it is
+/// built without a default one) is installed.
+pub fn http_client() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+}
+
 /// The event types of a text turn that streamed `chunks` chunks, in the canonical order of
 /// `docs/events.md`.
 pub fn text_turn(chunks: usize) -> Vec<&'static str> {

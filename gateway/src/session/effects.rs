@@ -11,36 +11,52 @@ use super::Session;
 use crate::tools::ToolContext;
 
 impl Session {
+    /// Starts the model streams that `outputs` ask for, taking them out, before those outputs are
+    /// committed: the request travels while the log syncs. A request changes nothing outside the
+    /// session, and its answers are fed only once the commit is done (the actor takes them after
+    /// it); a commit that fails rebuilds the instance, which aborts the stream. Everything else
+    /// waits for the commit ([`Session::start_effects`]).
+    pub(super) fn start_model_streams(&mut self, outputs: &mut Vec<Output>) {
+        for output in outputs.extract_if(.., |output| matches!(output, Output::CallModel(_))) {
+            if let Output::CallModel(request) = output {
+                self.start_model_stream(request);
+            }
+        }
+    }
+
+    /// Streams the model's answer to `request`, passing what arrived together on as one batch.
+    fn start_model_stream(&mut self, request: airlock_core::ModelRequest) {
+        let request_id = request.request_id;
+        let mut stream = self.model.stream(request);
+        let send_all = self.batch_sender();
+        let handle = self.tasks.spawn(async move {
+            loop {
+                let mut next = Some(stream.next().await);
+                let mut answers = Vec::new();
+                // What else has arrived (the rest of one read, often up to the end) goes along:
+                // one commit for all of it, not one per chunk.
+                while let Some(item) = next {
+                    answers.push(match item {
+                        Some(Ok(chunk)) => Input::ModelChunk { request_id, chunk },
+                        Some(Err(error)) => Input::ModelFailed { request_id, error },
+                        None => Input::ModelDone(request_id),
+                    });
+                    if !matches!(answers.last(), Some(Input::ModelChunk { .. })) {
+                        return send_all(answers);
+                    }
+                    next = arrived(&mut stream).await;
+                }
+                send_all(answers);
+            }
+        });
+        self.streams.insert(request_id, handle);
+    }
+
     /// Starts the work the committed outputs ask for.
     pub(super) fn start_effects(&mut self, outputs: Vec<Output>) {
         for output in outputs {
             match output {
-                Output::CallModel(request) => {
-                    let request_id = request.request_id;
-                    let mut stream = self.model.stream(request);
-                    let send_all = self.batch_sender();
-                    let handle = self.tasks.spawn(async move {
-                        loop {
-                            let mut next = Some(stream.next().await);
-                            let mut answers = Vec::new();
-                            // What else has arrived (the rest of one read, often up to the end)
-                            // goes along: one commit for all of it, not one per chunk.
-                            while let Some(item) = next {
-                                answers.push(match item {
-                                    Some(Ok(chunk)) => Input::ModelChunk { request_id, chunk },
-                                    Some(Err(error)) => Input::ModelFailed { request_id, error },
-                                    None => Input::ModelDone(request_id),
-                                });
-                                if !matches!(answers.last(), Some(Input::ModelChunk { .. })) {
-                                    return send_all(answers);
-                                }
-                                next = arrived(&mut stream).await;
-                            }
-                            send_all(answers);
-                        }
-                    });
-                    self.streams.insert(request_id, handle);
-                }
+                Output::CallModel(request) => self.start_model_stream(request),
                 Output::CallTool(call) => {
                     let context = ToolContext {
                         session_id: self.config.session_id.clone(),

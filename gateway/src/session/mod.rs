@@ -284,6 +284,7 @@ impl Session {
             }
             fed.push(Fed { refusal, first_seq });
         }
+        self.start_model_streams(&mut batch.outputs);
         self.commit(&mut batch, records).await?;
         self.start_effects(batch.outputs);
         Ok(fed)

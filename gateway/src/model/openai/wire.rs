@@ -38,9 +38,8 @@ pub(super) fn request_body(
     }
     body.extend_from_slice(b"],\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request.tools.iter().map(tool).collect::<Result<_, _>>()?;
         body.extend_from_slice(b",\"tools\":");
-        write_json(&mut body, &tools);
+        body.extend_from_slice(encoded.tools(&request.tools)?.as_bytes());
     }
     if let Some(max_tokens) = request.max_tokens {
         body.extend_from_slice(b",\"max_tokens\":");
@@ -59,6 +58,8 @@ fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
 /// two per step while each request sends all of it, so encoding it whole every time made a long
 /// session's steps grow with its length.
 ///
+/// The tool list is kept encoded as well, while requests keep offering the same tools.
+///
 /// Entries are keyed by the message's address and hold a [`Weak`] to it, which keeps that
 /// address from being reused while the entry lives: an entry found for a live message is that
 /// message's. Entries of dropped messages are swept when the map has doubled since the last
@@ -66,6 +67,8 @@ fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
 #[derive(Default)]
 pub(super) struct Encoded {
     entries: Mutex<Entries>,
+    /// The last tool list and its encoding.
+    tools: Mutex<Option<(Vec<ToolSpec>, Arc<str>)>>,
 }
 
 #[derive(Default)]
@@ -83,6 +86,20 @@ impl Encoded {
             entries.sweep_at = (2 * entries.by_address.len()).max(1024);
         }
         parts
+    }
+
+    /// `tools` as the body's `tools` array.
+    fn tools(&self, tools: &[ToolSpec]) -> Result<Arc<str>, ModelError> {
+        let mut last = self.tools.lock().expect("encoded tools lock");
+        if let Some((specs, json)) = &*last
+            && specs == tools
+        {
+            return Ok(json.clone());
+        }
+        let list: Vec<Value> = tools.iter().map(tool).collect::<Result<_, _>>()?;
+        let json: Arc<str> = serde_json::to_string(&list).expect("JSON").into();
+        *last = Some((tools.to_vec(), json.clone()));
+        Ok(json)
     }
 }
 
@@ -421,5 +438,29 @@ mod tests {
         );
         assert_eq!(sent["max_tokens"], 64);
         assert_eq!(sent["stream"], true);
+    }
+
+    #[test]
+    fn a_tool_list_is_encoded_again_when_it_changes() {
+        let encoded = Encoded::default();
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "does it".into(),
+            parameters: r#"{"type":"object"}"#.into(),
+            parallel_safe: true,
+        };
+        let mut asked = request(vec![message("u1", Role::User, "hi")]);
+        asked.tools = vec![spec("a")];
+        assert_eq!(body(&asked, &encoded)["tools"][0]["function"]["name"], "a");
+        asked.tools = vec![spec("a"), spec("b")];
+        let sent = body(&asked, &encoded);
+        assert_eq!(sent["tools"], body(&asked, &Encoded::default())["tools"]);
+        assert_eq!(sent["tools"][1]["function"]["parameters"], json!({"type": "object"}));
+        asked.tools[1].parameters = "{".into();
+        let refused = request_body(&asked, &encoded).unwrap_err();
+        assert!(
+            refused.message.contains("the parameters of the b tool are not JSON"),
+            "{refused:?}"
+        );
     }
 }

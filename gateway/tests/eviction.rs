@@ -7,7 +7,7 @@ use std::time::Duration;
 use airlock_core::{ContentBlock, Delivery, Input, Message};
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
-use airlock_gateway::store::{Durability, Snapshot, Store};
+use airlock_gateway::store::{Durability, SessionRow, Snapshot, Store};
 use airlock_gateway::tools::ToolRegistry;
 use serde_json::Value;
 
@@ -102,10 +102,14 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
     assert_eq!(after.iter().filter(|t| *t == "turn/end").count(), 4, "both wakes replayed the log");
 }
 
-/// A session over its own store, fed and run to idle.
+/// A session over its own store.
 async fn session_over(dir: &tempfile::TempDir) -> airlock_gateway::session::Session {
+    session_on(Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap())
+}
+
+/// A fresh session `s` of the demo model, logging to `store`.
+fn session_on(store: Store) -> airlock_gateway::session::Session {
     use airlock_gateway::session::{Outbox, Session, SessionParts};
-    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
     let host = Arc::new(CoreHost::new(None).unwrap());
     let model = airlock_gateway::model::from_name("demo").unwrap();
     let config = airlock_core::Config::new("s", model.provider(), model.model());
@@ -139,4 +143,44 @@ async fn a_sleeping_session_wakes_at_its_next_input_as_if_it_had_stayed_awake() 
     let (woken, stayed) = (asleep.events().await.unwrap(), awake.events().await.unwrap());
     assert_eq!(shape(woken), shape(stayed), "the same events, no `resume` header");
     assert_eq!(asleep.queue(), awake.queue());
+}
+
+/// A snapshot costs its size to write: one of a long inbox is not written again for every
+/// `SNAPSHOT_EVERY` small events, only once the events after it weigh as much.
+#[tokio::test]
+async fn a_snapshot_waits_until_the_log_has_grown_by_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let row = SessionRow {
+        session_id: "s".into(),
+        created_at: 0,
+        updated_at: 0,
+        spec: serde_json::json!({}),
+        disposed: false,
+        parent_session_id: None,
+        goal: None,
+        needs_recovery: false,
+    };
+    store.insert_session(row).await.unwrap(); // a snapshot is kept for a stored session
+    let mut session = session_on(store.clone());
+    let mut sent = 0;
+    let mut inject = async |count: usize, text: &str| {
+        for _ in 0..count {
+            sent += 1;
+            let message =
+                Message::user(format!("m{sent}"), vec![ContentBlock::Text { text: text.into() }]);
+            session.feed(Delivery::Inject.send(message)).await.unwrap();
+            session.snapshot_if_due().await;
+        }
+    };
+    let snapshot_seq = async || store.snapshot("s").await.unwrap().map(|s| s.next_seq);
+    let big = "x".repeat(4096);
+
+    inject(300, &big).await;
+    assert_eq!(snapshot_seq().await, Some(256), "the first after SNAPSHOT_EVERY events");
+    inject(300, "small").await;
+    assert_eq!(snapshot_seq().await, Some(256), "300 small events weigh less than a 1 MB inbox");
+    inject(300, &big).await;
+    let next = snapshot_seq().await.unwrap();
+    assert!(next > 600, "once the events after it weigh as much, the next is taken: {next}");
 }

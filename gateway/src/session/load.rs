@@ -11,6 +11,19 @@ use crate::goal::Driver;
 use crate::receipts::Marker;
 use crate::store::Snapshot;
 
+/// Where a session's newest snapshot stands. A snapshot costs its size to write, and saves the
+/// replay of the events after it; so the next one waits until those events weigh as much, which
+/// keeps the bytes written for snapshots within the bytes logged, whatever the state's size.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SnapshotMark {
+    /// The log's length when it was taken (0: none).
+    pub seq: u64,
+    /// Its size, in bytes.
+    pub len: usize,
+    /// The bytes of the events logged since.
+    pub logged: usize,
+}
+
 /// A core instance and what the log says, read once from the log.
 pub(super) struct Loaded {
     pub core: WasmCore,
@@ -18,8 +31,8 @@ pub(super) struct Loaded {
     pub inbox: Inbox,
     /// The last turn started.
     pub turns: u32,
-    /// The log's length when the newest snapshot was taken (0: none).
-    pub snapshot_seq: u64,
+    /// Where the newest snapshot stands (none: the default).
+    pub snapshot: SnapshotMark,
     pub goal: Driver,
     pub parent: Parent,
 }
@@ -33,7 +46,7 @@ impl Loaded {
             next_seq: 0,
             inbox,
             turns: 0,
-            snapshot_seq: 0,
+            snapshot: SnapshotMark::default(),
             goal,
             parent: Parent::default(),
         }
@@ -85,8 +98,9 @@ impl Loaded {
         let goal = Driver::from_log(snapshot.goal.as_slice());
         let parent = parent_in(tail).unwrap_or(Parent(snapshot.parent.clone()));
         let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
-        let snapshot_seq = snapshot.next_seq;
-        Ok(Loaded { core, next_seq, inbox, turns, snapshot_seq, goal, parent })
+        let logged = tail.iter().map(String::len).sum();
+        let snapshot = SnapshotMark { seq: snapshot.next_seq, len: snapshot.state.len(), logged };
+        Ok(Loaded { core, next_seq, inbox, turns, snapshot, goal, parent })
     }
 
     /// From the whole log.
@@ -101,7 +115,8 @@ impl Loaded {
         let goal = Driver::from_log(&events);
         let parent = parent_in(&events).unwrap_or_default();
         let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
-        Ok(Loaded { core, next_seq, inbox, turns, snapshot_seq: 0, goal, parent })
+        let snapshot = SnapshotMark::default();
+        Ok(Loaded { core, next_seq, inbox, turns, snapshot, goal, parent })
     }
 }
 

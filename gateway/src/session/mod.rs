@@ -42,7 +42,7 @@ use crate::receipts::Marker;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
-use load::Loaded;
+use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 
 /// An input the core refused, with its reason.
@@ -96,8 +96,8 @@ pub struct Session {
     inbox: SharedInbox,
     /// The inbox and turn as committed, to index what each commit does to receipts.
     marker: Marker,
-    /// The log's length when the newest snapshot was taken.
-    snapshot_seq: u64,
+    /// Where the newest snapshot stands.
+    snapshot: SnapshotMark,
     answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
     generation: u64,
     tasks: JoinSet<()>,
@@ -141,7 +141,7 @@ impl Session {
             outbox,
             next_seq: loaded.next_seq,
             marker: Marker::new(loaded.inbox.clone(), loaded.turns),
-            snapshot_seq: loaded.snapshot_seq,
+            snapshot: loaded.snapshot,
             inbox: SharedInbox::new(loaded.inbox),
             answers: mpsc::unbounded_channel(),
             generation: 0,
@@ -360,6 +360,7 @@ impl Session {
         let first_seq = (!events.is_empty()).then_some(self.next_seq);
         if let Some(first) = first_seq {
             let count = events.len() as u64;
+            let bytes: usize = events.iter().map(String::len).sum();
             let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 // The core is ahead of the durable log: rebuild it from what was committed.
@@ -368,6 +369,7 @@ impl Session {
                 return Err(error.into());
             }
             self.next_seq = first + count;
+            self.snapshot.logged += bytes;
         }
         Ok(first_seq)
     }

@@ -1,7 +1,8 @@
 //! Snapshots of the core's state, and sleep.
 //!
 //! An idle session keeps a snapshot every [`SNAPSHOT_EVERY`] events, so waking it after an
-//! eviction folds only the events after it. An idle session also sleeps: its core instance (tens
+//! eviction folds only the events after it; and not before the log has grown by the last
+//! snapshot's size, so a big state (a long inbox) is not written again for every few events. An idle session also sleeps: its core instance (tens
 //! of KB of linear memory, a wasmtime store) is dropped after a snapshot of its state is durable,
 //! and the next input wakes it from that snapshot in well under a millisecond. Everything else (the inbox mirror, the goal, the
 //! subscribers) stays, so sleeping changes nothing anyone can see, not even the log: the core
@@ -9,7 +10,7 @@
 
 use airlock_core::Status;
 
-use super::load::Loaded;
+use super::load::{Loaded, SnapshotMark};
 use super::{Session, SessionError};
 use crate::store::Snapshot;
 
@@ -18,10 +19,15 @@ pub const SNAPSHOT_EVERY: u64 = 256;
 
 impl Session {
     /// Keeps a snapshot of the core's state when the agent is idle and at least
-    /// [`SNAPSHOT_EVERY`] events were logged since the last one, so that waking the session
-    /// later folds only the events after it. A failure only costs that speed.
+    /// [`SNAPSHOT_EVERY`] events, and as many bytes of events as the last snapshot held, were
+    /// logged since the last one ([`SnapshotMark`]), so that waking the session later folds only
+    /// the events after it. A failure only costs that speed.
     pub async fn snapshot_if_due(&mut self) {
-        if self.status == Status::Idle && self.next_seq >= self.snapshot_seq + SNAPSHOT_EVERY {
+        let mark = self.snapshot;
+        if self.status == Status::Idle
+            && self.next_seq >= mark.seq + SNAPSHOT_EVERY
+            && mark.logged >= mark.len
+        {
             self.save_snapshot().await;
         }
     }
@@ -36,6 +42,7 @@ impl Session {
                 return false;
             }
         };
+        let len = state.len();
         let snapshot = Snapshot {
             session_id: self.config.session_id.clone(),
             next_seq: self.next_seq,
@@ -46,7 +53,7 @@ impl Session {
         };
         match self.log.save_snapshot(snapshot).await {
             Ok(()) => {
-                self.snapshot_seq = self.next_seq;
+                self.snapshot = SnapshotMark { seq: self.next_seq, len, logged: 0 };
                 true
             }
             Err(error) => {
@@ -64,7 +71,7 @@ impl Session {
     /// Drops the core instance once a snapshot of its state is durable; answers whether it
     /// sleeps. Work a task might still answer is disowned first, as after a rebuild.
     pub async fn sleep(&mut self) -> bool {
-        if !self.can_sleep() || (self.next_seq > self.snapshot_seq && !self.save_snapshot().await) {
+        if !self.can_sleep() || (self.next_seq > self.snapshot.seq && !self.save_snapshot().await) {
             return false;
         }
         self.generation += 1;

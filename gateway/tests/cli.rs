@@ -252,3 +252,41 @@ fn spawn_agent_with_an_in_memory_store_fails_with_durability_failed() {
     assert!(text.contains("--data FILE"), "the message says what to do: {text}");
     assert!(!dir.path().join(":memory:").exists(), "an in-memory store writes no file");
 }
+
+/// Two processes on one data file would each keep their own idea of every session's log: the
+/// second (`serve` or `stdio`) refuses to start, naming the file and the process that has it.
+#[test]
+fn a_second_gateway_on_the_same_data_file_refuses_to_start_naming_the_file() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let airlock = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        command
+            .current_dir(dir.path())
+            .env("AIRLOCK_CACHE_DIR", dir.path())
+            .env_remove("AIRLOCK_LISTEN")
+            .env_remove("AIRLOCK_DATA")
+            .env_remove("AIRLOCK_MODEL");
+        command
+    };
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--data", "shared.db"];
+    let mut first = airlock().args(serve).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = BufReader::new(first.stderr.take().unwrap()).lines();
+    assert!(stderr.any(|line| line.unwrap().starts_with("airlock: listening on")));
+
+    let holder = format!(
+        "the data file shared.db is in use by another airlock process (pid {})",
+        first.id()
+    );
+    for args in [&serve[..], &["stdio", "--data", "shared.db"]] {
+        let out = airlock().args(args).stdin(Stdio::null()).output().unwrap();
+        let refused = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {refused}");
+        assert!(refused.contains(&holder), "{args:?}: {refused}");
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    drop(stderr);
+    serve_once(dir.path(), &serve[1..]); // the lock went with the process
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::CliError;
 use super::args::EmbeddedArgs;
+use super::data_lock::DataLock;
 use crate::registry::Eviction;
 use crate::server::{Sessions, Settings};
 use crate::store::Durability;
@@ -15,6 +16,7 @@ pub struct Embedded {
     pub sessions: Sessions,
     /// What they were opened with.
     pub settings: Settings,
+    _lock: Option<DataLock>,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -23,6 +25,10 @@ impl Embedded {
     /// Nothing is recovered yet: `run` brings back only its own session, `stdio` and `acp` call
     /// [`Sessions::recover`] for all of them, as `serve` does.
     pub async fn open(args: &EmbeddedArgs, cache_dir: Option<&Path>) -> Result<Embedded, CliError> {
+        let lock = match args.data.as_deref() {
+            Some(path) => DataLock::take(path)?,
+            None => None,
+        };
         let (temp, path, durability): (_, PathBuf, _) = match args.data.as_deref() {
             Some(path) => (None, path.to_owned(), Durability::Full),
             None => {
@@ -42,6 +48,6 @@ impl Embedded {
             eviction: Eviction::default(),
         };
         let sessions = Sessions::open(&settings).await?;
-        Ok(Embedded { sessions, settings, _temp: temp })
+        Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })
     }
 }

@@ -2,6 +2,7 @@
 
 mod acp;
 mod args;
+mod data_lock;
 mod embedded;
 mod file;
 mod progress;
@@ -81,6 +82,9 @@ enum CliError {
     /// The store, the core, the model or the plugins could not be set up.
     #[error(transparent)]
     Setup(#[from] ServeError),
+    /// Another process has the data file.
+    #[error(transparent)]
+    Lock(#[from] data_lock::LockError),
     /// No temporary directory for a database.
     #[error("cannot make a temporary database: {0}")]
     Temp(std::io::Error),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::{DurabilityArg, SandboxArgs};
+use super::data_lock::DataLock;
 use crate::api::DEFAULT_MAX_BODY;
 use crate::registry::Eviction;
 use crate::server::{Gateway, Settings, bind, shutdown_signal};
@@ -46,6 +47,13 @@ pub struct ServeArgs {
 
 /// Runs the gateway until SIGINT or SIGTERM.
 pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
+    let _lock = match DataLock::take(&args.data) {
+        Ok(lock) => lock,
+        Err(error) => {
+            eprintln!("airlock: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let settings = Settings {
         data: args.data,
         model: args.model,

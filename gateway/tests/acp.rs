@@ -26,7 +26,7 @@ type Updates = mpsc::UnboundedReceiver<SessionUpdate>;
 
 /// A running `airlock acp`.
 struct Airlock {
-    _child: Child,
+    child: Child,
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     /// The HTTP API of the same sessions, with `--listen`.
@@ -78,7 +78,12 @@ impl Airlock {
             }
         };
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        Airlock { _child: child, stdin, stdout, http }
+        Airlock { child, stdin, stdout, http }
+    }
+
+    /// Kills the process and waits until it is gone, and its hold on the data file with it.
+    async fn stop(mut self) {
+        self.child.kill().await.expect("airlock acp is killed");
     }
 
     /// Runs `body` as the ACP client; every `session/update` arrives on its receiver, in order.
@@ -378,7 +383,7 @@ async fn acp_session_load_replays_the_log_as_updates() {
             Ok(session)
         })
         .await;
-    drop(first);
+    first.stop().await; // a second process on the data file waits for the first to be gone
 
     let mut second = Airlock::start(dir.path(), &mock, false).await;
     second

@@ -52,11 +52,10 @@ impl Session {
         self.streams.insert(request_id, handle);
     }
 
-    /// Starts the work the committed outputs ask for.
+    /// Starts the work the committed outputs ask for (their model streams are started already).
     pub(super) fn start_effects(&mut self, outputs: Vec<Output>) {
         for output in outputs {
             match output {
-                Output::CallModel(request) => self.start_model_stream(request),
                 Output::CallTool(call) => {
                     let context = ToolContext {
                         session_id: self.config.session_id.clone(),
@@ -87,7 +86,8 @@ impl Session {
                         send(Input::RetryTimer(timer_id));
                     });
                 }
-                Output::AppendEvent(_)
+                Output::CallModel(_)
+                | Output::AppendEvent(_)
                 | Output::Status(_)
                 | Output::DecideStep { .. }
                 | Output::Refused { .. } => {}

@@ -284,9 +284,7 @@ impl Session {
             }
             fed.push(Fed { refusal, first_seq });
         }
-        self.start_model_streams(&mut batch.outputs);
-        self.commit(&mut batch, records).await?;
-        self.start_effects(batch.outputs);
+        self.commit(batch, records).await?;
         Ok(fed)
     }
 
@@ -323,21 +321,24 @@ impl Session {
         if let Err(again) = self.decide(Input::Recover, &mut batch) {
             return SessionError::Broken(again);
         }
-        if let Err(error) = self.commit(&mut batch, Vec::new()).await {
+        if let Err(error) = self.commit(batch, Vec::new()).await {
             return error;
         }
-        self.start_effects(batch.outputs);
         SessionError::Trapped(trap)
     }
 
-    /// Appends the batch's events in one commit, then announces them.
+    /// Appends the batch's events in one commit, announces them and starts the work they ask
+    /// for: its model streams before the commit, so the request travels while the log syncs,
+    /// everything else once the commit is durable (`effects.rs`).
     async fn commit(
         &mut self,
-        batch: &mut Batch,
+        mut batch: Batch,
         records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
-        let first_seq = self.append(batch, records).await?;
-        self.announce(&batch.outputs, first_seq.unwrap_or(self.next_seq));
+        self.start_model_streams(&mut batch.outputs);
+        let first_seq = self.append(&batch, records).await?;
+        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
+        self.start_effects(batch.outputs);
         Ok(first_seq)
     }
 
@@ -346,7 +347,7 @@ impl Session {
     /// durable log, so it is rebuilt from what was committed and nothing is announced.
     async fn append(
         &mut self,
-        batch: &mut Batch,
+        batch: &Batch,
         records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
         let events: Vec<String> = batch
@@ -364,7 +365,6 @@ impl Session {
             let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 // The core is ahead of the durable log: rebuild it from what was committed.
-                *batch = Batch::default();
                 self.rebuild().await?;
                 return Err(error.into());
             }

@@ -131,14 +131,15 @@ impl Session {
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about
     /// events, status changes and the queue, in output order; `first` is the first event's seq.
-    pub(super) fn announce(&mut self, outputs: &[Output], first: u64) {
+    /// Each event's JSON moves into its notice: nothing reads it from the outputs afterwards.
+    pub(super) fn announce(&mut self, outputs: &mut [Output], first: u64) {
         let mut spliced = false;
         let mut next = first;
         for output in outputs {
             match output {
                 Output::AppendEvent(json) => {
                     spliced |= self.observe(json);
-                    self.outbox.event(Committed::new(next, json.clone()));
+                    self.outbox.event(Committed::new(next, std::mem::take(json)));
                     next += 1;
                 }
                 Output::Status(status) => {

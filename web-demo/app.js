@@ -5,6 +5,10 @@
 // `GET /v1/sessions/{id}/events`: the browser resumes with `Last-Event-ID` after a drop, and an
 // event whose seq was rendered already is skipped, so no text shows twice. Reloading the page
 // replays the same log into the same view.
+//
+// A gateway with API keys answers 401 until the page signs in: the key typed into the sign-in
+// form goes once to `POST /v1/login`, which sets it as an HttpOnly cookie; every later request
+// and event stream carries that cookie, and the script never keeps the key.
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -26,6 +30,7 @@ async function api(method, path, body) {
   });
   const text = await response.text();
   const json = text ? JSON.parse(text) : null;
+  if (response.status === 401) showSignIn(json?.error?.message);
   if (!response.ok) {
     const error = json?.error;
     throw new Error(error ? `${error.code}: ${error.message}` : `HTTP ${response.status}`);
@@ -328,10 +333,53 @@ $("#new-session").addEventListener("click", async () => {
   select(session.sessionId);
 });
 
-followHub();
-loadSessions()
-  .then(() => {
-    const wanted = decodeURIComponent(location.hash.slice(1));
-    if (wanted && state.sessions.has(wanted)) select(wanted);
-  })
-  .catch(report);
+// ---- signing in ----
+
+function showSignIn(why) {
+  $("#sign-in").hidden = false;
+  $("#sign-in-why").textContent = why || "";
+  $("#key").focus();
+}
+
+$("#sign-in").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const key = $("#key").value.trim();
+  const response = await fetch("/v1/login", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) {
+    $("#sign-in-why").textContent = body?.error?.message || `HTTP ${response.status}`;
+    return;
+  }
+  $("#key").value = "";
+  $("#sign-in").hidden = true;
+  start();
+});
+
+function showIdentity({ tenant }) {
+  $("#sign-out").hidden = !tenant;
+  $("#tenant").textContent = tenant ? `tenant ${tenant}` : "";
+}
+
+$("#sign-out").addEventListener("click", async () => {
+  await fetch("/v1/logout", { method: "POST" });
+  location.reload();
+});
+
+// The session list first: it tells whether the gateway wants a key before any stream opens.
+async function start() {
+  try {
+    await loadSessions();
+  } catch (error) {
+    if ($("#sign-in").hidden) report(error);
+    return;
+  }
+  followHub();
+  api("POST", "/v1/login").then(showIdentity).catch(report);
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  if (wanted && state.sessions.has(wanted)) select(wanted);
+}
+
+start();

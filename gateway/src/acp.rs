@@ -130,7 +130,7 @@ impl Bridge {
         let id = fresh_id();
         let (row, _) = self
             .registry
-            .create(id.clone(), SessionSpec::default())
+            .create(id.clone(), SessionSpec::default(), None)
             .await
             .map_err(Error::into_internal_error)?;
         let handle = self.registry.resume(&row.session_id).await;

@@ -54,8 +54,18 @@ pub enum RegistryError {
     #[error("session {0:?} was disposed; its log stays readable but it takes no input")]
     Disposed(String),
     /// The spec names something this gateway cannot provide.
-    #[error("{0}")]
-    BadSpec(String),
+    #[error("{message}")]
+    BadSpec {
+        /// The spec's field: `model` or `tools`.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A new session's id does not fit [`valid_session_id`].
+    #[error(
+        "the session id {0:?} is not valid: use 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit"
+    )]
+    BadId(String),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -88,6 +98,25 @@ pub enum HubNotice {
         /// The session.
         session_id: String,
     },
+}
+
+/// Whether a new session may have this id: 1 to 200 letters, digits, `.`, `_`, `:` or `-`,
+/// starting with a letter or digit (nothing a path, a log line or a terminal would read as more).
+pub fn valid_session_id(id: &str) -> bool {
+    let starts_well = id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+    starts_well && id.len() <= 200 && id.chars().all(fits)
+}
+
+impl HubNotice {
+    /// The session it is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            HubNotice::Added { session_id }
+            | HubNotice::Removed { session_id }
+            | HubNotice::Woken { session_id } => session_id,
+        }
+    }
 }
 
 /// When sessions at rest are dropped from memory.
@@ -208,17 +237,20 @@ impl Registry {
         let mut spec: SessionSpec = serde_json::from_value(parent.spec).unwrap_or_default();
         spec.metadata = name.map(|name| serde_json::json!({"name": name}));
         let child_id = fresh_id();
-        self.insert(child_id.clone(), spec, Some(parent_id.to_owned())).await?;
+        let parent_id = Some(parent_id.to_owned());
+        self.insert(child_id.clone(), spec, parent_id, parent.tenant).await?;
         self.resume(&child_id).await
     }
 
-    /// Creates a session; `Ok((row, false))` when one with that id exists (the caller compares).
+    /// Creates a session of `tenant` (`None`: of no tenant); `Ok((row, false))` when one with
+    /// that id exists (the caller compares).
     pub async fn create(
         &self,
         session_id: String,
         spec: SessionSpec,
+        tenant: Option<String>,
     ) -> Result<(SessionRow, bool), RegistryError> {
-        self.insert(session_id, spec, None).await
+        self.insert(session_id, spec, None, tenant).await
     }
 
     async fn insert(
@@ -226,7 +258,11 @@ impl Registry {
         session_id: String,
         mut spec: SessionSpec,
         parent_session_id: Option<String>,
+        tenant: Option<String>,
     ) -> Result<(SessionRow, bool), RegistryError> {
+        if !valid_session_id(&session_id) {
+            return Err(RegistryError::BadId(session_id));
+        }
         if spec.model.is_empty() {
             spec.model = self.default_model.clone();
         }
@@ -241,6 +277,7 @@ impl Registry {
             spec: serde_json::to_value(&spec).expect("specs serialize"),
             disposed: false,
             parent_session_id,
+            tenant,
             goal: None,
             needs_recovery: false,
         };
@@ -444,11 +481,14 @@ impl Registry {
         spec: &SessionSpec,
         outbox: Arc<Outbox>,
     ) -> Result<SessionParts, RegistryError> {
-        let model =
-            model::from_name(&spec.model).map_err(|e| RegistryError::BadSpec(e.to_string()))?;
+        let model = model::from_name(&spec.model)
+            .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
         let tools = match &spec.tools {
             None => self.tools.clone(),
-            Some(names) => self.tools.only(names).map_err(RegistryError::BadSpec)?,
+            Some(names) => self
+                .tools
+                .only(names)
+                .map_err(|message| RegistryError::BadSpec { field: "tools", message })?,
         };
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();

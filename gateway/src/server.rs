@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-use crate::api::{AppState, app};
+use crate::api::{Access, AppState, Exposure, ExposureError, app};
 use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
@@ -73,6 +73,9 @@ pub enum ServeError {
     /// A plugin.
     #[error(transparent)]
     Plugin(#[from] crate::plugins::PluginError),
+    /// Keys are missing for where it would listen.
+    #[error(transparent)]
+    Exposure(#[from] ExposureError),
     /// The `--core` file.
     #[error("cannot read the core component {path}: {source}")]
     CoreFile {
@@ -109,12 +112,23 @@ impl Gateway {
     /// A gateway over a registry that is already open (`airlock acp --listen` shares its own).
     pub fn over(registry: Arc<Registry>, settings: Settings) -> Gateway {
         let (stop, shutdown) = watch::channel(false);
-        Gateway { state: AppState { registry, shutdown }, stop, settings }
+        let access = Arc::new(Access::new(settings.cors_origins.clone()));
+        Gateway { state: AppState { registry, shutdown, access }, stop, settings }
     }
 
     /// The sessions it serves.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.state.registry
+    }
+
+    /// Binds `addr` (port 0 picks a free one) for [`Gateway::run`]; an address off loopback is
+    /// refused while the data file has no API keys.
+    pub async fn bind(&self, addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
+        let io = |source| ServeError::Io { addr: addr.to_owned(), source };
+        let listener = TcpListener::bind(addr).await.map_err(io)?;
+        let local = listener.local_addr().map_err(io)?;
+        Exposure::check(local, self.state.registry.store()).await?;
+        Ok((listener, local))
     }
 
     /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
@@ -230,14 +244,6 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
     } else {
         layer.allow_origin(AllowOrigin::list(origins.iter().filter_map(|o| o.parse().ok())))
     })
-}
-
-/// Binds `addr` (port 0 picks a free one).
-pub async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
-    let io = |source| ServeError::Io { addr: addr.to_owned(), source };
-    let listener = TcpListener::bind(addr).await.map_err(io)?;
-    let local = listener.local_addr().map_err(io)?;
-    Ok((listener, local))
 }
 
 /// Resolves on SIGINT or SIGTERM.

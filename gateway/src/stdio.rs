@@ -59,7 +59,8 @@ impl RpcError {
         let why = match &error {
             RegistryError::NotFound(_) => "session-not-found",
             RegistryError::Disposed(_) => "session-disposed",
-            RegistryError::BadSpec(_) => "model-unavailable",
+            RegistryError::BadSpec { .. } => "model-unavailable",
+            RegistryError::BadId(_) => return RpcError::invalid_params(error),
             RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
         };
         RpcError::failed(why, error)
@@ -300,15 +301,15 @@ impl Server {
             Err(RegistryError::NotFound(_)) => {}
             Err(error) => return Err(RpcError::registry(error)),
         }
-        if session_id.is_empty() || session_id.len() > 200 {
-            return Err(RpcError::invalid_params("sessionId must be 1 to 200 characters"));
-        }
         let spec = SessionSpec {
             model: self.model.clone().unwrap_or_default(),
             max_tokens: self.max_tokens,
             ..SessionSpec::default()
         };
-        self.registry.create(session_id.to_owned(), spec).await.map_err(RpcError::registry)?;
+        self.registry
+            .create(session_id.to_owned(), spec, None)
+            .await
+            .map_err(RpcError::registry)?;
         self.registry.resume(session_id).await.map_err(RpcError::registry)
     }
 

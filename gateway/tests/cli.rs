@@ -290,3 +290,34 @@ fn a_second_gateway_on_the_same_data_file_refuses_to_start_naming_the_file() {
     drop(stderr);
     serve_once(dir.path(), &serve[1..]); // the lock went with the process
 }
+
+#[test]
+fn serve_on_a_public_address_refuses_to_start_without_keys_and_starts_with_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let airlock = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("AIRLOCK_CACHE_DIR", dir.path())
+            .env_remove("AIRLOCK_LISTEN")
+            .env_remove("AIRLOCK_DATA")
+            .output()
+            .unwrap()
+    };
+    let out = airlock(&["serve", "--listen", "0.0.0.0:0", "--data", "open.db"]);
+    let refused = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{refused}");
+    assert!(refused.contains("refusing to serve 0.0.0.0:"), "{refused}");
+    assert!(refused.contains("airlock keys create --data open.db --tenant NAME"), "{refused}");
+
+    // The key alone on stdout, once; the list never shows it.
+    let made = airlock(&["keys", "create", "--data", "open.db", "--tenant", "acme"]);
+    assert!(made.status.success());
+    let key = String::from_utf8(made.stdout).unwrap();
+    assert_eq!(key.lines().count(), 1, "{key:?}");
+    assert!(key.starts_with("ak_") && key.trim().len() > 60, "{key:?}");
+    let listed = String::from_utf8(airlock(&["keys", "list", "--data", "open.db"]).stdout).unwrap();
+    assert!(listed.contains("acme") && !listed.contains(key.trim()), "{listed}");
+
+    serve_once(dir.path(), &["--listen", "0.0.0.0:0", "--data", "open.db"]);
+}

@@ -63,7 +63,7 @@ async fn a_session_woken_from_its_snapshot_goes_on_as_if_it_had_stayed() {
     let (stayed, stayed_store) = registry(&stayed_dir);
     let (woken, woken_store) = registry(&woken_dir);
     for registry in [&stayed, &woken] {
-        registry.create("s".into(), SessionSpec::default()).await.unwrap();
+        registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     }
     turns(&stayed, 40, false).await;
     turns(&woken, 40, true).await;
@@ -81,7 +81,7 @@ async fn a_session_woken_from_its_snapshot_goes_on_as_if_it_had_stayed() {
 async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let (registry, store) = registry(&dir);
-    registry.create("s".into(), SessionSpec::default()).await.unwrap();
+    registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     turns(&registry, 2, true).await;
     let before = shape(&store, "s").await;
     let host = CoreHost::new(None).unwrap();
@@ -158,6 +158,7 @@ async fn a_snapshot_waits_until_the_log_has_grown_by_its_size() {
         spec: serde_json::json!({}),
         disposed: false,
         parent_session_id: None,
+        tenant: None,
         goal: None,
         needs_recovery: false,
     };

@@ -94,7 +94,7 @@ async fn a_late_follower_reports_status_in_its_place_among_the_events() {
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
     let host = Arc::new(CoreHost::new(None).unwrap());
     let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), "demo".into());
-    registry.create("s".into(), SessionSpec::default()).await.unwrap();
+    registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     let handle = registry.get("s").unwrap();
     let mut follower = Follower::new(store, "s", Some(handle.clone()), None);
     handle.feed(followup("m1", "hello"), None).await.unwrap();

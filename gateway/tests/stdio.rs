@@ -309,6 +309,7 @@ async fn stdio_a_valid_request_that_fails_answers_minus_32603_with_the_code_in_d
             spec: json!({"model": "demo"}),
             disposed: true,
             parent_session_id: None,
+            tenant: None,
             goal: None,
             needs_recovery: false,
         };

@@ -31,9 +31,13 @@ pub fn airlock_bin() -> PathBuf {
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace =
             Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
+        // The page's files are compiled into the binary too.
+        let page = ["web-demo/index.html", "web-demo/app.js", "web-demo/style.css"];
         let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit"]
+            .into_iter()
+            .chain(page)
             .map(|d| workspace.join(d));
-        if built.is_none_or(|built| sources.iter().any(|dir| newer_than(dir, built))) {
+        if built.is_none_or(|built| sources.into_iter().any(|dir| newer_than(&dir, built))) {
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "--quiet", "-p", "airlock-gateway", "--bin", "airlock"]);
             if profile_dir.file_name().is_some_and(|p| p == "release") {
@@ -47,9 +51,35 @@ pub fn airlock_bin() -> PathBuf {
     .clone()
 }
 
-/// Whether any file under `dir` was modified after `time`.
-fn newer_than(dir: &Path, time: std::time::SystemTime) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+/// A client that sends `Authorization: Bearer <key>` with every request.
+pub fn keyed_client(key: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let bearer = format!("Bearer {key}").parse().expect("a key is a header value");
+    headers.insert(reqwest::header::AUTHORIZATION, bearer);
+    crate::http_client().default_headers(headers).build().expect("an HTTP client")
+}
+
+/// Runs `airlock keys ARGS --data DATA` and answers its stdout, trimmed: a new key, or the list.
+pub fn keys(data: &Path, args: &[&str]) -> String {
+    let out = Command::new(airlock_bin())
+        .arg("keys")
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .env_remove("AIRLOCK_DATA")
+        .output()
+        .expect("airlock runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "airlock keys {args:?}: {stderr}");
+    String::from_utf8(out.stdout).expect("stdout is text").trim().to_owned()
+}
+
+/// Whether `path`, or any file under it, was modified after `time`.
+fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
+    if path.is_file() {
+        return std::fs::metadata(path).and_then(|m| m.modified()).is_ok_and(|m| m > time);
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return false };
     entries.flatten().any(|entry| {
         let path = entry.path();
         if path.is_dir() {
@@ -143,6 +173,12 @@ impl Gateway {
         Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
     }
 
+    /// The same gateway, its [`Gateway::client`] sending `Authorization: Bearer <key>`.
+    pub fn with_key(mut self, key: &str) -> Gateway {
+        self.client = keyed_client(key);
+        self
+    }
+
     /// The process id (to read its memory in `/proc`).
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -224,15 +260,13 @@ impl Gateway {
             .send()
             .await
             .unwrap();
-        assert_eq!(res.status(), 200);
-        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+        Sse::of(res)
     }
 
     /// POST JSON whose answer is an SSE stream (e.g. `…/runs?stream=true`).
     pub async fn post_sse(&self, path: &str, body: Value) -> Sse {
         let res = self.client.post(self.url(path)).json(&body).send().await.unwrap();
-        assert_eq!(res.status(), 200);
-        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+        Sse::of(res)
     }
 
     /// The SSE stream of a session, resumed after `last_event_id` if given.
@@ -242,8 +276,7 @@ impl Gateway {
             req = req.header("last-event-id", id.to_string());
         }
         let res = req.send().await.unwrap();
-        assert_eq!(res.status(), 200);
-        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+        Sse::of(res)
     }
 }
 
@@ -276,6 +309,12 @@ pub struct Sse {
 }
 
 impl Sse {
+    /// The stream of an answer, which must be 200.
+    pub fn of(res: reqwest::Response) -> Sse {
+        assert_eq!(res.status(), 200, "an SSE stream answers 200");
+        Sse { frames: Box::pin(res.bytes_stream().eventsource()) }
+    }
+
     /// The next frame; a stream silent for 30 s fails the test (a hung turn is a bug).
     pub async fn next(&mut self) -> Frame {
         self.next_or_end().await.expect("the stream is open")

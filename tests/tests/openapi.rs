@@ -24,6 +24,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions/{id}/cancel"),
     ("POST", "/v1/sessions/{id}/runs"),
     ("POST", "/v1/runs"),
+    ("POST", "/v1/login"),
+    ("POST", "/v1/logout"),
     ("GET", "/v1/tools"),
     ("GET", "/v1/sessions/{id}/children"),
     ("PUT", "/v1/sessions/{id}/goal"),

@@ -26,9 +26,16 @@ page.on("pageerror", (error) => errors.push(String(error)));
 const TIMEOUT = 20_000;
 
 const commands = {
+  // Opens the page; it is ready once connected, or once it asks for a key.
   open: async ({ url }) => {
     await page.goto(url);
-    await page.waitForSelector("#connection[data-state='open']", { timeout: TIMEOUT });
+    await page.waitForSelector("#connection[data-state='open'], #sign-in:not([hidden])", {
+      timeout: TIMEOUT,
+    });
+  },
+  signIn: async ({ key }) => {
+    await page.fill("#key", key);
+    await page.click("#sign-in button");
   },
   newSession: async () => {
     const before = await page.textContent("#session-title");
@@ -73,6 +80,8 @@ const commands = {
     await page.reload();
     await page.waitForSelector("#connection[data-state='open']", { timeout: TIMEOUT });
   },
+  // The value of `document.cookie`: what a script on the page can read.
+  scriptCookies: async () => page.evaluate(() => document.cookie),
   waitConnection: async ({ state }) => {
     await page.waitForSelector(`#connection[data-state='${state}']`, { timeout: TIMEOUT });
   },

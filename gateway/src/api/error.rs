@@ -50,6 +50,16 @@ impl ApiError {
         Self::new(StatusCode::CONFLICT, code, message)
     }
 
+    /// 403 with this code: the request may not be made from where it came.
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, code, message)
+    }
+
+    /// 401 `unauthorized`: no API key, or not a valid one.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
     /// 504 with this code: the answer did not come in time.
     pub fn timeout(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::GATEWAY_TIMEOUT, code, message)
@@ -140,6 +150,10 @@ impl IntoResponse for ApiError {
         if let Some(seconds) = retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
+        if status == StatusCode::UNAUTHORIZED {
+            let challenge = HeaderValue::from_static("Bearer");
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+        }
         response
     }
 }
@@ -197,7 +211,8 @@ impl From<RegistryError> for ApiError {
             RegistryError::Disposed(_) => {
                 ApiError::new(StatusCode::CONFLICT, "session-disposed", error.to_string())
             }
-            RegistryError::BadSpec(message) => ApiError::bad_request("model", message),
+            RegistryError::BadSpec { field, message } => ApiError::bad_request(field, message),
+            RegistryError::BadId(_) => ApiError::bad_request("sessionId", error.to_string()),
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => e.into(),
         }

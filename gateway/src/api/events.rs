@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 
 use airlock_core::Status;
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,7 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{NoSession, StorageFailed};
-use super::{Answer, ApiError, AppState, ErrorBody, QueryParams, SessionId, sse};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
@@ -183,7 +183,8 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
     (follower, frames)
 }
 
-/// `GET /v1/events`: sessions added and removed, and every session's status changes.
+/// `GET /v1/events`: sessions added and removed, and every session's status changes (the key's
+/// tenant's sessions only, unless it is an admin key).
 #[utoipa::path(
     get, path = "/v1/events", operation_id = "getEvents", tag = "observation",
     responses((
@@ -194,15 +195,44 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
         body = String,
     ))
 )]
-async fn hub_events(State(state): State<AppState>) -> Response {
+async fn hub_events(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(follow_hub(state, tx));
+    let tenant = Tenant { only: caller.only().map(str::to_owned), known: HashMap::new() };
+    // Subscribed before the answer starts: a session created once a client has it is announced.
+    let hub = state.registry.subscribe();
+    tokio::spawn(follow_hub(state, hub, tenant, tx));
     sse::response(ReceiverStream::new(rx))
 }
 
-async fn follow_hub(state: AppState, tx: Tx) {
+/// Which sessions a hub stream shows: all, or one tenant's (each looked up once).
+struct Tenant {
+    only: Option<String>,
+    known: HashMap<String, bool>,
+}
+
+impl Tenant {
+    async fn shows(&mut self, state: &AppState, session_id: &str) -> bool {
+        let Some(only) = &self.only else { return true };
+        if let Some(&shown) = self.known.get(session_id) {
+            return shown;
+        }
+        let store = state.registry.store();
+        let shown = store.session_of_tenant(session_id, only).await.unwrap_or(false);
+        self.known.insert(session_id.to_owned(), shown);
+        shown
+    }
+}
+
+async fn follow_hub(
+    state: AppState,
+    mut hub: broadcast::Receiver<HubNotice>,
+    mut tenant: Tenant,
+    tx: Tx,
+) {
     let _counted = crate::metrics::SubscriberGuard::new();
-    let mut hub = state.registry.subscribe();
     let mut shutdown = state.shutdown.clone();
     if tx.send(sse::connected()).await.is_err() {
         return;
@@ -238,7 +268,9 @@ async fn follow_hub(state: AppState, tx: Tx) {
         }
     };
     for handle in state.registry.handles() {
-        watch_live(handle.id());
+        if tenant.shows(&state, handle.id()).await {
+            watch_live(handle.id());
+        }
     }
     loop {
         let notice = tokio::select! {
@@ -246,6 +278,11 @@ async fn follow_hub(state: AppState, tx: Tx) {
             _ = tx.closed() => return,
             notice = hub.recv() => notice,
         };
+        if let Ok(notice) = &notice
+            && !tenant.shows(&state, notice.session_id()).await
+        {
+            continue;
+        }
         let frame = match notice {
             Ok(HubNotice::Woken { session_id }) => {
                 watch_live(&session_id);

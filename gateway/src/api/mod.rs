@@ -3,6 +3,7 @@
 //! with its OpenAPI description; [`app`] merges them and serves the whole document as
 //! `GET /openapi.json`.
 
+mod access;
 mod demo;
 mod error;
 mod events;
@@ -23,6 +24,7 @@ use tokio::sync::watch;
 use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
 
+pub use access::{Access, Caller, Exposure, ExposureError};
 pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
 
 use crate::registry::Registry;
@@ -63,6 +65,8 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     /// Turns `true` when the gateway shuts down: open streams end so clients resume elsewhere.
     pub shutdown: watch::Receiver<bool>,
+    /// Who may use it.
+    pub access: Arc<Access>,
 }
 
 /// The whole API.
@@ -74,12 +78,14 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(goals::router())
         .merge(tools::router())
         .merge(events::router())
+        .merge(access::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))
         .routes(routes!(metrics))
         .split_for_parts();
     let router = openapi::serve(router, &doc)
         .merge(demo::router())
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), access::guard))
         .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(state);

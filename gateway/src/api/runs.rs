@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use airlock_core::{Delivery, Message, Status};
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -20,7 +20,7 @@ use utoipa_axum::routes;
 use super::events::Tx;
 use super::messages::Content;
 use super::responses::{BodyRefused, NoSession, SessionFailed};
-use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId, sse};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
@@ -114,6 +114,7 @@ async fn session_run(
 )]
 async fn new_session_run(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
@@ -123,7 +124,7 @@ async fn new_session_run(
         system: body.system,
         ..SessionSpec::default()
     };
-    let (row, _) = state.registry.create(fresh_id(), spec).await?;
+    let (row, _) = state.registry.create(fresh_id(), spec, caller.owner()).await?;
     let handle = state.registry.resume(&row.session_id).await?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };

@@ -1,10 +1,10 @@
 //! `/v1/sessions`: create, list, read, dispose, status.
 
 use airlock_core::{CancelCause, Input, Status, Target};
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 
 use super::goals::GoalView;
 use super::responses::{BodyRefused, NoSession, SessionFailed, StorageFailed};
-use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, QueryParams, SessionId};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId};
 use crate::clock::{fresh_id, now_ms};
 use crate::goal::Driver;
 use crate::registry::SessionSpec;
@@ -33,7 +33,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateBody {
-    /// 1 to 200 characters; a fresh UUID when absent.
+    /// 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit; a fresh
+    /// UUID when absent.
     session_id: Option<String>,
     /// The model spec, e.g. `demo` or `openai:gpt-4o-mini`; the gateway's default when absent.
     model: Option<String>,
@@ -126,12 +127,10 @@ pub(super) struct Accepted {
 )]
 async fn create(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateBody>,
 ) -> Answer<impl IntoResponse> {
     let session_id = body.session_id.unwrap_or_else(fresh_id);
-    if session_id.is_empty() || session_id.len() > 200 {
-        return Err(ApiError::bad_request("sessionId", "sessionId must be 1 to 200 characters"));
-    }
     let spec = SessionSpec {
         model: body.model.unwrap_or_else(|| state.registry.default_model().to_owned()),
         system: body.system,
@@ -139,8 +138,11 @@ async fn create(
         max_tokens: None,
         metadata: body.metadata,
     };
-    let (row, created) = state.registry.create(session_id, spec.clone()).await?;
-    if !created && serde_json::from_value::<SessionSpec>(row.spec.clone()).ok() != Some(spec) {
+    let tenant = caller.owner();
+    let (row, created) = state.registry.create(session_id, spec.clone(), tenant.clone()).await?;
+    let same = serde_json::from_value::<SessionSpec>(row.spec.clone()).ok() == Some(spec);
+    // Another tenant's session is not named: the id is only taken.
+    if !created && !(same && (caller.only().is_none() || row.tenant == tenant)) {
         return Err(ApiError::conflict(
             "session-conflict",
             "a session with this id exists with other fields; pick another sessionId",
@@ -159,7 +161,7 @@ struct ListQuery {
     limit: Option<usize>,
 }
 
-/// Lists sessions, a page at a time.
+/// Lists sessions, a page at a time: the key's tenant's only, unless it is an admin key.
 #[utoipa::path(
     get, path = "/v1/sessions", operation_id = "listSessions", tag = "sessions",
     params(ListQuery),
@@ -170,10 +172,11 @@ struct ListQuery {
 )]
 async fn list(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> Answer<Json<SessionPage>> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-    let rows = state.registry.store().sessions(q.cursor, limit).await?;
+    let rows = state.registry.store().sessions(q.cursor, limit, caller.only()).await?;
     let next_cursor =
         (rows.len() == limit).then(|| rows.last().map(|r| r.session_id.clone())).flatten();
     let mut items = Vec::with_capacity(rows.len());

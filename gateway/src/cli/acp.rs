@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::CliError;
 use super::embedded::Embedded;
-use crate::server::{Gateway, bind};
+use crate::server::Gateway;
 
 /// Arguments of `airlock acp`.
 #[derive(Debug, Args)]
@@ -29,8 +29,8 @@ pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         embedded.sessions.recover().await?;
         let registry = embedded.sessions.registry.clone();
         if let Some(listen) = &args.listen {
-            let (listener, addr) = bind(listen).await?;
             let gateway = Gateway::over(registry.clone(), embedded.settings.clone());
+            let (listener, addr) = gateway.bind(listen).await?;
             eprintln!("airlock: listening on http://{addr}");
             tokio::spawn(gateway.run(listener, std::future::pending()));
         }

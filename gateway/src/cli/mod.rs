@@ -5,6 +5,7 @@ mod args;
 mod data_lock;
 mod embedded;
 mod file;
+mod keys;
 mod progress;
 mod run;
 mod serve;
@@ -46,6 +47,8 @@ enum Command {
     Stdio(stdio::StdioArgs),
     /// Be an Agent Client Protocol agent for an editor, on stdin/stdout.
     Acp(acp::AcpArgs),
+    /// Make, list and revoke the API keys of a data file.
+    Keys(keys::KeysArgs),
 }
 
 impl Cli {
@@ -72,6 +75,7 @@ impl Cli {
             Command::Serve(args) => serve::serve(args, cache_dir).await,
             Command::Stdio(args) => stdio::run(args, cache_dir).await,
             Command::Acp(args) => acp::run(args, cache_dir).await,
+            Command::Keys(args) => keys::run(args).await,
         }
     }
 }

@@ -73,7 +73,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         Some(id) => registry.resume(id).await?,
         None => {
             let spec = SessionSpec { system: args.system.clone(), ..SessionSpec::default() };
-            let (row, _) = registry.create(fresh_id(), spec).await?;
+            let (row, _) = registry.create(fresh_id(), spec, None).await?;
             registry.resume(&row.session_id).await?
         }
     };

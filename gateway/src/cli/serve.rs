@@ -10,7 +10,7 @@ use super::args::{DurabilityArg, SandboxArgs};
 use super::data_lock::DataLock;
 use crate::api::DEFAULT_MAX_BODY;
 use crate::registry::Eviction;
-use crate::server::{Gateway, Settings, bind, shutdown_signal};
+use crate::server::{Gateway, Settings, shutdown_signal};
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
@@ -66,7 +66,7 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;
-        let (listener, addr) = bind(&args.listen).await?;
+        let (listener, addr) = gateway.bind(&args.listen).await?;
         Ok::<_, crate::server::ServeError>((gateway, listener, addr))
     };
     let (gateway, listener, addr) = match started.await {

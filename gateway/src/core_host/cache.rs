@@ -82,7 +82,7 @@ pub(super) fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
     let mut sha = Sha256::new();
     sha.update(wasm);
     engine.precompile_compatibility_hash().hash(&mut ShaHasher(&mut sha));
-    sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(sha.finalize())
 }
 
 /// Feeds a `Hash` impl into SHA-256: unlike `DefaultHasher`, the result is the same in every

@@ -7,6 +7,7 @@
 
 mod faults;
 mod indexes;
+mod keys;
 mod sessions;
 mod writer;
 
@@ -21,6 +22,7 @@ use crate::receipts::Mark;
 
 pub use faults::Faults;
 pub use indexes::Snapshot;
+pub use keys::{Key, KeyError, NewKey};
 pub use sessions::SessionRow;
 pub use writer::Durability;
 use writer::{Barrier, Job, Writer};
@@ -74,6 +76,7 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_indexes.sql")),
+        M::up(include_str!("../../migrations/0003_keys.sql")),
     ])
 }
 
@@ -303,15 +306,23 @@ impl Store {
         .await
     }
 
+    /// Runs `f` on the writer's connection, outside the group commit (see [`Job::Direct`]).
+    async fn direct<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (reply, done) = tokio::sync::oneshot::channel();
+        let work = move |conn: &Connection| drop(reply.send(f(conn)));
+        self.inner.writer.send(Job::Direct(Box::new(work)))?;
+        Ok(done.await.map_err(|_| StoreError::Closed)??)
+    }
+
     async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, StoreError> {
         if self.inner.in_memory {
-            let (reply, done) = tokio::sync::oneshot::channel();
-            let read = move |conn: &Connection| drop(reply.send(f(conn)));
-            self.inner.writer.send(Job::Read(Box::new(read)))?;
-            return Ok(done.await.map_err(|_| StoreError::Closed)??);
+            return self.direct(f).await;
         }
         let permit = self.inner.reads.acquire().await.map_err(|_| StoreError::Closed)?;
         let inner = self.inner.clone();

@@ -22,6 +22,10 @@ pub struct SessionRow {
     pub disposed: bool,
     /// The parent of a child session.
     pub parent_session_id: Option<String>,
+    /// The tenant whose key created it (a child: its parent's); `None` when the gateway had no
+    /// keys then.
+    #[serde(skip)]
+    pub tenant: Option<String>,
     /// The body of the session's last `goal/change` event.
     #[serde(skip)]
     pub goal: Option<String>,
@@ -45,14 +49,37 @@ impl Store {
         .await
     }
 
-    /// Sessions ordered by id, after `cursor`, at most `limit`.
+    /// Sessions ordered by id, after `cursor`, at most `limit`; only `tenant`'s when given.
     pub async fn sessions(
         &self,
         cursor: Option<String>,
         limit: usize,
+        tenant: Option<&str>,
     ) -> Result<Vec<SessionRow>, StoreError> {
-        let sql = format!("{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2");
-        self.session_page(sql, cursor, limit).await
+        let sql = match tenant {
+            None => format!("{SESSION_COLUMNS} WHERE session_id > ?1 ORDER BY session_id LIMIT ?2"),
+            Some(_) => format!(
+                "{SESSION_COLUMNS} WHERE tenant = ?3 AND session_id > ?1 ORDER BY session_id LIMIT ?2"
+            ),
+        };
+        self.session_page(sql, cursor, limit, tenant.map(str::to_owned)).await
+    }
+
+    /// Whether `session_id` exists and belongs to `tenant`.
+    pub async fn session_of_tenant(
+        &self,
+        session_id: &str,
+        tenant: &str,
+    ) -> Result<bool, StoreError> {
+        let (session_id, tenant) = (session_id.to_owned(), tenant.to_owned());
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?1 AND tenant = ?2)",
+                params![session_id, tenant],
+                |r| r.get(0),
+            )
+        })
+        .await
     }
 
     /// Sessions recovery must visit at start, ordered by id, after `cursor`, at most `limit`: those
@@ -68,20 +95,27 @@ impl Store {
              UNION {SESSION_COLUMNS} WHERE parent_session_id IS NOT NULL AND disposed = 0 \
              AND session_id > ?1 ORDER BY session_id LIMIT ?2"
         );
-        self.session_page(sql, cursor, limit).await
+        self.session_page(sql, cursor, limit, None).await
     }
 
-    /// The rows `sql` selects with `?1` the cursor (after the first id: `""`) and `?2` the limit.
+    /// The rows `sql` selects with `?1` the cursor (after the first id: `""`), `?2` the limit and,
+    /// when given, `?3` the tenant.
     async fn session_page(
         &self,
         sql: String,
         cursor: Option<String>,
         limit: usize,
+        tenant: Option<String>,
     ) -> Result<Vec<SessionRow>, StoreError> {
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(&sql)?;
-            let rows = stmt
-                .query_map(params![cursor.as_deref().unwrap_or(""), limit as i64], session_row)?;
+            let cursor = cursor.unwrap_or_default();
+            let rows = match &tenant {
+                None => stmt.query_map(params![cursor, limit as i64], session_row)?,
+                Some(tenant) => {
+                    stmt.query_map(params![cursor, limit as i64, tenant], session_row)?
+                }
+            };
             rows.collect()
         })
         .await
@@ -111,7 +145,7 @@ impl Store {
 }
 
 const SESSION_COLUMNS: &str = "SELECT session_id, created_at, updated_at, spec, disposed, \
-     parent_session_id, goal, needs_recovery FROM sessions";
+     parent_session_id, goal, needs_recovery, tenant FROM sessions";
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     let spec: String = r.get(3)?;
@@ -124,5 +158,6 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         parent_session_id: r.get(5)?,
         goal: r.get(6)?,
         needs_recovery: r.get(7)?,
+        tenant: r.get(8)?,
     })
 }

@@ -72,9 +72,10 @@ pub(super) enum Job {
     Flush {
         reply: Reply<()>,
     },
-    /// A read on the writer's connection (an in-memory database has no other), run after the
-    /// group it came with is committed.
-    Read(Box<dyn FnOnce(&Connection) + Send>),
+    /// Work on the writer's connection outside the group commit, run after the group it came
+    /// with is committed: a read of an in-memory database (it has no other connection), or a rare
+    /// write beside the logs (API keys).
+    Direct(Box<dyn FnOnce(&Connection) + Send>),
 }
 
 /// The handle async code uses to reach the writer thread.
@@ -133,8 +134,8 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faul
                 Err(_) => break,
             }
         }
-        let (reads, group): (Vec<_>, Vec<_>) =
-            group.into_iter().partition(|job| matches!(job, Job::Read(_)));
+        let (direct, group): (Vec<_>, Vec<_>) =
+            group.into_iter().partition(|job| matches!(job, Job::Direct(_)));
         if !group.is_empty() {
             crate::metrics::global().commit_batch.observe(group.len() as f64);
             if faults.take_commit_failure() {
@@ -147,9 +148,9 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faul
                 next_seq.clear();
             }
         }
-        for read in reads {
-            if let Job::Read(read) = read {
-                read(&conn);
+        for job in direct {
+            if let Job::Direct(work) = job {
+                work(&conn);
             }
         }
     }
@@ -224,7 +225,7 @@ fn commit_group(
                 answers.push(Answer::Unit(reply, result));
             }
             Job::Flush { reply } => answers.push(Answer::Flush(reply)),
-            Job::Read(_) => unreachable!("reads are taken out of the group"),
+            Job::Direct(_) => unreachable!("direct work is taken out of the group"),
         }
     }
     if let Err(e) = tx.commit() {
@@ -398,8 +399,17 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
     // A new session is at rest, and its receipts are indexed from its first splice on.
     let inserted = tx.execute(
         "INSERT OR IGNORE INTO sessions (session_id, created_at, updated_at, spec, disposed, \
-         parent_session_id, needs_recovery, receipts_indexed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 1)",
-        params![row.session_id, row.created_at as i64, row.updated_at as i64, row.spec.to_string(), row.disposed, row.parent_session_id],
+         parent_session_id, tenant, needs_recovery, receipts_indexed) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 1)",
+        params![
+            row.session_id,
+            row.created_at as i64,
+            row.updated_at as i64,
+            row.spec.to_string(),
+            row.disposed,
+            row.parent_session_id,
+            row.tenant
+        ],
     )?;
     Ok(inserted == 1)
 }
@@ -415,7 +425,7 @@ fn fail_all(group: Vec<Job>, why: &str) {
             Job::InsertSession { reply, .. } => {
                 drop(reply.send(Err(StoreError::Commit(why.to_owned()))))
             }
-            Job::Read(_) => unreachable!("reads are taken out of the group"),
+            Job::Direct(_) => unreachable!("direct work is taken out of the group"),
         }
     }
 }

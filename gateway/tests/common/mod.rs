@@ -9,7 +9,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use airlock_gateway::core_host::CoreHost;
-use airlock_gateway::server::{Gateway, Sessions, Settings, bind};
+use airlock_gateway::server::{Gateway, Sessions, Settings};
 use airlock_gateway::store::{Durability, Store};
 use airlock_gateway::tools::ToolRegistry;
 use eventsource_stream::{Event, Eventsource};
@@ -65,7 +65,7 @@ pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
 async fn serve(gateway: Gateway) -> TestGateway {
     let store = gateway.registry().store().clone();
     let data = store.path().to_owned();
-    let (listener, addr) = bind("127.0.0.1:0").await.unwrap();
+    let (listener, addr) = gateway.bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
         gateway.run(listener, async { drop(stopped.await) }).await.unwrap();

@@ -1,0 +1,184 @@
+//! API keys (`docs/interfaces.md`, "Keys and tenants"): made, listed and revoked by `airlock keys`,
+//! looked up by the gateway on each `/v1` request. Only a key's SHA-256 is stored; the key itself
+//! is shown once, when it is made.
+
+use rusqlite::{OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use super::{Store, StoreError};
+
+/// A stored key (never the key itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Key {
+    /// The key's public id, the part after `ak_`: what `keys list` shows and `keys revoke` takes.
+    pub key_id: String,
+    /// The tenant it acts for.
+    pub tenant: String,
+    /// It acts for every tenant.
+    pub admin: bool,
+    /// Epoch ms.
+    pub created_at: u64,
+    /// Epoch ms; a revoked key is refused.
+    pub revoked_at: Option<u64>,
+}
+
+/// A key just made: the only time its secret exists outside the client.
+#[derive(Debug)]
+pub struct NewKey {
+    /// What was stored.
+    pub key: Key,
+    /// `ak_<key id>_<64 hex digits>`: what a client sends as `Authorization: Bearer …`.
+    pub secret: String,
+}
+
+/// Why a key could not be made or revoked.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The tenant name does not fit.
+    #[error(
+        "the tenant name {0:?} is not valid: use 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+    )]
+    BadTenant(String),
+    /// No key has that id.
+    #[error("no key has id {0:?}; `airlock keys list` shows the ids")]
+    NoSuchKey(String),
+    /// The system's random source failed.
+    #[error("the system's random number source failed: {0}")]
+    Random(String),
+    /// Storage.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whether `name` may name a tenant.
+pub fn valid_tenant(name: &str) -> bool {
+    let starts_well = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let chars_fit = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    starts_well && chars_fit && name.len() <= 64
+}
+
+/// The stored form of a key.
+pub fn key_hash(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+fn random_hex(bytes: usize) -> Result<String, KeyError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| KeyError::Random(e.to_string()))?;
+    Ok(hex::encode(buf))
+}
+
+impl Store {
+    /// Makes a key for `tenant` (for every tenant when `admin`).
+    pub async fn create_key(
+        &self,
+        tenant: &str,
+        admin: bool,
+        now: u64,
+    ) -> Result<NewKey, KeyError> {
+        if !valid_tenant(tenant) {
+            return Err(KeyError::BadTenant(tenant.to_owned()));
+        }
+        let key_id = random_hex(6)?;
+        let secret = format!("ak_{key_id}_{}", random_hex(32)?);
+        let key =
+            Key { key_id, tenant: tenant.to_owned(), admin, created_at: now, revoked_at: None };
+        let (row, hash) = (key.clone(), key_hash(&secret));
+        self.direct(move |conn| {
+            conn.execute(
+                "INSERT INTO api_keys (key_id, hash, tenant, admin, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![row.key_id, hash, row.tenant, row.admin, row.created_at as i64],
+            )
+        })
+        .await?;
+        Ok(NewKey { key, secret })
+    }
+
+    /// Every key, oldest first.
+    pub async fn keys(&self) -> Result<Vec<Key>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(&format!("{KEY_COLUMNS} ORDER BY created_at, key_id"))?;
+            stmt.query_map([], key_row)?.collect()
+        })
+        .await
+    }
+
+    /// Revokes a key (again: no change); requests with it are refused from then on.
+    pub async fn revoke_key(&self, key_id: &str, now: u64) -> Result<Key, KeyError> {
+        let id = key_id.to_owned();
+        let revoked = self
+            .direct(move |conn| {
+                conn.execute(
+                    "UPDATE api_keys SET revoked_at = ?2 WHERE key_id = ?1 AND revoked_at IS NULL",
+                    params![id, now as i64],
+                )?;
+                conn.query_row(&format!("{KEY_COLUMNS} WHERE key_id = ?1"), [&id], key_row)
+                    .optional()
+            })
+            .await?;
+        revoked.ok_or_else(|| KeyError::NoSuchKey(key_id.to_owned()))
+    }
+
+    /// The unrevoked key whose secret is `secret`.
+    pub async fn live_key(&self, secret: &str) -> Result<Option<Key>, StoreError> {
+        let hash = key_hash(secret);
+        self.read(move |conn| {
+            conn.query_row(
+                &format!("{KEY_COLUMNS} WHERE hash = ?1 AND revoked_at IS NULL"),
+                [&hash],
+                key_row,
+            )
+            .optional()
+        })
+        .await
+    }
+
+    /// Whether any key was ever made: from then on every `/v1` request needs one.
+    pub async fn has_keys(&self) -> Result<bool, StoreError> {
+        self.read(|conn| conn.query_row("SELECT EXISTS (SELECT 1 FROM api_keys)", [], |r| r.get(0)))
+            .await
+    }
+}
+
+const KEY_COLUMNS: &str = "SELECT key_id, tenant, admin, created_at, revoked_at FROM api_keys";
+
+fn key_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
+    Ok(Key {
+        key_id: r.get(0)?,
+        tenant: r.get(1)?,
+        admin: r.get(2)?,
+        created_at: r.get::<_, i64>(3)? as u64,
+        revoked_at: r.get::<_, Option<i64>>(4)?.map(|t| t as u64),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Durability, MEMORY};
+
+    #[tokio::test]
+    async fn a_key_is_found_by_its_secret_until_it_is_revoked() {
+        let store = Store::open(std::path::Path::new(MEMORY), Durability::Full).unwrap();
+        assert!(!store.has_keys().await.unwrap());
+        let made = store.create_key("acme", false, 1).await.unwrap();
+        assert!(made.secret.starts_with(&format!("ak_{}_", made.key.key_id)));
+        assert_eq!(store.live_key(&made.secret).await.unwrap(), Some(made.key.clone()));
+        assert_eq!(store.live_key("ak_nope").await.unwrap(), None);
+        let revoked = store.revoke_key(&made.key.key_id, 2).await.unwrap();
+        assert_eq!(revoked.revoked_at, Some(2));
+        assert_eq!(store.live_key(&made.secret).await.unwrap(), None);
+        assert!(store.has_keys().await.unwrap(), "a revoked key still keeps auth on");
+        assert!(matches!(store.revoke_key("nope", 3).await, Err(KeyError::NoSuchKey(_))));
+    }
+
+    #[tokio::test]
+    async fn a_tenant_name_is_checked() {
+        let store = Store::open(std::path::Path::new(MEMORY), Durability::Full).unwrap();
+        for bad in ["", "-a", "a b", "a/b", &"x".repeat(65)] {
+            assert!(matches!(store.create_key(bad, false, 1).await, Err(KeyError::BadTenant(_))));
+        }
+        assert!(store.create_key("team-1.prod_x", true, 1).await.is_ok());
+    }
+}

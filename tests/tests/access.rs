@@ -1,0 +1,150 @@
+//! Keys and tenants end to end (`docs/http-api.md`, "Keys and tenants"): keys made with
+//! `airlock keys`, a real `airlock serve`, and requests as each tenant would make them.
+
+use airlock_tests::MockModel;
+use airlock_tests::gateway::{Frame, Gateway, keyed_client, keys};
+use reqwest::{Client, Method};
+use serde_json::{Value, json};
+
+/// A gateway whose data file has keys for tenants `a` and `b` and an admin key.
+struct Tenants {
+    _dir: tempfile::TempDir,
+    _mock: MockModel,
+    gw: Gateway,
+    data: std::path::PathBuf,
+    a: String,
+    b: String,
+    admin: String,
+}
+
+async fn tenants() -> Tenants {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let data = dir.path().join("airlock.db");
+    let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
+    let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
+    let gw = Gateway::start(&data, &mock.base_url(), dir.path());
+    Tenants { _dir: dir, _mock: mock, gw, data, a, b, admin }
+}
+
+async fn call(client: &Client, method: Method, url: String, body: Option<Value>) -> (u16, Value) {
+    let mut request = client.request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let res = request.send().await.unwrap();
+    (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_tenant_reaches_only_its_own_sessions_and_a_revoked_key_is_refused() {
+    let t = tenants().await;
+    let (a, b, admin) = (keyed_client(&t.a), keyed_client(&t.b), keyed_client(&t.admin));
+    let url = |path: &str| t.gw.url(path);
+    let (code, made) = call(&b, Method::POST, url("/v1/sessions"), Some(json!({}))).await;
+    assert_eq!(code, 201, "{made}");
+    let theirs = made["sessionId"].as_str().unwrap().to_owned();
+    let (code, _) =
+        call(&a, Method::POST, url("/v1/sessions"), Some(json!({"sessionId": "mine"}))).await;
+    assert_eq!(code, 201);
+
+    // Every route of B's session answers A as if it did not exist.
+    let s = format!("/v1/sessions/{theirs}");
+    let routes = [
+        (Method::GET, s.clone(), None),
+        (Method::GET, format!("{s}/status"), None),
+        (Method::GET, format!("{s}/events?format=json"), None),
+        (Method::GET, format!("{s}/events"), None),
+        (Method::POST, format!("{s}/messages"), Some(json!({"content": "hi"}))),
+        (Method::GET, format!("{s}/messages/m1"), None),
+        (Method::POST, format!("{s}/runs"), Some(json!({"content": "hi"}))),
+        (Method::POST, format!("{s}/cancel"), Some(json!({}))),
+        (Method::GET, format!("{s}/queue"), None),
+        (Method::PATCH, format!("{s}/queue/m1"), Some(json!({"content": "x"}))),
+        (Method::DELETE, format!("{s}/queue/m1"), None),
+        (Method::POST, format!("{s}/queue/m1/steer"), None),
+        (Method::PUT, format!("{s}/goal"), Some(json!({"objective": "take over"}))),
+        (Method::GET, format!("{s}/goal"), None),
+        (Method::DELETE, format!("{s}/goal"), None),
+        (Method::GET, format!("{s}/children"), None),
+        (Method::DELETE, s.clone(), None),
+    ];
+    for (method, path, body) in routes {
+        let (code, answer) = call(&a, method.clone(), url(&path), body).await;
+        assert_eq!(code, 404, "{method} {path}: {answer}");
+        assert_eq!(answer["error"]["code"], "session-not-found", "{method} {path}");
+    }
+    // Nor can A take B's id.
+    let (code, _) =
+        call(&a, Method::POST, url("/v1/sessions"), Some(json!({"sessionId": theirs}))).await;
+    assert_eq!(code, 409);
+
+    // Lists show each tenant its own; the admin key sees both.
+    let ids = |page: Value| -> Vec<String> {
+        let items = page["items"].as_array().unwrap().iter();
+        items.map(|s| s["sessionId"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(ids(call(&a, Method::GET, url("/v1/sessions"), None).await.1), ["mine"]);
+    let listed = ids(call(&b, Method::GET, url("/v1/sessions"), None).await.1);
+    assert_eq!(listed, std::slice::from_ref(&theirs));
+    let mut all = ids(call(&admin, Method::GET, url("/v1/sessions"), None).await.1);
+    all.sort();
+    let mut expected = vec!["mine".to_owned(), theirs.clone()];
+    expected.sort();
+    assert_eq!(all, expected);
+    let (code, _) = call(&admin, Method::GET, url(&s), None).await;
+    assert_eq!(code, 200, "the admin key reaches every tenant");
+
+    // `/v1/events` shows A only A's sessions: B's new one never appears before A's.
+    let mut hub = airlock_tests::gateway::Sse::of(a.get(url("/v1/events")).send().await.unwrap());
+    call(&b, Method::POST, url("/v1/sessions"), Some(json!({"sessionId": "b2"}))).await;
+    call(&a, Method::POST, url("/v1/sessions"), Some(json!({"sessionId": "a2"}))).await;
+    let added = hub.until(|f| matches!(f, Frame::Other(name, _) if name == "session.added")).await;
+    let Some(Frame::Other(_, data)) = added.last() else { unreachable!() };
+    assert_eq!(data["sessionId"], "a2", "{added:?}");
+
+    // No key, a made-up key, a revoked key: 401.
+    let (code, answer) = call(&t.gw.client, Method::GET, url("/v1/sessions"), None).await;
+    assert_eq!((code, answer["error"]["code"].as_str()), (401, Some("unauthorized")));
+    let (code, _) = call(&keyed_client("ak_0_0"), Method::GET, url("/v1/sessions"), None).await;
+    assert_eq!(code, 401);
+    let key_id = t.a.split('_').nth(1).unwrap();
+    keys(&t.data, &["revoke", key_id]);
+    let (code, answer) = call(&a, Method::GET, url("/v1/sessions/mine"), None).await;
+    assert_eq!(code, 401, "{answer}");
+    let listed = keys(&t.data, &["list"]);
+    assert!(listed.contains(key_id) && !listed.contains(&t.a), "never the key itself: {listed}");
+}
+
+#[tokio::test]
+async fn on_loopback_without_keys_a_foreign_host_and_a_cross_origin_post_get_403() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let gw = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    let client = &gw.client;
+    let rebound = client.get(gw.url("/v1/sessions")).header("host", "evil.example:7700");
+    let res = rebound.send().await.unwrap();
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "forbidden-host");
+
+    let page = |origin: &str| {
+        client.post(gw.url("/v1/sessions")).header("origin", origin).json(&json!({}))
+    };
+    let res = page("http://evil.example").send().await.unwrap();
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "cross-origin");
+    // A bodyless POST is refused as well.
+    let cancel =
+        client.post(gw.url("/v1/sessions/x/cancel")).header("origin", "http://evil.example");
+    assert_eq!(cancel.send().await.unwrap().status(), 403);
+
+    // The page the gateway serves itself, and curl (no Origin), may.
+    assert_eq!(page(&gw.base).send().await.unwrap().status(), 201);
+    let (code, _) = gw.post("/v1/sessions", json!({})).await;
+    assert_eq!(code, 201);
+    // Reading is no change: a GET from elsewhere is answered (CORS decides what a page sees).
+    let read = client.get(gw.url("/v1/sessions")).header("origin", "http://evil.example");
+    assert_eq!(read.send().await.unwrap().status(), 200);
+}

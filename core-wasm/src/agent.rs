@@ -4,7 +4,7 @@ use crate::durable::Durable;
 use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
 use crate::io::{Config, HostEvent, Input, Output, Status};
-use crate::turn::Turn;
+use crate::turn::{Stop, Turn};
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
 /// One session's agent core: a deterministic, sans-IO state machine.
@@ -215,7 +215,11 @@ impl Agent {
                 self.start_turn();
             }
             Phase::Running(turn) => {
-                if turn.cancel.is_some_and(|cause| cause != CancelCause::Disposed) {
+                if turn
+                    .stop
+                    .as_ref()
+                    .is_some_and(|stop| *stop != Stop::Cancel(CancelCause::Disposed))
+                {
                     self.latched = true;
                 }
             }
@@ -232,8 +236,8 @@ impl Agent {
         let Phase::Running(turn) = &mut self.phase else {
             return; // Cancelling an idle agent does nothing and arms nothing.
         };
-        let first = turn.cancel.is_none();
-        turn.cancel.get_or_insert(cause);
+        let first = turn.stop.is_none();
+        turn.stop.get_or_insert(Stop::Cancel(cause));
         if !keep_inbox {
             self.clear();
         }

@@ -8,7 +8,8 @@ use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::io::{
-    Config, HostEvent, Input, Output, RetryPolicy, Status, StepDecision, ToolOutcome, ToolSpec,
+    Config, HostEvent, Input, Limits, Output, RetryPolicy, Status, StepDecision, ToolOutcome,
+    ToolSpec,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -86,6 +87,12 @@ fn config_from(c: wit::Config) -> Config {
             max_retries: c.retry.max_retries,
             base_delay_ms: c.retry.base_delay_ms,
             max_delay_ms: c.retry.max_delay_ms,
+        },
+        limits: Limits {
+            turn_ms: c.limits.turn_ms,
+            max_steps: c.limits.max_steps,
+            step_output_bytes: c.limits.step_output_bytes,
+            max_retry_after_ms: c.limits.max_retry_after_ms,
         },
     }
 }

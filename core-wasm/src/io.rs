@@ -48,6 +48,41 @@ impl RetryPolicy {
     }
 }
 
+/// What no turn may exceed (0: no limit). A turn that reaches one stops as a cancel would and
+/// ends `error` with the code `TURN_TIMEOUT`, `MAX_STEPS` or `OUTPUT_LIMIT`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Wall time of a turn from `turn/start`.
+    pub turn_ms: u64,
+    /// Steps per turn.
+    pub max_steps: u32,
+    /// Bytes of text, reasoning and tool-call arguments one step may stream.
+    pub step_output_bytes: u64,
+    /// The longest provider `Retry-After` waited for; a longer one ends the turn with the
+    /// provider's error.
+    pub max_retry_after_ms: u64,
+}
+
+impl Default for Limits {
+    /// 30 minutes a turn, 256 steps, 1 MiB a step, a minute's `Retry-After`.
+    fn default() -> Self {
+        Limits {
+            turn_ms: 30 * 60 * 1000,
+            max_steps: 256,
+            step_output_bytes: 1 << 20,
+            max_retry_after_ms: 60_000,
+        }
+    }
+}
+
+impl Limits {
+    /// No limit at all.
+    pub fn none() -> Self {
+        Limits { turn_ms: 0, max_steps: 0, step_output_bytes: 0, max_retry_after_ms: 0 }
+    }
+}
+
 /// A session's fixed settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -66,10 +101,12 @@ pub struct Config {
     pub max_tokens: Option<u32>,
     /// Backoff for transient failures.
     pub retry: RetryPolicy,
+    /// What no turn may exceed.
+    pub limits: Limits,
 }
 
 impl Config {
-    /// A config with no tools, no system prompt and the default retry policy.
+    /// A config with no tools, no system prompt, the default retry policy and limits.
     pub fn new(session_id: &str, provider: &str, model: &str) -> Self {
         Config {
             session_id: session_id.to_owned(),
@@ -79,6 +116,7 @@ impl Config {
             tools: Vec::new(),
             max_tokens: None,
             retry: RetryPolicy::default(),
+            limits: Limits::default(),
         }
     }
 }

@@ -22,9 +22,22 @@ pub(crate) struct Turn {
     pub max_tokens: bool,
     /// The turn's reason is set: it closes unless next-step work arrived.
     pub wants_end: bool,
-    /// The first cancel cause.
-    pub cancel: Option<CancelCause>,
+    /// Why it stops early, the first cause only: a cancel, or a limit it reached.
+    pub stop: Option<Stop>,
+    /// The timer of its wall-time limit.
+    pub deadline: Option<u64>,
+    /// Bytes the current step has streamed.
+    pub streamed: u64,
     pub stage: Stage,
+}
+
+/// Why a turn stops before the model is done.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Stop {
+    /// Cancelled: it ends `aborted`.
+    Cancel(CancelCause),
+    /// It reached a limit: it ends `error` with this.
+    Limit(ModelError),
 }
 
 /// What the running turn waits for.
@@ -50,8 +63,9 @@ enum StepEnd {
 
 impl Turn {
     fn reason(&self) -> TurnEndReason {
-        match self.cancel {
-            Some(cause) => Agent::aborted(cause),
+        match &self.stop {
+            Some(Stop::Cancel(cause)) => Agent::aborted(*cause),
+            Some(Stop::Limit(error)) => TurnEndReason::Error { error: error.clone() },
             None if self.max_tokens => TurnEndReason::MaxTokens,
             None => TurnEndReason::Completed,
         }
@@ -78,9 +92,35 @@ impl Agent {
         let number = self.durable.turns + 1;
         self.emit(EventData::TurnStart(TurnStart { turn: number }), None);
         let stage = self.claim(number, 1);
-        let turn =
-            Turn { number, step: 0, max_tokens: false, wants_end: false, cancel: None, stage };
+        let deadline = (self.config.limits.turn_ms > 0).then(|| {
+            let timer_id = self.fresh_id();
+            self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
+            timer_id
+        });
+        let turn = Turn {
+            number,
+            step: 0,
+            max_tokens: false,
+            wants_end: false,
+            stop: None,
+            deadline,
+            streamed: 0,
+            stage,
+        };
         self.phase = Phase::Running(turn);
+    }
+
+    /// Stops the running turn for a limit it reached, as a cancel would, unless it is stopping
+    /// already.
+    fn stop_at_limit(&mut self, code: &str, message: String) {
+        let Phase::Running(turn) = &mut self.phase else { return };
+        if turn.stop.is_some() {
+            return;
+        }
+        let error =
+            ModelError { code: code.to_owned(), message, status: None, retry_after_ms: None };
+        turn.stop = Some(Stop::Limit(error));
+        self.abort_turn();
     }
 
     /// Claims pending input (a `next-turn` item only for the first step) and asks the pre-step
@@ -118,6 +158,7 @@ impl Agent {
     fn start_step(&mut self, mut turn: Turn, admitted: Vec<Message>) {
         turn.step += 1;
         turn.wants_end = false;
+        turn.streamed = 0;
         self.emit(EventData::StepStart(StepMark { turn: turn.number, step: turn.step }), None);
         for message in admitted {
             self.emit(EventData::UserMessage(message), None);
@@ -182,9 +223,16 @@ impl Agent {
         }
         let event = AssistantChunk { turn: number, step, chunk: chunk.clone() };
         let seq = self.emit(EventData::AssistantChunk(event), None);
-        if let Phase::Running(Turn { stage: Stage::Streaming { chunks, .. }, .. }) = &mut self.phase
-        {
+        let most = self.config.limits.step_output_bytes;
+        let Phase::Running(turn) = &mut self.phase else { unreachable!() };
+        turn.streamed += chunk.output_bytes();
+        let over = most > 0 && turn.streamed > most;
+        if let Stage::Streaming { chunks, .. } = &mut turn.stage {
             chunks.push((seq, chunk));
+        }
+        if over {
+            let message = format!("the model's answer in step {step} passed {most} bytes");
+            self.stop_at_limit("OUTPUT_LIMIT", message);
         }
     }
 
@@ -244,7 +292,15 @@ impl Agent {
             |s: &Stage| matches!(s, Stage::Streaming { request_id, .. } if *request_id == id);
         let Some(mut turn) = self.turn_in(streaming) else { return };
         let Stage::Streaming { attempt, .. } = turn.stage else { unreachable!() };
-        if !error.is_transient() || attempt >= self.config.retry.max_retries {
+        let longest = self.config.limits.max_retry_after_ms;
+        let too_long = error.retry_after_ms.filter(|&ms| longest > 0 && ms > longest);
+        if let Some(ms) = too_long {
+            error.message = format!(
+                "{} (the provider asked to wait {ms} ms before retrying, longer than the {longest} ms this gateway waits)",
+                error.message
+            );
+        }
+        if !error.is_transient() || attempt >= self.config.retry.max_retries || too_long.is_some() {
             self.emit(EventData::StepEnd(StepMark { turn: turn.number, step: turn.step }), None);
             return self.end_turn(turn.number, TurnEndReason::Error { error });
         }
@@ -259,6 +315,15 @@ impl Agent {
     }
 
     pub(crate) fn on_timer(&mut self, id: u64) {
+        if let Phase::Running(turn) = &self.phase
+            && turn.deadline == Some(id)
+        {
+            let message = format!(
+                "turn {} ran for {} ms, its time limit",
+                turn.number, self.config.limits.turn_ms
+            );
+            return self.stop_at_limit("TURN_TIMEOUT", message);
+        }
         let waiting = |s: &Stage| matches!(s, Stage::Backoff { timer_id, .. } if *timer_id == id);
         let Some(turn) = self.turn_in(waiting) else { return };
         let Stage::Backoff { attempt, .. } = turn.stage else { unreachable!() };
@@ -286,7 +351,7 @@ impl Agent {
                     let splice = self.durable.inbox.insert(Target::NextStep, message);
                     self.splice(splice);
                 }
-                let end = if turn.cancel.is_some() { StepEnd::Aborted } else { StepEnd::ToolCalls };
+                let end = if turn.stop.is_some() { StepEnd::Aborted } else { StepEnd::ToolCalls };
                 return self.end_step(turn, end);
             }
             let dispatched = self.dispatch_tools(&mut turn);
@@ -327,7 +392,7 @@ impl Agent {
     /// A call the host cannot run (unknown tool, or the turn is cancelled) is answered at once.
     fn dispatch_tools(&mut self, turn: &mut Turn) -> bool {
         let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-        let group = match turn.cancel {
+        let group = match turn.stop {
             Some(_) => batch.waiting(),
             None => batch.next_group(&self.config.tools),
         };
@@ -345,11 +410,13 @@ impl Agent {
                 arguments: arguments.clone(),
             };
             self.emit(EventData::ToolCall(event), None);
-            let answer = if turn.cancel.is_some() {
-                Some((
-                    "ABORTED_BEFORE_DISPATCH",
-                    "the turn was cancelled before this call was dispatched".to_owned(),
-                ))
+            let stopped = match &turn.stop {
+                Some(Stop::Cancel(_)) => Some("the turn was cancelled"),
+                Some(Stop::Limit(_)) => Some("the turn reached a limit"),
+                None => None,
+            };
+            let answer = if let Some(why) = stopped {
+                Some(("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was dispatched")))
             } else if !self.config.tools.iter().any(|t| t.name == name) {
                 let known: Vec<_> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
                 Some((
@@ -380,11 +447,23 @@ impl Agent {
         if turn.wants_end && !self.durable.inbox.has_next_step() {
             return self.end_turn(turn.number, turn.reason());
         }
+        let most = self.config.limits.max_steps;
+        if most > 0 && turn.step >= most {
+            let message = format!("turn {} reached its limit of {most} steps", turn.number);
+            let error = ModelError {
+                code: "MAX_STEPS".into(),
+                message,
+                status: None,
+                retry_after_ms: None,
+            };
+            return self.end_turn(turn.number, TurnEndReason::Error { error });
+        }
         turn.stage = self.claim(turn.number, turn.step + 1);
         self.phase = Phase::Running(turn);
     }
 
-    /// Aborts the running turn after a cancel: ends it now unless tool calls must drain.
+    /// Aborts the running turn after a cancel or a limit: ends it now unless tool calls must
+    /// drain.
     pub(crate) fn abort_turn(&mut self) {
         let Some(mut turn) = self.take_turn() else { return };
         match &mut turn.stage {

@@ -155,6 +155,19 @@ pub enum StreamChunk {
     },
 }
 
+impl StreamChunk {
+    /// The bytes of output it carries: text, reasoning, tool-call arguments.
+    pub fn output_bytes(&self) -> u64 {
+        match self {
+            StreamChunk::TextDelta { text, .. } | StreamChunk::ReasoningDelta { text, .. } => {
+                text.len() as u64
+            }
+            StreamChunk::ToolCallDelta { arguments_delta, .. } => arguments_delta.len() as u64,
+            StreamChunk::Usage { .. } | StreamChunk::Finish { .. } => 0,
+        }
+    }
+}
+
 /// Why a model stream ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -15,6 +15,10 @@ macro_rules! scenarios {
 }
 
 scenarios! {
+    a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed,
+    a_step_past_its_output_limit_ends_output_limit,
+    a_turn_at_its_step_limit_ends_max_steps,
+    a_retry_after_past_the_limit_ends_the_turn_with_the_providers_error,
     simple_text_turn_in_canonical_order,
     tool_round_trip_second_request_carries_the_result,
     one_send_one_turn,
@@ -56,5 +60,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 37);
+    assert_eq!(testkit::SCENARIOS.len(), 41);
 }

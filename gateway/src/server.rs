@@ -43,6 +43,8 @@ pub struct Settings {
     pub sandbox: Sandbox,
     /// When sessions at rest are dropped from memory.
     pub eviction: Eviction,
+    /// What no turn may exceed.
+    pub limits: airlock_core::Limits,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -195,6 +197,7 @@ impl Sessions {
         let (store, host, tools) = open_parts(settings).await?;
         let sessions = Sessions::compose(store, Arc::new(host), tools, settings.model.clone());
         sessions.registry.set_eviction(settings.eviction);
+        sessions.registry.set_limits(settings.limits.clone());
         Ok(sessions)
     }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -178,8 +179,9 @@ fn http() -> reqwest::Client {
 
 #[tokio::test]
 async fn acp_text_turn_streams_agent_message_chunks_and_ends_end_turn() {
-    let (_dir, _mock, mut airlock) =
-        Airlock::answering([Reply::text("Hello there, editor.", 3)], false).await;
+    // Pieces further apart than the host's 50 ms coalescing window: one chunk event each.
+    let spaced = Reply::text("Hello there, editor.", 3).delay(Duration::from_millis(60));
+    let (_dir, _mock, mut airlock) = Airlock::answering([spaced], false).await;
     airlock
         .in_session(async |cx, session, mut updates| {
             let answer = cx.send_request(prompt(&session, "hi")).block_task().await?;

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use crate::io::{Config, Input, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
+use crate::io::{Config, Input, Limits, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target,
 };
@@ -54,6 +54,8 @@ pub fn config() -> Config {
     };
     let mut config = Config::new("s1", "scripted", "scripted-1");
     config.tools = vec![spec("echo", true), spec("slow", false), spec("wait", true)];
+    // The limits have scenarios of their own; elsewhere a turn-deadline timer would only fire.
+    config.limits = Limits::none();
     config
 }
 
@@ -82,6 +84,10 @@ pub struct Harness<'b> {
     pub hanging: Option<u64>,
     /// Every retry delay asked for.
     pub retry_delays: Vec<u64>,
+    /// Hold timers instead of firing them at once.
+    pub hold_timers: bool,
+    /// Timers held: `(timer id, delay)`.
+    pub timers: Vec<(u64, u64)>,
     /// Refusals, as `code`.
     pub refusals: Vec<String>,
     /// The log, as event JSON.
@@ -111,6 +117,8 @@ impl<'b> Harness<'b> {
             requests: Vec::new(),
             hanging: None,
             retry_delays: Vec::new(),
+            hold_timers: false,
+            timers: Vec::new(),
             refusals: Vec::new(),
             log: Vec::new(),
             transcript: Vec::new(),
@@ -160,6 +168,12 @@ impl<'b> Harness<'b> {
     pub fn decide(&mut self, decision: StepDecision) -> &mut Self {
         let (decision_id, _) = self.decisions.remove(0);
         self.input(Input::Decided { decision_id, decision })
+    }
+
+    /// Fires the oldest held timer.
+    pub fn fire_timer(&mut self) -> &mut Self {
+        let (timer_id, _) = self.timers.remove(0);
+        self.input(Input::RetryTimer(timer_id))
     }
 
     /// Finishes the oldest held tool call with `text`.
@@ -267,6 +281,9 @@ impl<'b> Harness<'b> {
             }
             Output::AbortModel(request_id) => {
                 self.transcript.push(format!("abort request {request_id}"))
+            }
+            Output::RetryAfter { timer_id, delay_ms } if self.hold_timers => {
+                self.timers.push((timer_id, delay_ms));
             }
             Output::RetryAfter { timer_id, delay_ms } => {
                 self.retry_delays.push(delay_ms);

@@ -30,6 +30,7 @@ struct SetBody {
     /// What the rounds work toward.
     objective: String,
     /// Rounds allowed before the goal is `blocked {code: "round-limit"}`; 10 when absent.
+    #[schema(minimum = 1, maximum = 1000)]
     max_rounds: Option<u32>,
 }
 

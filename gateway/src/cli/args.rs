@@ -1,6 +1,9 @@
 //! The flags several commands share, and how they become the library's settings.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use airlock_core::Limits;
 
 use clap::{Args, ValueEnum};
 
@@ -40,6 +43,35 @@ pub struct EmbeddedArgs {
     /// The core and the plugins.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+/// What no turn may exceed (`docs/semantics.md`, "Limits"); 0 turns a limit off.
+#[derive(Clone, Debug, Args)]
+pub struct LimitsArgs {
+    /// End a turn still running after this long (`error TURN_TIMEOUT`), e.g. `30m`; `0s`: never.
+    #[arg(long, env = "AIRLOCK_TURN_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub turn_timeout: Duration,
+    /// End a turn after this many steps (`error MAX_STEPS`).
+    #[arg(long, env = "AIRLOCK_MAX_STEPS", default_value_t = Limits::default().max_steps)]
+    pub max_steps: u32,
+    /// End a turn whose step streams more than this many bytes (`error OUTPUT_LIMIT`).
+    #[arg(long, env = "AIRLOCK_MAX_STEP_OUTPUT", default_value_t = Limits::default().step_output_bytes)]
+    pub max_step_output: u64,
+    /// The longest provider `Retry-After` waited for; a longer one ends the turn with the
+    /// provider's error (`RATE_LIMIT`).
+    #[arg(long, env = "AIRLOCK_MAX_RETRY_AFTER", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub max_retry_after: Duration,
+}
+
+impl From<&LimitsArgs> for Limits {
+    fn from(args: &LimitsArgs) -> Limits {
+        Limits {
+            turn_ms: args.turn_timeout.as_millis() as u64,
+            max_steps: args.max_steps,
+            step_output_bytes: args.max_step_output,
+            max_retry_after_ms: args.max_retry_after.as_millis() as u64,
+        }
+    }
 }
 
 /// `--durability`: how hard commits hold on to the disk.

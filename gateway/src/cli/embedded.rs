@@ -46,6 +46,7 @@ impl Embedded {
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
             eviction: Eviction::default(),
+            limits: airlock_core::Limits::default(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

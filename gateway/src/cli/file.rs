@@ -24,6 +24,10 @@ struct FileSettings {
     core: Option<PathBuf>,
     idle_evict: Option<String>,
     max_live_sessions: Option<usize>,
+    turn_timeout: Option<String>,
+    max_steps: Option<u32>,
+    max_step_output: Option<u64>,
+    max_retry_after: Option<String>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -77,13 +81,29 @@ pub fn apply(
     if let Some(core) = file.core.filter(|_| unset("core")) {
         args.sandbox.core = Some(core);
     }
+    let duration = |key: &str, text: String| {
+        humantime::parse_duration(&text).map_err(|e| {
+            format!("{}: {key} must be a duration like `60s` or `500ms`: {e}", path.display())
+        })
+    };
     if let Some(idle) = file.idle_evict.filter(|_| unset("idle_evict")) {
-        args.idle_evict = humantime::parse_duration(&idle).map_err(|e| {
-            format!("{}: idle-evict must be a duration like `60s` or `500ms`: {e}", path.display())
-        })?;
+        args.idle_evict = duration("idle-evict", idle)?;
     }
     if let Some(max_live) = file.max_live_sessions.filter(|_| unset("max_live_sessions")) {
         args.max_live_sessions = max_live;
+    }
+    let limits = &mut args.limits;
+    if let Some(timeout) = file.turn_timeout.filter(|_| unset("turn_timeout")) {
+        limits.turn_timeout = duration("turn-timeout", timeout)?;
+    }
+    if let Some(steps) = file.max_steps.filter(|_| unset("max_steps")) {
+        limits.max_steps = steps;
+    }
+    if let Some(bytes) = file.max_step_output.filter(|_| unset("max_step_output")) {
+        limits.max_step_output = bytes;
+    }
+    if let Some(wait) = file.max_retry_after.filter(|_| unset("max_retry_after")) {
+        limits.max_retry_after = duration("max-retry-after", wait)?;
     }
     Ok(())
 }

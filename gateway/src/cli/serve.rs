@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::{DurabilityArg, SandboxArgs};
+use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
 use super::data_lock::DataLock;
 use crate::api::DEFAULT_MAX_BODY;
 use crate::registry::Eviction;
@@ -43,6 +43,9 @@ pub struct ServeArgs {
     /// Past this many sessions in memory, drop those at rest, least recently used first.
     #[arg(long, env = "AIRLOCK_MAX_LIVE_SESSIONS", default_value_t = Eviction::default().max_live)]
     pub max_live_sessions: usize,
+    /// What no turn may exceed.
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -63,6 +66,7 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         cache_dir,
         sandbox: args.sandbox.into(),
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
+        limits: (&args.limits).into(),
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;

@@ -35,6 +35,12 @@ pub(super) fn config_to(c: &Config) -> wit::Config {
         tools: c.tools.iter().cloned().map(spec_to).collect(),
         max_tokens: c.max_tokens,
         retry: retry_to(&c.retry),
+        limits: wit::Limits {
+            turn_ms: c.limits.turn_ms,
+            max_steps: c.limits.max_steps,
+            step_output_bytes: c.limits.step_output_bytes,
+            max_retry_after_ms: c.limits.max_retry_after_ms,
+        },
     }
 }
 

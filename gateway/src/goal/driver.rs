@@ -11,7 +11,7 @@ use airlock_core::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Goal, GoalError, GoalOp, GoalReason, Phase};
+use super::{Goal, GoalError, GoalOp, GoalReason, MAX_ROUNDS, Phase};
 
 /// The event type that holds the goal.
 const CHANGE: &str = "goal/change";
@@ -212,8 +212,10 @@ impl Driver {
                         "objective is empty; say what the goal is".into(),
                     ));
                 }
-                if max_rounds == 0 {
-                    return Err(GoalError::Invalid("maxRounds must be at least 1".into()));
+                if !(1..=MAX_ROUNDS).contains(&max_rounds) {
+                    return Err(GoalError::Invalid(format!(
+                        "maxRounds must be 1 to {MAX_ROUNDS}, not {max_rounds}"
+                    )));
                 }
                 let goal = Goal {
                     id: goal_id(),
@@ -440,7 +442,9 @@ mod tests {
         apply(&mut driver, GoalOp::Complete, &empty);
         let error = driver.apply(GoalOp::Resume, &empty, String::new).unwrap_err();
         assert!(error.to_string().contains("set a new goal"), "{error}");
-        let zero = GoalOp::Set { objective: "y".into(), max_rounds: 0 };
-        assert!(matches!(driver.apply(zero, &empty, String::new), Err(GoalError::Invalid(_))));
+        for max_rounds in [0, MAX_ROUNDS + 1, 2_147_483_648] {
+            let op = GoalOp::Set { objective: "y".into(), max_rounds };
+            assert!(matches!(driver.apply(op, &empty, String::new), Err(GoalError::Invalid(_))));
+        }
     }
 }

@@ -23,6 +23,9 @@ pub use driver::Driver;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+/// The most rounds a goal may have (`maxRounds`).
+pub const MAX_ROUNDS: u32 = 1000;
+
 /// Where a goal stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]

@@ -4,10 +4,13 @@
 
 use std::time::Duration;
 
-use airlock_core::{Input, Output, ToolOutcome};
+use airlock_core::{Input, Output, Status, ToolOutcome};
 use futures::{FutureExt, StreamExt};
 
+use tokio::time::Instant;
+
 use super::Session;
+use super::chunks::{self, Pending};
 use crate::tools::ToolContext;
 
 impl Session {
@@ -24,29 +27,41 @@ impl Session {
         }
     }
 
-    /// Streams the model's answer to `request`, passing what arrived together on as one batch.
+    /// Streams the model's answer to `request`, passing what arrived together on as one batch,
+    /// at most one batch per [`chunks::WINDOW`], its text merged ([`chunks`]).
     fn start_model_stream(&mut self, request: airlock_core::ModelRequest) {
         let request_id = request.request_id;
         let mut stream = self.model.stream(request);
         let send_all = self.batch_sender();
         let handle = self.tasks.spawn(async move {
+            let mut pending = Pending::default();
+            let mut window_ends = Instant::now();
             loop {
-                let mut next = Some(stream.next().await);
-                let mut answers = Vec::new();
+                let item = if pending.is_empty() {
+                    stream.next().await
+                } else {
+                    tokio::select! {
+                        item = stream.next() => item,
+                        _ = tokio::time::sleep_until(window_ends) => {
+                            send_all(pending.take());
+                            window_ends = Instant::now() + chunks::WINDOW;
+                            continue;
+                        }
+                    }
+                };
                 // What else has arrived (the rest of one read, often up to the end) goes along:
                 // one commit for all of it, not one per chunk.
-                while let Some(item) = next {
-                    answers.push(match item {
-                        Some(Ok(chunk)) => Input::ModelChunk { request_id, chunk },
-                        Some(Err(error)) => Input::ModelFailed { request_id, error },
-                        None => Input::ModelDone(request_id),
-                    });
-                    if !matches!(answers.last(), Some(Input::ModelChunk { .. })) {
-                        return send_all(answers);
-                    }
-                    next = arrived(&mut stream).await;
+                let mut ended = pending.push(request_id, item);
+                while !ended && let Some(item) = arrived(&mut stream).await {
+                    ended = pending.push(request_id, item);
                 }
-                send_all(answers);
+                if ended {
+                    return send_all(pending.take());
+                }
+                if pending.full() || Instant::now() >= window_ends {
+                    send_all(pending.take());
+                    window_ends = Instant::now() + chunks::WINDOW;
+                }
             }
         });
         self.streams.insert(request_id, handle);
@@ -81,10 +96,15 @@ impl Session {
                 }
                 Output::RetryAfter { timer_id, delay_ms } => {
                     let send = self.sender();
-                    self.tasks.spawn(async move {
+                    self.timers.retain(|timer| !timer.is_finished());
+                    self.timers.push(self.tasks.spawn(async move {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                         send(Input::RetryTimer(timer_id));
-                    });
+                    }));
+                }
+                // Timers only matter to a running turn: an idle agent ignores them.
+                Output::Status(Status::Idle) => {
+                    self.timers.drain(..).for_each(|timer| timer.abort());
                 }
                 Output::CallModel(_)
                 | Output::AppendEvent(_)

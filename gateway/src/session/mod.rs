@@ -12,6 +12,7 @@
 //! is rebuilt from the log and given `recover`.
 
 pub mod child;
+mod chunks;
 mod continuation;
 mod effects;
 mod error;
@@ -101,6 +102,8 @@ pub struct Session {
     answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
     generation: u64,
     tasks: JoinSet<()>,
+    /// The running turn's timers (retry backoff, the turn's deadline): dropped once it is idle.
+    timers: Vec<tokio::task::AbortHandle>,
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
@@ -146,6 +149,7 @@ impl Session {
             answers: mpsc::unbounded_channel(),
             generation: 0,
             tasks: JoinSet::new(),
+            timers: Vec::new(),
             streams: BTreeMap::new(),
             went_idle: None,
             cancel: TurnCancel::new(),

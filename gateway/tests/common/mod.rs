@@ -39,6 +39,7 @@ fn settings(data: PathBuf) -> Settings {
         cache_dir: None,
         sandbox: Default::default(),
         eviction: Default::default(),
+        limits: Default::default(),
     }
 }
 

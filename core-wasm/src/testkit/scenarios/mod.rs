@@ -3,10 +3,12 @@
 //! logs can be compared byte for byte.
 
 mod cancel;
+mod limits;
 mod recovery;
 mod turns;
 
 pub use cancel::*;
+pub use limits::*;
 pub use recovery::*;
 pub use turns::*;
 
@@ -18,6 +20,19 @@ pub type Scenario = fn(&dyn Backend) -> Vec<String>;
 
 /// Every scenario, by name.
 pub const ALL: &[(&str, Scenario)] = &[
+    (
+        "a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed",
+        a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed,
+    ),
+    (
+        "a_step_past_its_output_limit_ends_output_limit",
+        a_step_past_its_output_limit_ends_output_limit,
+    ),
+    ("a_turn_at_its_step_limit_ends_max_steps", a_turn_at_its_step_limit_ends_max_steps),
+    (
+        "a_retry_after_past_the_limit_ends_the_turn_with_the_providers_error",
+        a_retry_after_past_the_limit_ends_the_turn_with_the_providers_error,
+    ),
     ("simple_text_turn_in_canonical_order", simple_text_turn_in_canonical_order),
     (
         "tool_round_trip_second_request_carries_the_result",

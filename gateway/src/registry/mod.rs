@@ -8,11 +8,13 @@
 //! from its log ([`Registry::resume`]). Its [`Outbox`] outlives the eviction while someone
 //! follows it, so a follower sees the woken session's events with no gap.
 
+mod evict;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use airlock_core::{Config, Input};
+use airlock_core::{Config, Input, Limits};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
@@ -23,6 +25,8 @@ use crate::model;
 use crate::session::{Notice, Outbox, Session, SessionError, SessionParts};
 use crate::store::{SessionRow, Store, StoreError};
 use crate::tools::ToolRegistry;
+pub use evict::Eviction;
+use evict::at_rest_now;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -119,21 +123,6 @@ impl HubNotice {
     }
 }
 
-/// When sessions at rest are dropped from memory.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Eviction {
-    /// A session at rest for this long is dropped.
-    pub idle: Duration,
-    /// Past this many live sessions, those at rest are dropped, least recently used first.
-    pub max_live: usize,
-}
-
-impl Default for Eviction {
-    fn default() -> Eviction {
-        Eviction { idle: Duration::from_secs(60), max_live: 10_000 }
-    }
-}
-
 /// Every session of the gateway that is in memory.
 pub struct Registry {
     store: Store,
@@ -146,6 +135,8 @@ pub struct Registry {
     /// One lock per session being created or brought back, so it gets one actor, not two.
     waking: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     eviction: Mutex<Eviction>,
+    /// What no turn of a session built from now on may exceed.
+    limits: Mutex<Limits>,
     /// Wakes the evictor early (more sessions than `max_live`).
     crowded: Arc<tokio::sync::Notify>,
     hub: broadcast::Sender<HubNotice>,
@@ -182,6 +173,7 @@ impl Registry {
             outboxes: Mutex::new(HashMap::new()),
             waking: Mutex::new(HashMap::new()),
             eviction: Mutex::new(Eviction::default()),
+            limits: Mutex::new(Limits::default()),
             crowded: Arc::default(),
             hub: broadcast::channel(256).0,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
@@ -211,6 +203,11 @@ impl Registry {
     /// The default model name.
     pub fn default_model(&self) -> &str {
         &self.default_model
+    }
+
+    /// Sets what no turn may exceed, for sessions built (created or brought back) from now on.
+    pub fn set_limits(&self, limits: Limits) {
+        *self.limits.lock().expect("limits lock") = limits;
     }
 
     /// Session-set changes from now on.
@@ -408,72 +405,6 @@ impl Registry {
         Ok(handle)
     }
 
-    /// Sets when sessions at rest are dropped from memory.
-    pub fn set_eviction(&self, eviction: Eviction) {
-        *self.eviction.lock().expect("eviction lock") = eviction;
-        self.crowded.notify_one();
-    }
-
-    fn eviction(&self) -> Eviction {
-        *self.eviction.lock().expect("eviction lock")
-    }
-
-    /// Drops sessions at rest from memory, as [`Eviction`] says, until the registry is gone.
-    pub fn start_evicting(self: &Arc<Self>) {
-        let registry = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let mut freed = false;
-            loop {
-                let Some(this) = registry.upgrade() else { return };
-                let tick = this.eviction().idle / 4;
-                let tick = tick.clamp(Duration::from_millis(5), Duration::from_secs(1));
-                let evicted = this.evict() > 0;
-                if freed && !evicted {
-                    // The sessions evicted a tick ago are gone by now: their memory goes back
-                    // to the system, not to the allocator's cache.
-                    let _ = tokio::task::spawn_blocking(crate::trim::release_free_memory).await;
-                }
-                freed = evicted;
-                let crowded = this.crowded.clone();
-                drop(this); // the registry may go while this task sleeps
-                tokio::select! {
-                    _ = tokio::time::sleep(tick) => {}
-                    _ = crowded.notified() => {}
-                }
-            }
-        });
-    }
-
-    /// Drops every session at rest that has been unused for `idle`, then the least recently used
-    /// ones at rest while more than `max_live` are live. Answers how many were dropped.
-    pub fn evict(&self) -> usize {
-        let Eviction { idle, max_live } = self.eviction();
-        let now = now_ms();
-        let mut live = self.live.lock().expect("registry lock");
-        let mut candidates: Vec<(u64, String)> = (live.iter())
-            .filter(|(_, handle)| at_rest(handle))
-            .map(|(id, handle)| (handle.used_at(), id.clone()))
-            .collect();
-        candidates.sort_unstable();
-        let mut outboxes = self.outboxes.lock().expect("outboxes lock");
-        outboxes.retain(|_, outbox| outbox.strong_count() > 0);
-        let mut evicted = 0;
-        for (used, id) in candidates {
-            let crowded = live.len() > max_live;
-            if !crowded && now.saturating_sub(used) < idle.as_millis() as u64 {
-                break; // the rest were used more recently still
-            }
-            let handle = live.remove(&id).expect("a candidate is live");
-            // Kept for the session's followers (the actor ends once its last handle is gone).
-            outboxes.insert(id, Arc::downgrade(handle.outbox()));
-            evicted += 1;
-        }
-        let metrics = crate::metrics::global();
-        metrics.sessions.set(live.len() as i64);
-        metrics.evictions.inc_by(evicted as u64);
-        evicted
-    }
-
     /// The parts a session is made of, per its spec.
     fn build(
         &self,
@@ -493,22 +424,10 @@ impl Registry {
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
+        config.limits = self.limits.lock().expect("limits lock").clone();
         let log = Arc::new(self.store.clone());
         Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox })
     }
-}
-
-/// Whether a live session may be dropped from memory without anything noticing: idle, nothing
-/// pending, no armed goal (its rounds live in this process), and held by nobody but the registry
-/// (no request, owned run or settlement watcher has it). Followers hold only its outbox.
-fn at_rest(handle: &SessionHandle) -> bool {
-    handle.unshared() && at_rest_now(handle) && !handle.view().goal.is_some_and(|(_, armed)| armed)
-}
-
-/// Whether a session is idle with nothing pending.
-fn at_rest_now(handle: &SessionHandle) -> bool {
-    let view = handle.view();
-    view.status == airlock_core::Status::Idle && view.inbox.is_empty()
 }
 
 /// A session being created or brought back; see [`Registry::exclusive`].

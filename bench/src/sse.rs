@@ -133,11 +133,28 @@ pub async fn idle_streams(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
         latencies.push(inject(&gw.client, &gw, &other).await);
     }
     let n = size.idle_streams;
-    let rows = vec![
+    let mut rows = vec![
         Row::new(S, format!("{n} idle streams held: RSS"), held, "MB").at_most(200.0),
         Row::new(S, "  RSS per stream", (held - before) * 1024.0 / n as f64, "KB"),
         Row::new(S, "  meanwhile, enqueue p99", percentile(&mut latencies, 99.0), "ms"),
     ];
     drop(streams);
+    gw.until_metric("airlock_sse_subscribers", |n| n == 0.0).await;
+    let after = settled_rss_mb(gw.pid());
+    rows.push(Row::new(S, "  after they close: RSS ÷ before", after / before, "×").at_most(2.0));
     rows
+}
+
+/// The process's RSS once it stops falling (the allocator returns pages a moment after the last
+/// stream closes).
+fn settled_rss_mb(pid: u32) -> f64 {
+    let mut last = rss_mb(pid);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = rss_mb(pid);
+        if now >= last - 0.5 {
+            return now;
+        }
+        last = now;
+    }
 }

@@ -28,6 +28,7 @@ pub mod actor;
 pub mod api;
 pub mod cli;
 pub mod clock;
+pub mod connections;
 pub mod core_host;
 pub mod follow;
 pub mod goal;

@@ -119,6 +119,11 @@ impl Default for SubscriberGuard {
 
 impl Drop for SubscriberGuard {
     fn drop(&mut self) {
-        global().sse_subscribers.dec();
+        // The last stream of a burst gone: what the streams held goes back to the system.
+        if global().sse_subscribers.dec() == 1
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn_blocking(crate::trim::release_free_memory);
+        }
     }
 }

@@ -10,12 +10,12 @@ use std::net::SocketAddr;
 
 use std::sync::Arc;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 use crate::api::{Access, AppState, Exposure, ExposureError, app};
+use crate::connections::{self, Connections};
 use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
@@ -45,6 +45,8 @@ pub struct Settings {
     pub eviction: Eviction,
     /// What no turn may exceed.
     pub limits: airlock_core::Limits,
+    /// Timeouts and the cap on open connections.
+    pub connections: Connections,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -115,7 +117,9 @@ impl Gateway {
     pub fn over(registry: Arc<Registry>, settings: Settings) -> Gateway {
         let (stop, shutdown) = watch::channel(false);
         let access = Arc::new(Access::new(settings.cors_origins.clone()));
-        Gateway { state: AppState { registry, shutdown, access }, stop, settings }
+        let body_timeout = settings.connections.body_timeout;
+        let state = AppState { registry, shutdown, access, body_timeout };
+        Gateway { state, stop, settings }
     }
 
     /// The sessions it serves.
@@ -139,23 +143,16 @@ impl Gateway {
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
+    ) {
         let cors = cors(&self.settings.cors_origins);
         let registry = self.state.registry.clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
-        // Small frames (an SSE event, a 202) go out at once, not after the peer's delayed ACK.
-        // (A socket that refuses it still works, only slower.)
-        let listener = listener.tap_io(|tcp| drop(tcp.set_nodelay(true)));
-        // Routes are resolved once: serving the `Router` itself rebuilds its route table for
-        // every connection, about 12 KB that each held SSE stream would keep.
-        axum::serve(listener, router.into_make_service())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                registry.begin_shutdown();
-                let _ = stop.send(true);
-            })
-            .await
+        let stopping = move || {
+            registry.begin_shutdown();
+            let _ = stop.send(true);
+        };
+        connections::serve(listener, router, self.settings.connections, shutdown, stopping).await;
     }
 }
 

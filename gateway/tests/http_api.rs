@@ -147,3 +147,26 @@ async fn concurrent_sends_into_one_session_each_get_their_own_seq_and_receipt() 
     assert_eq!(replayed, answers[8]);
     assert_eq!(gw.log(&s).await.len(), 64, "the replay wrote nothing");
 }
+
+#[tokio::test]
+async fn a_wrong_method_a_long_target_and_long_headers_answer_the_json_error_shape() {
+    let (_dir, gw) = common::fresh().await;
+    let code_of = async |res: reqwest::Response| {
+        let status = res.status().as_u16();
+        let body: serde_json::Value = res.json().await.expect("a JSON body");
+        (status, body["error"]["code"].as_str().unwrap_or_default().to_owned())
+    };
+    let wrong_method = gw.client.put(gw.url("/v1/sessions")).send().await.unwrap();
+    assert_eq!(code_of(wrong_method).await, (405, "method-not-allowed".to_owned()));
+    let long = format!("/v1/sessions?cursor={}", "x".repeat(9_000));
+    let long_target = gw.client.get(gw.url(&long)).send().await.unwrap();
+    assert_eq!(code_of(long_target).await, (414, "uri-too-long".to_owned()));
+    let mut many = gw.client.get(gw.url("/v1/sessions"));
+    for i in 0..40 {
+        many = many.header(format!("x-filler-{i}"), "y".repeat(1_000));
+    }
+    let long_headers = many.send().await.unwrap();
+    assert_eq!(code_of(long_headers).await, (431, "headers-too-large".to_owned()));
+    let unknown = gw.client.get(gw.url("/nowhere")).send().await.unwrap();
+    assert_eq!(code_of(unknown).await, (404, "not-found".to_owned()));
+}

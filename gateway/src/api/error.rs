@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::AppState;
 use crate::goal::GoalError;
 use crate::owned::OwnError;
 use crate::registry::RegistryError;
@@ -219,6 +220,46 @@ impl From<RegistryError> for ApiError {
     }
 }
 
+/// The longest request target the API reads.
+const MAX_URI: usize = 8 << 10;
+/// The most header bytes (names and values) the API reads.
+const MAX_HEADERS: usize = 32 << 10;
+
+/// Refuses, in the shared error shape, a request whose target or headers are too long (HTTP's
+/// own refusals of these have no body).
+pub async fn refuse_oversized(request: Request, next: axum::middleware::Next) -> Response {
+    let uri = request.uri().to_string().len();
+    if uri > MAX_URI {
+        let message = format!(
+            "the request target is {uri} bytes, over the {MAX_URI} allowed; send less in the query"
+        );
+        return ApiError::new(StatusCode::URI_TOO_LONG, "uri-too-long", message).into_response();
+    }
+    let headers: usize =
+        request.headers().iter().map(|(name, value)| name.as_str().len() + value.len()).sum();
+    if headers > MAX_HEADERS {
+        let message = format!(
+            "the request headers are {headers} bytes, over the {MAX_HEADERS} allowed; send fewer or shorter ones"
+        );
+        return ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers-too-large",
+            message,
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// 405 `method-not-allowed`: the path exists, not with this method.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "this path does not take that method; see /openapi.json for the ones it takes",
+    )
+}
+
 /// Query parameters: a value that does not fit is 400 `bad-request` in the shared error shape.
 pub struct QueryParams<T>(pub T);
 
@@ -242,15 +283,28 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for
 }
 
 /// A JSON body: a body that is not `application/json` is 415, bad JSON is 400 naming where, a body
-/// over the limit is 413, and no body at all counts as `{}`.
+/// over the limit is 413, one that does not arrive in time is 408, and no body at all counts as
+/// `{}`.
 pub struct JsonBody<T>(pub T);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let within = state.body_timeout;
+        let read = tokio::time::timeout(within, Bytes::from_request(req, state)).await;
+        let read = read.map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request-timeout",
+                format!(
+                    "the request body did not arrive within {} s; send it at once",
+                    within.as_secs()
+                ),
+            )
+        })?;
+        let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,

@@ -67,6 +67,8 @@ pub struct AppState {
     pub shutdown: watch::Receiver<bool>,
     /// Who may use it.
     pub access: Arc<Access>,
+    /// A request body must arrive within this long.
+    pub body_timeout: std::time::Duration,
 }
 
 /// The whole API.
@@ -86,7 +88,9 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
     let router = openapi::serve(router, &doc)
         .merge(demo::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), access::guard))
+        .method_not_allowed_fallback(error::method_not_allowed)
         .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })
+        .layer(axum::middleware::from_fn(error::refuse_oversized))
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(state);
     match cors {

@@ -47,6 +47,7 @@ impl Embedded {
             sandbox: args.sandbox.clone().into(),
             eviction: Eviction::default(),
             limits: airlock_core::Limits::default(),
+            connections: crate::connections::Connections::default(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

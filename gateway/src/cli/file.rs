@@ -28,6 +28,9 @@ struct FileSettings {
     max_steps: Option<u32>,
     max_step_output: Option<u64>,
     max_retry_after: Option<String>,
+    header_timeout: Option<String>,
+    body_timeout: Option<String>,
+    max_connections: Option<usize>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -104,6 +107,15 @@ pub fn apply(
     }
     if let Some(wait) = file.max_retry_after.filter(|_| unset("max_retry_after")) {
         limits.max_retry_after = duration("max-retry-after", wait)?;
+    }
+    if let Some(timeout) = file.header_timeout.filter(|_| unset("header_timeout")) {
+        args.header_timeout = duration("header-timeout", timeout)?;
+    }
+    if let Some(timeout) = file.body_timeout.filter(|_| unset("body_timeout")) {
+        args.body_timeout = duration("body-timeout", timeout)?;
+    }
+    if let Some(max) = file.max_connections.filter(|_| unset("max_connections")) {
+        args.max_connections = Some(max);
     }
     Ok(())
 }

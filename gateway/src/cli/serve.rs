@@ -9,6 +9,7 @@ use clap::Args;
 use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
 use super::data_lock::DataLock;
 use crate::api::DEFAULT_MAX_BODY;
+use crate::connections::Connections;
 use crate::registry::Eviction;
 use crate::server::{Gateway, Settings, shutdown_signal};
 
@@ -46,6 +47,17 @@ pub struct ServeArgs {
     /// What no turn may exceed.
     #[command(flatten)]
     pub limits: LimitsArgs,
+    /// A request's head must arrive within this long; a connection idle between requests is
+    /// closed after it.
+    #[arg(long, env = "AIRLOCK_HEADER_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this long (else 408).
+    #[arg(long, env = "AIRLOCK_BODY_TIMEOUT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub body_timeout: Duration,
+    /// Connections open at once; one more is answered 503 and closed (default: the open-files
+    /// limit less 512).
+    #[arg(long, env = "AIRLOCK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -67,6 +79,11 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         sandbox: args.sandbox.into(),
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
         limits: (&args.limits).into(),
+        connections: Connections {
+            header_timeout: args.header_timeout,
+            body_timeout: args.body_timeout,
+            max: args.max_connections,
+        },
     };
     let started = async {
         let gateway = Gateway::start(settings).await?;
@@ -82,11 +99,6 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     };
     // Tests and scripts read the port from this line.
     eprintln!("airlock: listening on http://{addr}");
-    match gateway.run(listener, shutdown_signal()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("airlock: serving failed: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    gateway.run(listener, shutdown_signal()).await;
+    ExitCode::SUCCESS
 }

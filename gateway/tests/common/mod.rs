@@ -40,6 +40,7 @@ fn settings(data: PathBuf) -> Settings {
         sandbox: Default::default(),
         eviction: Default::default(),
         limits: Default::default(),
+        connections: Default::default(),
     }
 }
 
@@ -69,7 +70,7 @@ async fn serve(gateway: Gateway) -> TestGateway {
     let (listener, addr) = gateway.bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
-        gateway.run(listener, async { drop(stopped.await) }).await.unwrap();
+        gateway.run(listener, async { drop(stopped.await) }).await;
     });
     TestGateway {
         base: format!("http://{addr}"),

@@ -27,6 +27,11 @@ const MAX_GROUP: usize = 256;
 /// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
 pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The first wait before a session whose commit failed tries its recovery again; it doubles up
+/// to [`REPAIR_MOST`] while storage keeps failing.
+const REPAIR_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
+const REPAIR_MOST: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How long an idempotency key is honoured.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -229,6 +234,8 @@ async fn run(
     let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
     // A command taken while gathering a group that could not join it: it goes next.
     let mut held: Option<Command> = None;
+    // How long until a session that owes a recovery (a commit failed) tries it again.
+    let mut repair_in = REPAIR_FIRST;
     loop {
         if let Some(command) = held.take() {
             held = obey(command, &mut session, store.as_ref(), &mut commands, &mut owners).await;
@@ -243,9 +250,28 @@ async fn run(
                 false => std::future::pending().await,
             }
         };
+        let owes_recovery = session.owes_recovery();
+        let repair = async move {
+            match owes_recovery {
+                true => tokio::time::sleep(repair_in).await,
+                false => std::future::pending().await,
+            }
+        };
         tokio::select! {
             () = drowsy => {
                 session.sleep().await;
+            }
+            () = repair => {
+                repair_in = match session.repair().await {
+                    Ok(()) => REPAIR_FIRST,
+                    Err(error) => {
+                        eprintln!("airlock: session {}: still cannot recover: {error}", session.id());
+                        (repair_in * 2).min(REPAIR_MOST)
+                    }
+                };
+                settle(&mut session, &mut owners);
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
             }
             command = commands.recv() => match command {
                 None => break,

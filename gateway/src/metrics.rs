@@ -31,6 +31,9 @@ pub struct Metrics {
     pub commit_batch: Histogram,
     /// Open SSE streams.
     pub sse_subscribers: Gauge,
+    /// Session commits that failed: each session was rebuilt from its log, to recover once
+    /// storage takes commits again.
+    pub commit_failures: Counter,
     registry: Registry,
 }
 
@@ -47,6 +50,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
         sse_subscribers: Gauge::default(),
+        commit_failures: Counter::default(),
         registry: Registry::default(),
     };
     registry.register("sessions", "Sessions in memory", metrics.sessions.clone());
@@ -83,6 +87,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         metrics.commit_batch.clone(),
     );
     registry.register("sse_subscribers", "Open SSE streams", metrics.sse_subscribers.clone());
+    registry.register(
+        "commit_failures",
+        "Session commits that failed (the session recovers from its log once storage returns)",
+        metrics.commit_failures.clone(),
+    );
     Metrics { registry, ..metrics }
 });
 

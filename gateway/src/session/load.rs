@@ -2,10 +2,10 @@
 //! eviction (from its newest snapshot and the events after it, when its core wrote one), and
 //! after a core trap or a failed commit left the instance ahead of the log (from the whole log).
 
-use airlock_core::{Config, Durable, Event, Inbox, Status};
+use airlock_core::{Config, Durable, Event, Inbox, Input, Output, Status};
 
 use super::child::Parent;
-use super::{Session, SessionError, SessionLog};
+use super::{Batch, Session, SessionError, SessionLog};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use crate::receipts::Marker;
@@ -140,7 +140,36 @@ impl Session {
         *self.inbox.lock() = loaded.inbox;
         self.parent = loaded.parent;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance
-        self.set_status(Status::Idle, self.next_seq);
+        // A session that owes a recovery may have a turn open in its log: not idle until then.
+        let status = if self.owes_recovery { Status::Running } else { Status::Idle };
+        self.set_status(status, self.next_seq);
+        Ok(())
+    }
+
+    /// Whether a failed commit left the session owing a recovery ([`Session::repair`]).
+    pub fn owes_recovery(&self) -> bool {
+        self.owes_recovery
+    }
+
+    /// After a failed commit: recovers the rebuilt instance as a restart would (an open turn is
+    /// closed `interrupted`, accepted work runs). Until that commits, every input is refused
+    /// with the storage error.
+    pub async fn repair(&mut self) -> Result<(), SessionError> {
+        if !self.owes_recovery {
+            return Ok(());
+        }
+        self.wake().await?;
+        let mut batch = Batch::default();
+        if let Err(trap) = self.decide(Input::Recover, &mut batch) {
+            self.owes_recovery = false;
+            return Err(self.recover_from_trap(trap).await);
+        }
+        let starts_a_turn = batch.outputs.iter().any(|o| matches!(o, Output::Status(_)));
+        self.commit(batch, Vec::new()).await?;
+        self.owes_recovery = false;
+        if !starts_a_turn {
+            self.set_status(Status::Idle, self.next_seq);
+        }
         Ok(())
     }
 }

@@ -107,6 +107,9 @@ pub struct Session {
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
+    /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
+    /// owes `recover` before it takes anything else ([`Session::repair`]).
+    owes_recovery: bool,
     /// Tells the tool calls of the current turn that the session was cancelled.
     cancel: TurnCancel,
     /// The goal and its rounds.
@@ -152,6 +155,7 @@ impl Session {
             timers: Vec::new(),
             streams: BTreeMap::new(),
             went_idle: None,
+            owes_recovery: false,
             cancel: TurnCancel::new(),
             goal: loaded.goal,
             parent: loaded.parent,
@@ -258,6 +262,7 @@ impl Session {
         &mut self,
         inputs: Vec<(Input, Option<IdempotencyKey>)>,
     ) -> Result<Vec<Fed>, SessionError> {
+        self.repair().await?;
         self.wake().await?;
         let mut batch = Batch::default();
         let mut fed = Vec::with_capacity(inputs.len());
@@ -333,14 +338,22 @@ impl Session {
 
     /// Appends the batch's events in one commit, announces them and starts the work they ask
     /// for: its model streams before the commit, so the request travels while the log syncs,
-    /// everything else once the commit is durable (`effects.rs`).
+    /// everything else once the commit is durable (`effects.rs`). While a recovery is owed
+    /// (storage failed), a model request also waits for its commit: a retry that fails again
+    /// must not spend one.
     async fn commit(
         &mut self,
         mut batch: Batch,
         records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
-        self.start_model_streams(&mut batch.outputs);
+        let cautious = self.owes_recovery;
+        if !cautious {
+            self.start_model_streams(&mut batch.outputs);
+        }
         let first_seq = self.append(&batch, records).await?;
+        if cautious {
+            self.start_model_streams(&mut batch.outputs);
+        }
         self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
         self.start_effects(batch.outputs);
         Ok(first_seq)
@@ -368,7 +381,10 @@ impl Session {
             let bytes: usize = events.iter().map(String::len).sum();
             let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
-                // The core is ahead of the durable log: rebuild it from what was committed.
+                // The core is ahead of the durable log: rebuild it from what was committed, to
+                // be recovered as after a restart once storage takes commits again.
+                self.owes_recovery = true;
+                crate::metrics::global().commit_failures.inc();
                 self.rebuild().await?;
                 return Err(error.into());
             }

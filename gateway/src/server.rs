@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-use crate::api::{Access, AppState, Exposure, ExposureError, app};
+use crate::api::{Access, AppState, Exposure, ExposureError, Quotas, TenantLimits, app};
 use crate::connections::{self, Connections};
 use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
@@ -47,6 +47,8 @@ pub struct Settings {
     pub limits: airlock_core::Limits,
     /// Timeouts and the cap on open connections.
     pub connections: Connections,
+    /// What each tenant may hold and do.
+    pub tenants: TenantLimits,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -118,7 +120,8 @@ impl Gateway {
         let (stop, shutdown) = watch::channel(false);
         let access = Arc::new(Access::new(settings.cors_origins.clone()));
         let body_timeout = settings.connections.body_timeout;
-        let state = AppState { registry, shutdown, access, body_timeout };
+        let quotas = Arc::new(Quotas::new(settings.tenants));
+        let state = AppState { registry, shutdown, access, body_timeout, quotas };
         Gateway { state, stop, settings }
     }
 

@@ -170,3 +170,28 @@ async fn a_wrong_method_a_long_target_and_long_headers_answer_the_json_error_sha
     let unknown = gw.client.get(gw.url("/nowhere")).send().await.unwrap();
     assert_eq!(code_of(unknown).await, (404, "not-found".to_owned()));
 }
+
+#[tokio::test]
+async fn a_bad_content_is_400_in_a_sentence_naming_the_field() {
+    let (_dir, gw) = common::fresh().await;
+    let s = gw.session().await;
+    let messages = format!("/v1/sessions/{s}/messages");
+    let (code, error) = gw.post(&messages, json!({"content": 5})).await;
+    assert_eq!(code, 400);
+    assert_eq!(error["error"]["details"]["field"], "content");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("content must be a string or a list of blocks"), "{message}");
+    assert!(!message.contains("variant"), "{message}");
+    let (code, error) = gw.post(&messages, json!({"content": [{"type": "nope"}]})).await;
+    assert_eq!(code, 400);
+    assert!(error["error"]["message"].as_str().unwrap().contains("content block 0"), "{error}");
+    // A session id that is not a plain name.
+    for id in ["a\u{0}b", "../../etc/passwd", ""] {
+        let (code, error) = gw.post("/v1/sessions", json!({"sessionId": id})).await;
+        assert_eq!(
+            (code, &error["error"]["details"]["field"]),
+            (400, &json!("sessionId")),
+            "{id:?}"
+        );
+    }
+}

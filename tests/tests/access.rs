@@ -18,12 +18,16 @@ struct Tenants {
 }
 
 async fn tenants() -> Tenants {
+    tenants_with(&[]).await
+}
+
+async fn tenants_with(env: &[(&str, &str)]) -> Tenants {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
     let data = dir.path().join("airlock.db");
     let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
     let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
-    let gw = Gateway::start(&data, &mock.base_url(), dir.path());
+    let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), env);
     Tenants { _dir: dir, _mock: mock, gw, data, a, b, admin }
 }
 
@@ -147,4 +151,45 @@ async fn on_loopback_without_keys_a_foreign_host_and_a_cross_origin_post_get_403
     // Reading is no change: a GET from elsewhere is answered (CORS decides what a page sees).
     let read = client.get(gw.url("/v1/sessions")).header("origin", "http://evil.example");
     assert_eq!(read.send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn a_tenant_past_its_quotas_gets_429_and_other_tenants_do_not() {
+    let env = [
+        ("AIRLOCK_TENANT_SESSIONS", "2"),
+        ("AIRLOCK_TENANT_STREAMS", "1"),
+        ("AIRLOCK_TENANT_RATE", "1"),
+    ];
+    let t = tenants_with(&env).await;
+    let (a, b) = (keyed_client(&t.a), keyed_client(&t.b));
+    let url = |path: &str| t.gw.url(path);
+    for id in ["s1", "s2"] {
+        let (code, _) =
+            call(&a, Method::POST, url("/v1/sessions"), Some(json!({"sessionId": id}))).await;
+        assert_eq!(code, 201);
+    }
+    let res = a.post(url("/v1/sessions")).json(&json!({})).send().await.unwrap();
+    assert_eq!(res.status(), 429);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "quota-exceeded", "{body}");
+    let (code, _) = call(&b, Method::POST, url("/v1/sessions"), Some(json!({}))).await;
+    assert_eq!(code, 201, "another tenant's quota is its own");
+
+    // One message a second, in bursts of two.
+    let send = || a.post(url("/v1/sessions/s1/messages")).json(&json!({"content": "hi"}));
+    assert_eq!(send().send().await.unwrap().status(), 202);
+    assert_eq!(send().send().await.unwrap().status(), 202);
+    let res = send().send().await.unwrap();
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "rate-limited", "{body}");
+
+    // One event stream at a time.
+    let first = a.get(url("/v1/sessions/s2/events")).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let second = a.get(url("/v1/events")).send().await.unwrap();
+    assert_eq!(second.status(), 429);
+    drop(first);
 }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::AppState;
+use super::quotas::QuotaError;
 use crate::goal::GoalError;
 use crate::owned::OwnError;
 use crate::registry::RegistryError;
@@ -33,6 +34,12 @@ impl ApiError {
     /// An error with empty details.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError { status, code, message: message.into(), details: json!({}), retry_after: None }
+    }
+
+    /// Adds `Retry-After: seconds`.
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     /// Adds details.
@@ -156,6 +163,19 @@ impl IntoResponse for ApiError {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }
         response
+    }
+}
+
+impl From<QuotaError> for ApiError {
+    fn from(error: QuotaError) -> Self {
+        let too_many = |code| Self::new(StatusCode::TOO_MANY_REQUESTS, code, error.to_string());
+        match &error {
+            QuotaError::RateLimited { wait_secs, .. } => {
+                too_many("rate-limited").retry_after(*wait_secs)
+            }
+            QuotaError::Exceeded { .. } => too_many("quota-exceeded").retry_after(1),
+            QuotaError::Store(_) => Self::unavailable(error.to_string()),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::quotas::StreamSlot;
 use super::responses::{NoSession, StorageFailed};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
@@ -97,6 +98,7 @@ pub(super) type Tx = mpsc::Sender<Bytes>;
 )]
 async fn session_events(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     QueryParams(q): QueryParams<EventsQuery>,
     headers: HeaderMap,
@@ -117,7 +119,8 @@ async fn session_events(
         })?),
         None => q.after,
     };
-    Ok(sse::response(follow_session(state, id, after)))
+    let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
+    Ok(sse::response(follow_session(state, id, after, slot)))
 }
 
 /// A JSON page `{events, lastSeq, nextAfter, hasMore}`.
@@ -146,9 +149,15 @@ async fn page(
 /// it waits (setting up runs boxed): a held stream costs little more than its connection. A slow
 /// reader only ever falls behind the session's notices, and then re-reads the log from its
 /// cursor.
-fn follow_session(state: AppState, id: String, after: Option<u64>) -> impl Stream<Item = Bytes> {
+fn follow_session(
+    state: AppState,
+    id: String,
+    after: Option<u64>,
+    slot: Option<StreamSlot>,
+) -> impl Stream<Item = Bytes> {
     async_stream::stream! {
         let _counted = crate::metrics::SubscriberGuard::new();
+        let _slot = slot;
         let mut shutdown = state.shutdown.clone();
         let (mut follower, snapshots) = Box::pin(start_following(state, &id, after)).await;
         for frame in snapshots {
@@ -198,13 +207,17 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
 async fn hub_events(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Response {
+) -> Answer<Response> {
+    let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
     let (tx, rx) = mpsc::channel(64);
     let tenant = Tenant { only: caller.only().map(str::to_owned), known: HashMap::new() };
     // Subscribed before the answer starts: a session created once a client has it is announced.
     let hub = state.registry.subscribe();
-    tokio::spawn(follow_hub(state, hub, tenant, tx));
-    sse::response(ReceiverStream::new(rx))
+    tokio::spawn(async move {
+        let _slot = slot;
+        follow_hub(state, hub, tenant, tx).await;
+    });
+    Ok(sse::response(ReceiverStream::new(rx)))
 }
 
 /// Which sessions a hub stream shows: all, or one tenant's (each looked up once).

@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// `string | [ContentBlock]`.
-#[derive(Clone, Deserialize, Serialize, ToSchema)]
+#[derive(Clone, Serialize, ToSchema)]
 #[serde(untagged)]
 pub(super) enum Content {
     /// Text, the same as one text block.
@@ -43,6 +43,29 @@ pub(super) enum Content {
     /// `airlock-core`.
     #[schema(value_type = Vec<Object>)]
     Blocks(Vec<ContentBlock>),
+}
+
+impl<'de> Deserialize<'de> for Content {
+    /// A string, or a list of blocks; anything else is refused with a sentence saying so (not
+    /// serde's "did not match any variant").
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Content, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => Ok(Content::Text(text)),
+            serde_json::Value::Array(blocks) => {
+                let mut parsed = Vec::with_capacity(blocks.len());
+                for (index, block) in blocks.into_iter().enumerate() {
+                    parsed.push(serde_json::from_value(block).map_err(|e| {
+                        D::Error::custom(format_args!("content block {index} is not valid: {e}"))
+                    })?);
+                }
+                Ok(Content::Blocks(parsed))
+            }
+            _ => Err(D::Error::custom(
+                "content must be a string or a list of blocks such as [{\"type\": \"text\", \"text\": \"hi\"}]",
+            )),
+        }
+    }
 }
 
 impl Content {

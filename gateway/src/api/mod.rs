@@ -10,6 +10,7 @@ mod events;
 mod goals;
 mod messages;
 mod openapi;
+mod quotas;
 mod responses;
 mod runs;
 mod sessions;
@@ -26,6 +27,7 @@ use utoipa_axum::routes;
 
 pub use access::{Access, Caller, Exposure, ExposureError};
 pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
+pub use quotas::{Quotas, TenantLimits};
 
 use crate::registry::Registry;
 
@@ -69,6 +71,8 @@ pub struct AppState {
     pub access: Arc<Access>,
     /// A request body must arrive within this long.
     pub body_timeout: std::time::Duration,
+    /// What each tenant may hold and do.
+    pub quotas: Arc<Quotas>,
 }
 
 /// The whole API.

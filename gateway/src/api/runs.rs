@@ -124,6 +124,9 @@ async fn new_session_run(
         system: body.system,
         ..SessionSpec::default()
     };
+    if let Some(tenant) = caller.owner() {
+        state.quotas.session(state.registry.store(), &tenant).await?;
+    }
     let (row, _) = state.registry.create(fresh_id(), spec, caller.owner()).await?;
     let handle = state.registry.resume(&row.session_id).await?;
     let owner =

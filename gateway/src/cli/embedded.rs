@@ -48,6 +48,7 @@ impl Embedded {
             eviction: Eviction::default(),
             limits: airlock_core::Limits::default(),
             connections: crate::connections::Connections::default(),
+            tenants: crate::api::TenantLimits::default(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

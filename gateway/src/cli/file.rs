@@ -31,6 +31,9 @@ struct FileSettings {
     header_timeout: Option<String>,
     body_timeout: Option<String>,
     max_connections: Option<usize>,
+    tenant_sessions: Option<u64>,
+    tenant_streams: Option<usize>,
+    tenant_rate: Option<u32>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -116,6 +119,15 @@ pub fn apply(
     }
     if let Some(max) = file.max_connections.filter(|_| unset("max_connections")) {
         args.max_connections = Some(max);
+    }
+    if let Some(sessions) = file.tenant_sessions.filter(|_| unset("tenant_sessions")) {
+        args.tenant_sessions = sessions;
+    }
+    if let Some(streams) = file.tenant_streams.filter(|_| unset("tenant_streams")) {
+        args.tenant_streams = streams;
+    }
+    if let Some(rate) = file.tenant_rate.filter(|_| unset("tenant_rate")) {
+        args.tenant_rate = rate;
     }
     Ok(())
 }

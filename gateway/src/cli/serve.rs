@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
 use super::data_lock::DataLock;
-use crate::api::DEFAULT_MAX_BODY;
+use crate::api::{DEFAULT_MAX_BODY, TenantLimits};
 use crate::connections::Connections;
 use crate::registry::Eviction;
 use crate::server::{Gateway, Settings, shutdown_signal};
@@ -58,6 +58,15 @@ pub struct ServeArgs {
     /// limit less 512).
     #[arg(long, env = "AIRLOCK_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
+    /// Sessions a tenant may have stored (not disposed); 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_SESSIONS", default_value_t = TenantLimits::default().sessions)]
+    pub tenant_sessions: u64,
+    /// Event streams a tenant may have open at once; 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_STREAMS", default_value_t = TenantLimits::default().streams)]
+    pub tenant_streams: usize,
+    /// Messages and runs a tenant may enqueue per second (bursts of twice as many); 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_RATE", default_value_t = TenantLimits::default().per_second)]
+    pub tenant_rate: u32,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -79,6 +88,11 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         sandbox: args.sandbox.into(),
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
         limits: (&args.limits).into(),
+        tenants: TenantLimits {
+            sessions: args.tenant_sessions,
+            streams: args.tenant_streams,
+            per_second: args.tenant_rate,
+        },
         connections: Connections {
             header_timeout: args.header_timeout,
             body_timeout: args.body_timeout,

@@ -65,6 +65,20 @@ impl Store {
         self.session_page(sql, cursor, limit, tenant.map(str::to_owned)).await
     }
 
+    /// How many sessions of `tenant` are stored and not disposed.
+    pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
+        let tenant = tenant.to_owned();
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT COUNT(*) FROM sessions WHERE tenant = ?1 AND disposed = 0",
+                [&tenant],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+        })
+        .await
+    }
+
     /// Whether `session_id` exists and belongs to `tenant`.
     pub async fn session_of_tenant(
         &self,

@@ -41,6 +41,7 @@ fn settings(data: PathBuf) -> Settings {
         eviction: Default::default(),
         limits: Default::default(),
         connections: Default::default(),
+        tenants: Default::default(),
     }
 }
 

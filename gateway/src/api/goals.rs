@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{BodyRefused, NoGoal, NoSession, SessionFailed, StorageFailed};
+use super::responses::{BodyRefused, Disposed, NoGoal, NoSession, SessionFailed, StorageFailed};
 use super::{Answer, AppState, ErrorBody, JsonBody, SessionId};
 use crate::goal::{Goal, GoalError, GoalOp};
 
@@ -78,7 +78,7 @@ async fn set(
     params(SessionId),
     responses(
         (status = 200, description = "The goal", body = GoalView),
-        NoGoal, StorageFailed,
+        NoGoal, Disposed, StorageFailed,
     )
 )]
 async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Answer<Json<GoalView>> {
@@ -135,7 +135,7 @@ transition!(
     params(SessionId),
     responses(
         (status = 204, description = "Cleared"),
-        NoGoal, SessionFailed,
+        NoGoal, Disposed, SessionFailed,
     )
 )]
 async fn clear(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {

@@ -124,7 +124,7 @@ async fn readyz() -> &'static str {
 /// Prometheus metrics: live sessions, turns, enqueue latency, commit batch sizes, SSE subscribers.
 #[utoipa::path(
     get, path = "/metrics", operation_id = "metrics", tag = "service",
-    responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain; version=0.0.4"))
+    responses((status = 200, description = "OpenMetrics text exposition", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8"))
 )]
 async fn metrics() -> impl axum::response::IntoResponse {
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";

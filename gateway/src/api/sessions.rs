@@ -42,8 +42,8 @@ struct CreateBody {
     system: Option<String>,
     /// The names of the tools the agent may call.
     tools: Option<Vec<String>>,
-    /// Anything the caller wants kept with the session.
-    #[schema(value_type = Option<Object>)]
+    /// Anything the caller wants kept with the session (any JSON).
+    #[schema(value_type = Option<serde_json::Value>)]
     metadata: Option<Value>,
 }
 
@@ -170,6 +170,7 @@ struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "A page of sessions", body = SessionPage),
+        (status = 400, description = "`bad-request`: a query parameter does not fit (the field is named)", body = ErrorBody),
         StorageFailed,
     )
 )]

@@ -248,7 +248,7 @@ const MAX_HEADERS: usize = 32 << 10;
 /// Refuses, in the shared error shape, a request whose target or headers are too long (HTTP's
 /// own refusals of these have no body).
 pub async fn refuse_oversized(request: Request, next: axum::middleware::Next) -> Response {
-    let uri = request.uri().to_string().len();
+    let uri = request.uri().path().len() + request.uri().query().map_or(0, |q| q.len() + 1);
     if uri > MAX_URI {
         let message = format!(
             "the request target is {uri} bytes, over the {MAX_URI} allowed; send less in the query"

@@ -195,3 +195,75 @@ async fn a_bad_content_is_400_in_a_sentence_naming_the_field() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_message_carries_only_non_empty_text_and_base64_images_of_a_known_type() {
+    let (_dir, gw) = common::fresh().await;
+    let s = gw.session().await;
+    let messages = format!("/v1/sessions/{s}/messages");
+    let refused = [
+        (json!(""), "content is empty"),
+        (json!([]), "content has no blocks"),
+        (json!([{"type": "text", "text": "hi"}, {"type": "text", "text": ""}]), "content block 1"),
+        (json!([{"type": "reasoning", "text": "hm"}]), "only `text` and `image` blocks"),
+        (json!([{"type": "image", "mediaType": "image/tiff", "data": "AAAA"}]), "image/tiff"),
+        (json!([{"type": "image", "mediaType": "image/png", "data": "AAA"}]), "base64"),
+    ];
+    for (content, says) in refused {
+        let (code, error) = gw.post(&messages, json!({"content": content})).await;
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(code, 400, "{content}: {error}");
+        assert!(message.contains(says), "{content}: {message}");
+    }
+    let image = json!([{"type": "text", "text": "see"},
+        {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="}]);
+    let (code, _) = gw.post(&messages, json!({"content": image})).await;
+    assert_eq!(code, 202);
+}
+
+#[tokio::test]
+async fn a_whole_number_written_with_a_fraction_of_zero_is_taken_and_a_page_size_out_of_range_is_refused()
+ {
+    let (_dir, gw) = common::fresh().await;
+    let s = gw.session().await;
+    let goal = json!({"objective": "count", "maxRounds": 3.0});
+    let res = gw.client.put(gw.url(&format!("/v1/sessions/{s}/goal"))).json(&goal).send().await;
+    let body: serde_json::Value = res.unwrap().json().await.unwrap();
+    assert_eq!(body["maxRounds"], 3, "{body}");
+    let half = json!({"objective": "count", "maxRounds": 2.5});
+    let res = gw.client.put(gw.url(&format!("/v1/sessions/{s}/goal"))).json(&half).send().await;
+    assert_eq!(res.unwrap().status(), 400);
+    for query in ["limit=0", "limit=1001", "limit=99999999999999999999999"] {
+        let (code, error) = gw.get(&format!("/v1/sessions?{query}")).await;
+        assert_eq!((code, &error["error"]["details"]["field"]), (400, &json!("limit")), "{query}");
+    }
+    let (code, error) = gw.get(&format!("/v1/sessions/{s}/events?format=xml")).await;
+    assert_eq!((code, &error["error"]["details"]["field"]), (400, &json!("format")));
+    let res = gw
+        .client
+        .get(gw.url(&format!("/v1/sessions/{s}/events")))
+        .header("last-event-id", "1e3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400, "Last-Event-ID is digits only");
+}
+
+#[tokio::test]
+async fn openapi_json_names_the_tools_this_gateway_has_and_the_models_it_can_run() {
+    let (_dir, gw) = common::fresh().await;
+    let (_, doc) = gw.get("/openapi.json").await;
+    let create = &doc["components"]["schemas"]["CreateBody"]["properties"];
+    let tools: Vec<&str> = create["tools"]["items"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    let (_, listed) = gw.get("/v1/tools").await;
+    let listed: Vec<&str> =
+        listed["items"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, listed);
+    let pattern = create["model"]["pattern"].as_str().unwrap();
+    assert!(pattern.contains("demo"), "{pattern}");
+}

@@ -20,17 +20,19 @@ use serde_json::value::RawValue;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use utoipa::openapi::Array;
+use utoipa::openapi::schema::Object;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::quotas::StreamSlot;
 use super::responses::{NoSession, StorageFailed};
-use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, sse};
+use super::sse::{HubStream, SessionStream};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, fields, sse};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
-use crate::schema::json_objects;
+use crate::schema::{json_objects, string_enum};
 use crate::session::{Notice, QueueSnapshot, seq_of};
 
 /// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
@@ -42,11 +44,19 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 struct EventsQuery {
     /// Only events with a larger seq (`Last-Event-ID` wins over it on the stream).
+    #[param(minimum = 0, maximum = 9223372036854775807_u64)]
     after: Option<u64>,
     /// `json` for a JSON page instead of the stream.
+    #[param(schema_with = json_format)]
     format: Option<String>,
     /// Events per JSON page: 1 to 5000, default 500.
-    limit: Option<usize>,
+    #[param(minimum = 1, maximum = 5000)]
+    limit: Option<u64>,
+}
+
+/// `format`: `json` is the one there is.
+fn json_format() -> Object {
+    string_enum("`json` for a JSON page instead of the stream.", &["json"])
 }
 
 /// A JSON page of a session's log.
@@ -84,15 +94,15 @@ pub(super) type Tx = mpsc::Sender<Bytes>;
     params(
         SessionId,
         EventsQuery,
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume the stream after this \
-            seq (the `id:` of the last frame seen)."),
+        ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{1,18}$(?![\\s\\S])",
+            description = "Resume the stream after this seq (the `id:` of the last frame seen)."),
     ),
     responses(
         (status = 200, description = "The SSE stream, or a JSON page", content(
-            (String = "text/event-stream"),
+            (SessionStream = "text/event-stream"),
             (EventsPage = "application/json"),
         )),
-        (status = 400, description = "`bad-request`: `Last-Event-ID` is not a seq", body = ErrorBody),
+        (status = 400, description = "`bad-request`: a query parameter or `Last-Event-ID` does not fit (the field is named)", body = ErrorBody),
         NoSession, StorageFailed,
     )
 )]
@@ -106,19 +116,28 @@ async fn session_events(
     if state.registry.store().session(&id).await?.is_none() {
         return Err(ApiError::session_not_found(&id));
     }
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if q.format.as_deref() == Some("json")
-        || (accept.contains("application/json") && !accept.contains("text/event-stream"))
-    {
-        return page(&state, &id, q.after, q.limit).await.map(IntoResponse::into_response);
-    }
-    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
-    let after = match last_event_id {
-        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| {
-            ApiError::bad_request("Last-Event-ID", "Last-Event-ID must be the seq of an event")
-        })?),
-        None => q.after,
+    let after = fields::after(q.after)?;
+    let limit = fields::page_limit(q.limit, 500, 5000)?;
+    let last_event_id = match headers.get("last-event-id") {
+        Some(value) => Some(fields::parse_last_event_id(value.as_bytes())?),
+        None => None,
     };
+    let json = match q.format.as_deref() {
+        None => {
+            let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+            accept.contains("application/json") && !accept.contains("text/event-stream")
+        }
+        Some("json") => true,
+        Some(other) => {
+            let message =
+                format!("format {other:?} is not known; leave it out for the stream or give json");
+            return Err(ApiError::bad_request("format", message));
+        }
+    };
+    if json {
+        return page(&state, &id, after, limit).await.map(IntoResponse::into_response);
+    }
+    let after = last_event_id.or(after);
     let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
     Ok(sse::response(follow_session(state, id, after, slot)))
 }
@@ -128,9 +147,8 @@ async fn page(
     state: &AppState,
     id: &str,
     after: Option<u64>,
-    limit: Option<usize>,
+    limit: usize,
 ) -> Answer<Json<EventsPage>> {
-    let limit = limit.unwrap_or(500).clamp(1, 5000);
     let mut events = state.registry.store().events(id, after, limit + 1).await?;
     let has_more = events.len() > limit;
     events.truncate(limit);
@@ -201,7 +219,7 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
         description = "An SSE stream of `session.added`, `session.removed` and `session.status` \
             frames, each with JSON data naming the `sessionId`.",
         content_type = "text/event-stream",
-        body = String,
+        body = HubStream,
     ))
 )]
 async fn hub_events(

@@ -11,7 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{BodyRefused, Disposed, NoGoal, NoSession, SessionFailed, StorageFailed};
-use super::{Answer, AppState, ErrorBody, JsonBody, SessionId};
+use super::{Answer, AppState, ErrorBody, JsonBody, SessionId, fields};
 use crate::goal::{Goal, GoalError, GoalOp};
 
 /// The goal routes (paths in the annotations).
@@ -27,9 +27,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SetBody {
-    /// What the rounds work toward.
+    /// What the rounds work toward: some text besides spaces, tabs and line breaks.
+    #[schema(pattern = "[^ \t\n\r]")]
     objective: String,
     /// Rounds allowed before the goal is `blocked {code: "round-limit"}`; 10 when absent.
+    #[serde(default, deserialize_with = "fields::whole")]
     #[schema(minimum = 1, maximum = 1000)]
     max_rounds: Option<u32>,
 }

@@ -1,6 +1,6 @@
 //! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
 
-use airlock_core::{CancelCause, ContentBlock, Delivery, Input, Message, Status, Target};
+use airlock_core::{CancelCause, Delivery, Input, Message, Status, Target};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::fields::{self, Content};
 use super::responses::{BodyRefused, Disposed, NoSession, SessionFailed, StorageFailed};
 use super::sessions::Accepted;
 use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, MessagePath, SessionId};
@@ -31,65 +32,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(edit, remove))
         .routes(routes!(steer))
         .routes(routes!(cancel))
-}
-
-/// `string | [ContentBlock]`.
-#[derive(Clone, Serialize, ToSchema)]
-#[serde(untagged)]
-pub(super) enum Content {
-    /// Text, the same as one text block.
-    Text(String),
-    /// Content blocks, e.g. `[{"type": "text", "text": "…"}]`; their schema lives in
-    /// `airlock-core`.
-    #[schema(value_type = Vec<Object>)]
-    Blocks(Vec<ContentBlock>),
-}
-
-impl<'de> Deserialize<'de> for Content {
-    /// A string, or a list of blocks; anything else is refused with a sentence saying so (not
-    /// serde's "did not match any variant").
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Content, D::Error> {
-        use serde::de::Error;
-        match serde_json::Value::deserialize(deserializer)? {
-            serde_json::Value::String(text) => Ok(Content::Text(text)),
-            serde_json::Value::Array(blocks) => {
-                let mut parsed = Vec::with_capacity(blocks.len());
-                for (index, block) in blocks.into_iter().enumerate() {
-                    parsed.push(serde_json::from_value(block).map_err(|e| {
-                        D::Error::custom(format_args!("content block {index} is not valid: {e}"))
-                    })?);
-                }
-                Ok(Content::Blocks(parsed))
-            }
-            _ => Err(D::Error::custom(
-                "content must be a string or a list of blocks such as [{\"type\": \"text\", \"text\": \"hi\"}]",
-            )),
-        }
-    }
-}
-
-impl Content {
-    fn blocks(self) -> Vec<ContentBlock> {
-        match self {
-            Content::Text(text) => vec![ContentBlock::Text { text }],
-            Content::Blocks(blocks) => blocks,
-        }
-    }
-
-    /// The blocks of content that must not be empty (a message to send).
-    #[allow(clippy::result_large_err)] // the handlers answer ApiError by value everywhere
-    pub(super) fn message_blocks(self) -> Result<Vec<ContentBlock>, ApiError> {
-        let blocks = self.blocks();
-        let empty =
-            blocks.iter().all(|b| matches!(b, ContentBlock::Text { text } if text.is_empty()));
-        if empty {
-            return Err(ApiError::bad_request(
-                "content",
-                "content is empty; send some text or content blocks",
-            ));
-        }
-        Ok(blocks)
-    }
 }
 
 /// A message to send.
@@ -132,8 +74,8 @@ struct QueueView {
     post, path = "/v1/sessions/{id}/messages", operation_id = "sendMessage", tag = "input",
     params(
         SessionId,
-        ("Idempotency-Key" = Option<String>, Header, description = "1 to 200 visible ASCII \
-            characters. A retry with the same key (kept 24 h) answers the same body and inserts \
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
+            description = "1 to 200 visible ASCII characters. A retry with the same key (kept 24 h) answers the same body and inserts \
             nothing."),
     ),
     request_body = SendBody,
@@ -164,19 +106,12 @@ async fn enqueue(
     body: SendBody,
 ) -> Answer<Response> {
     let handle = state.registry.resume(id).await?;
-    let message = Message::user(fresh_id(), body.content.clone().message_blocks()?);
+    let message = Message::user(fresh_id(), body.content.clone().blocks());
     let message_id = message.id.clone();
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(value) => {
-            let key = value.to_str().ok().filter(|k| !k.is_empty() && k.len() <= 200).ok_or_else(
-                || {
-                    ApiError::bad_request(
-                        "Idempotency-Key",
-                        "the Idempotency-Key header must be 1 to 200 visible ASCII characters",
-                    )
-                },
-            )?;
+            let key = fields::parse_idempotency_key(value.as_bytes())?;
             let hash = Sha256::digest(serde_json::to_vec(&(&id, &body)).expect("bodies serialize"));
             Some(IdempotencyKey {
                 key: key.to_owned(),

@@ -7,6 +7,7 @@ mod access;
 mod demo;
 mod error;
 mod events;
+mod fields;
 mod goals;
 mod messages;
 mod openapi;
@@ -89,7 +90,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .routes(routes!(readyz))
         .routes(routes!(metrics))
         .split_for_parts();
-    let router = openapi::serve(router, &doc)
+    let router = openapi::serve(router, &doc, &state)
         .merge(demo::router())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), access::guard))
         .method_not_allowed_fallback(error::method_not_allowed)

@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
 use axum::response::IntoResponse;
 use axum::{Extension, Router};
-use serde_json::Value;
+use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -50,12 +50,95 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi()).routes(routes!(openapi_json))
 }
 
-/// Gives the finished document to `GET /openapi.json`.
-pub fn serve(router: Router<AppState>, doc: &utoipa::openapi::OpenApi) -> Router<AppState> {
+/// Gives the finished document to `GET /openapi.json`, fitted to this gateway: the tools it
+/// has and the models it can run.
+pub fn serve(
+    router: Router<AppState>,
+    doc: &utoipa::openapi::OpenApi,
+    state: &AppState,
+) -> Router<AppState> {
     let mut json = serde_json::to_value(doc).expect("an OpenAPI document serializes");
     drop_null_alternatives(&mut json);
+    link(&mut json);
+    let tools: Vec<String> = state.registry.tools().specs().into_iter().map(|t| t.name).collect();
+    fit(&mut json, &tools, &crate::model::name_pattern());
     let bytes = serde_json::to_vec(&json).expect("JSON serializes");
     router.layer(Extension(Document(Bytes::from(bytes))))
+}
+
+/// An answer that names what other operations take, as OpenAPI links.
+struct Links {
+    /// The operation and the status of its answer.
+    from: (&'static str, &'static str),
+    /// The operations it links to.
+    to: &'static [&'static str],
+    /// Their parameters, each with where it comes from.
+    parameters: &'static [(&'static str, &'static str)],
+}
+
+const LINKS: [Links; 3] = [
+    Links {
+        from: ("createSession", "201"),
+        to: &[
+            "getSession",
+            "disposeSession",
+            "getSessionStatus",
+            "sendMessage",
+            "getQueue",
+            "cancelSession",
+            "runInSession",
+            "listChildren",
+            "getSessionEvents",
+            "setGoal",
+        ],
+        parameters: &[("id", "$response.body#/sessionId")],
+    },
+    Links {
+        from: ("sendMessage", "202"),
+        to: &["getReceipt"],
+        parameters: &[("id", "$request.path.id"), ("message_id", "$response.body#/messageId")],
+    },
+    Links {
+        from: ("setGoal", "200"),
+        to: &["getGoal", "pauseGoal", "resumeGoal", "completeGoal", "clearGoal"],
+        parameters: &[("id", "$request.path.id")],
+    },
+];
+
+/// Writes [`LINKS`] into the document's responses.
+fn link(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for operation in
+        paths.values_mut().filter_map(Value::as_object_mut).flat_map(|p| p.values_mut())
+    {
+        let id = operation["operationId"].as_str().unwrap_or_default().to_owned();
+        for links in LINKS.iter().filter(|links| links.from.0 == id) {
+            let parameters: serde_json::Map<String, Value> = links
+                .parameters
+                .iter()
+                .map(|(name, from)| (name.to_string(), json!(from)))
+                .collect();
+            let to: serde_json::Map<String, Value> = links
+                .to
+                .iter()
+                .map(|&to| (to.to_owned(), json!({"operationId": to, "parameters": parameters})))
+                .collect();
+            operation["responses"][links.from.1]["links"] = Value::Object(to);
+        }
+    }
+}
+
+/// Narrows what a new session may name to what this gateway has: its tools (none: `tools` must
+/// be empty) and the models it can run.
+fn fit(doc: &mut Value, tools: &[String], model_pattern: &str) {
+    let schemas = &mut doc["components"]["schemas"];
+    let create = &mut schemas["CreateBody"]["properties"];
+    match tools {
+        [] => create["tools"]["maxItems"] = json!(0),
+        names => create["tools"]["items"]["enum"] = json!(names),
+    }
+    create["model"]["pattern"] = json!(model_pattern);
+    schemas["NewRunBody"]["properties"]["model"]["pattern"] = json!(model_pattern);
 }
 
 /// utoipa writes an `Option<T>` parameter or request body as "`T` or `null`". For a header, a

@@ -18,8 +18,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::events::Tx;
-use super::messages::Content;
+use super::fields::{self, Content};
 use super::responses::{BodyRefused, NoSession, SessionFailed};
+use super::sse::RunStream;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
@@ -41,7 +42,10 @@ struct RunBody {
     #[serde(default)]
     #[schema(schema_with = delivery_schema)]
     delivery: Delivery,
-    /// Give up waiting after this many milliseconds (504 `run-timeout`); the agent keeps working.
+    /// Give up waiting after this many milliseconds, at most a day (504 `run-timeout`); the
+    /// agent keeps working.
+    #[serde(default, deserialize_with = "fields::run_timeout")]
+    #[schema(minimum = 0, maximum = 86_400_000)]
     timeout_ms: Option<u64>,
 }
 
@@ -54,7 +58,10 @@ struct NewRunBody {
     model: Option<String>,
     /// The system prompt.
     system: Option<String>,
-    /// Give up waiting after this many milliseconds (504 `run-timeout`); the agent keeps working.
+    /// Give up waiting after this many milliseconds, at most a day (504 `run-timeout`); the
+    /// agent keeps working.
+    #[serde(default, deserialize_with = "fields::run_timeout")]
+    #[schema(minimum = 0, maximum = 86_400_000)]
     timeout_ms: Option<u64>,
 }
 
@@ -76,7 +83,7 @@ struct RunQuery {
             SSE (`session.event`, `session.status` and `session.queue` frames), then \
             `event: run.result` with the result, or `event: error` on a timeout", content(
             (RunResult = "application/json"),
-            (String = "text/event-stream"),
+            (RunStream = "text/event-stream"),
         )),
         (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
@@ -105,7 +112,7 @@ async fn session_run(
         (status = 200, description = "The interval's result (`sessionId` names the new \
             session); with `?stream=true` the interval as SSE, as for a session's runs", content(
             (RunResult = "application/json"),
-            (String = "text/event-stream"),
+            (RunStream = "text/event-stream"),
         )),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
@@ -118,7 +125,6 @@ async fn new_session_run(
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
-    let content = body.content.message_blocks()?;
     let spec = SessionSpec {
         model: body.model.unwrap_or_default(),
         system: body.system,
@@ -131,7 +137,7 @@ async fn new_session_run(
     let handle = state.registry.resume(&row.session_id).await?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
-    owner.run(Content::Blocks(content), Delivery::Followup).await
+    owner.run(body.content, Delivery::Followup).await
 }
 
 /// One owned run being answered.
@@ -144,7 +150,7 @@ struct Owner {
 
 impl Owner {
     async fn run(self, content: Content, delivery: Delivery) -> Answer<Response> {
-        let message = Message::user(fresh_id(), content.message_blocks()?);
+        let message = Message::user(fresh_id(), content.blocks());
         // Subscribe before the message goes in, so the stream misses nothing of the interval.
         let store = self.state.registry.store().clone();
         let follower = Follower::new(store, self.handle.id(), Some(self.handle.clone()), None);

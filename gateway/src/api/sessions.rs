@@ -13,7 +13,9 @@ use utoipa_axum::routes;
 
 use super::goals::GoalView;
 use super::responses::{BodyRefused, NoSession, SessionFailed, StorageFailed};
-use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId};
+use super::{
+    Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, fields,
+};
 use crate::clock::{fresh_id, now_ms};
 use crate::goal::Driver;
 use crate::registry::SessionSpec;
@@ -35,6 +37,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 struct CreateBody {
     /// 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit; a fresh
     /// UUID when absent.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$(?![\\s\\S])")]
     session_id: Option<String>,
     /// The model spec, e.g. `demo` or `openai:gpt-4o-mini`; the gateway's default when absent.
     model: Option<String>,
@@ -161,7 +164,8 @@ struct ListQuery {
     /// The `nextCursor` of the previous page.
     cursor: Option<String>,
     /// Sessions per page: 1 to 1000, default 100.
-    limit: Option<usize>,
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<u64>,
 }
 
 /// Lists sessions, a page at a time: the key's tenant's only, unless it is an admin key.
@@ -179,7 +183,7 @@ async fn list(
     Extension(caller): Extension<Caller>,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> Answer<Json<SessionPage>> {
-    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+    let limit = fields::page_limit(q.limit, 100, 1000)?;
     let rows = state.registry.store().sessions(q.cursor, limit, caller.only()).await?;
     let next_cursor =
         (rows.len() == limit).then(|| rows.last().map(|r| r.session_id.clone())).flatten();

@@ -207,7 +207,7 @@ impl Driver {
         let resume = op == GoalOp::Resume;
         let change = match op {
             GoalOp::Set { objective, max_rounds } => {
-                if objective.trim().is_empty() {
+                if objective.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
                     return Err(GoalError::Invalid(
                         "objective is empty; say what the goal is".into(),
                     ));

@@ -94,6 +94,19 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
     }
 }
 
+/// The names [`from_name`] takes in this process's environment, as a regular expression: empty
+/// (the gateway's default), `demo`, and `provider:model` for each provider the environment
+/// gives a key (or a loopback base URL) for.
+pub fn name_pattern() -> String {
+    let ready: Vec<&str> =
+        openai::providers().filter(|p| OpenAiConfig::from_env(p, "model").is_ok()).collect();
+    let remote = match ready.as_slice() {
+        [] => String::new(),
+        providers => format!("|(?:{}):[\\s\\S]+", providers.join("|")),
+    };
+    format!("^(?:demo{remote})?$(?![\\s\\S])")
+}
+
 /// Installs ring as the process's TLS crypto backend: reqwest is built without one of its own.
 /// Harmless when one is installed already; call it before building any `reqwest::Client`.
 pub fn install_tls() {

@@ -82,6 +82,11 @@ const FLAVORS: [Flavor; 2] = [
     },
 ];
 
+/// The providers this module serves: `openai`, `deepseek`.
+pub fn providers() -> impl Iterator<Item = &'static str> {
+    FLAVORS.iter().map(|f| f.name)
+}
+
 /// Whether `provider` is one this module serves (`openai`, `deepseek`).
 pub fn is_openai_compatible(provider: &str) -> bool {
     FLAVORS.iter().any(|f| f.name == provider)

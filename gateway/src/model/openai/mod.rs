@@ -23,7 +23,7 @@ use futures::{Stream, StreamExt};
 use reqwest::header::CONTENT_TYPE;
 use tokio::time::{Instant, timeout_at};
 
-pub use config::{OpenAiConfig, Timeouts, is_openai_compatible};
+pub use config::{OpenAiConfig, Timeouts, is_openai_compatible, providers};
 
 use super::{ChunkStream, ModelProvider, ModelSetupError};
 use wire::{Decoded, Decoder, Encoded};

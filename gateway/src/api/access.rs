@@ -177,12 +177,6 @@ pub async fn guard(
         if from_cookie && cross_origin {
             return Err(cross_origin_refused());
         }
-        let path = request.uri().path();
-        if request.method() == Method::POST
-            && (path.ends_with("/messages") || path.ends_with("/runs"))
-        {
-            state.quotas.enqueue(&key.tenant)?;
-        }
         Caller::Key { tenant: key.tenant, admin: key.admin }
     } else {
         return Ok(next.run(request).await);

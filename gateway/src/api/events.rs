@@ -26,7 +26,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::quotas::StreamSlot;
-use super::responses::{NoSession, StorageFailed};
+use super::responses::{Limited, NoSession, StorageFailed};
 use super::sse::{HubStream, SessionStream};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, fields, sse};
 use crate::actor::SessionHandle;
@@ -103,7 +103,7 @@ pub(super) type Tx = mpsc::Sender<Bytes>;
             (EventsPage = "application/json"),
         )),
         (status = 400, description = "`bad-request`: a query parameter or `Last-Event-ID` does not fit (the field is named)", body = ErrorBody),
-        NoSession, StorageFailed,
+        Limited, NoSession, StorageFailed,
     )
 )]
 async fn session_events(
@@ -220,7 +220,7 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
             frames, each with JSON data naming the `sessionId`.",
         content_type = "text/event-stream",
         body = HubStream,
-    ))
+    ), Limited)
 )]
 async fn hub_events(
     State(state): State<AppState>,
@@ -238,13 +238,18 @@ async fn hub_events(
     Ok(sse::response(ReceiverStream::new(rx)))
 }
 
-/// Which sessions a hub stream shows: all, or one tenant's (each looked up once).
+/// Which sessions a hub stream shows: all, or one tenant's (each looked up once, while the
+/// answers kept stay under [`Tenant::KEEP`]).
 struct Tenant {
     only: Option<String>,
     known: HashMap<String, bool>,
 }
 
 impl Tenant {
+    /// The most answers a stream keeps: past it they are forgotten and looked up again, so a
+    /// stream open for months of new sessions stays small.
+    const KEEP: usize = 10_000;
+
     async fn shows(&mut self, state: &AppState, session_id: &str) -> bool {
         let Some(only) = &self.only else { return true };
         if let Some(&shown) = self.known.get(session_id) {
@@ -252,6 +257,9 @@ impl Tenant {
         }
         let store = state.registry.store();
         let shown = store.session_of_tenant(session_id, only).await.unwrap_or(false);
+        if self.known.len() >= Self::KEEP {
+            self.known.clear();
+        }
         self.known.insert(session_id.to_owned(), shown);
         shown
     }

@@ -1,10 +1,10 @@
 //! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
 
 use airlock_core::{CancelCause, Delivery, Input, Message, Status, Target};
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -13,9 +13,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::fields::{self, Content};
-use super::responses::{BodyRefused, Disposed, NoSession, SessionFailed, StorageFailed};
+use super::responses::{BodyRefused, Disposed, Limited, NoSession, SessionFailed, StorageFailed};
 use super::sessions::Accepted;
-use super::{Answer, ApiError, AppState, ErrorBody, JsonBody, MessagePath, SessionId};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, MessagePath, SessionId};
 use crate::actor::{Admission, SessionHandle};
 use crate::clock::fresh_id;
 use crate::receipts::Receipt;
@@ -83,15 +83,17 @@ struct QueueView {
         (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),
         (status = 400, description = "`bad-request`: details name the field (or the header)", body = ErrorBody),
         (status = 409, description = "`session-disposed`, `idempotency-conflict` (the key was used for another request), `child-session` (a continuable subagent takes followups and injects only from its parent; steering into its running turn is taken) or `session-conflict`", body = ErrorBody),
-        BodyRefused, NoSession, SessionFailed,
+        BodyRefused, Limited, NoSession, SessionFailed,
     )
 )]
 async fn send(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody<SendBody>,
 ) -> Answer<Response> {
+    state.quotas.enqueue(&caller)?;
     let started = std::time::Instant::now();
     let answer = enqueue(&state, &id, &headers, body).await;
     crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());

@@ -60,6 +60,7 @@ pub fn serve(
     let mut json = serde_json::to_value(doc).expect("an OpenAPI document serializes");
     drop_null_alternatives(&mut json);
     link(&mut json);
+    guarded(&mut json);
     let tools: Vec<String> = state.registry.tools().specs().into_iter().map(|t| t.name).collect();
     fit(&mut json, &tools, &crate::model::name_pattern());
     let bytes = serde_json::to_vec(&json).expect("JSON serializes");
@@ -124,6 +125,36 @@ fn link(doc: &mut Value) {
                 .map(|&to| (to.to_owned(), json!({"operationId": to, "parameters": parameters})))
                 .collect();
             operation["responses"][links.from.1]["links"] = Value::Object(to);
+        }
+    }
+}
+
+/// What `access::guard` answers before any route: 403 on every route (a foreign `Host` to a
+/// gateway without keys, a cross-origin change) and 401 on every `/v1` route (no valid key, once
+/// the gateway has keys). Written here once rather than on each route.
+fn guarded(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for (path, item) in paths.iter_mut() {
+        for operation in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+            let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let error = |description: &str| {
+                json!({"description": description, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
+            };
+            responses.entry("403").or_insert_with(|| {
+                error(
+                    "`forbidden-host` (a gateway without keys answers only loopback names) or \
+                    `cross-origin` (a page elsewhere may not change anything)",
+                )
+            });
+            if path.starts_with("/v1/") {
+                responses.entry("401").or_insert_with(|| {
+                    error("`unauthorized`: no API key, or one that is not valid or was revoked")
+                });
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use super::Caller;
 use crate::store::{Store, StoreError};
 
 /// A tenant over one of its quotas.
@@ -76,9 +77,10 @@ impl Quotas {
         Quotas { limits, rate, streams: Arc::default() }
     }
 
-    /// Admits one more message or run of `tenant`.
-    pub fn enqueue(&self, tenant: &str) -> Result<(), QuotaError> {
-        let Some(rate) = &self.rate else { return Ok(()) };
+    /// Admits one more message or run from `caller`: a key's tenant is held to its rate; the
+    /// local caller (a gateway without keys) is not.
+    pub fn enqueue(&self, caller: &Caller) -> Result<(), QuotaError> {
+        let (Some(rate), Caller::Key { tenant, .. }) = (&self.rate, caller) else { return Ok(()) };
         rate.check_key(&tenant.to_owned()).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
             QuotaError::RateLimited {
@@ -143,10 +145,12 @@ mod tests {
     #[test]
     fn a_tenant_past_its_rate_waits_and_others_do_not() {
         let quotas = Quotas::new(TenantLimits { per_second: 1, ..TenantLimits::default() });
-        assert!(quotas.enqueue("a").is_ok());
-        assert!(quotas.enqueue("a").is_ok(), "a burst of twice the rate passes");
-        assert!(quotas.enqueue("a").is_err());
-        assert!(quotas.enqueue("b").is_ok(), "each tenant has its own bucket");
+        let key = |tenant: &str| Caller::Key { tenant: tenant.to_owned(), admin: false };
+        assert!(quotas.enqueue(&key("a")).is_ok());
+        assert!(quotas.enqueue(&key("a")).is_ok(), "a burst of twice the rate passes");
+        assert!(quotas.enqueue(&key("a")).is_err());
+        assert!(quotas.enqueue(&key("b")).is_ok(), "each tenant has its own bucket");
+        assert!(quotas.enqueue(&Caller::Local).is_ok(), "a gateway without keys has no rate");
     }
 
     #[test]

@@ -80,6 +80,19 @@ impl IntoResponses for Disposed {
     }
 }
 
+/// A tenant's quota or rate: 429 `quota-exceeded` or `rate-limited`, with `Retry-After`.
+pub struct Limited;
+
+impl IntoResponses for Limited {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        errors(&[(
+            "429",
+            "`quota-exceeded` or `rate-limited`: the key's tenant is at its limit; retry after \
+             `Retry-After`",
+        )])
+    }
+}
+
 const STORAGE: &str = "`storage-unavailable`: retry after `Retry-After`";
 const CORE: &str = "`core-failed`: the core trapped; the session was rebuilt from its log and the \
     input was not applied, so send it again";

@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 
 use super::events::Tx;
 use super::fields::{self, Content};
-use super::responses::{BodyRefused, NoSession, SessionFailed};
+use super::responses::{BodyRefused, Limited, NoSession, SessionFailed};
 use super::sse::RunStream;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
@@ -88,15 +88,17 @@ struct RunQuery {
         (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
-        BodyRefused, NoSession, SessionFailed,
+        BodyRefused, Limited, NoSession, SessionFailed,
     )
 )]
 async fn session_run(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<RunBody>,
 ) -> Answer<Response> {
+    state.quotas.enqueue(&caller)?;
     let handle = state.registry.resume(&id).await?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
@@ -116,7 +118,7 @@ async fn session_run(
         )),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
-        BodyRefused, SessionFailed,
+        BodyRefused, Limited, SessionFailed,
     )
 )]
 async fn new_session_run(
@@ -125,6 +127,7 @@ async fn new_session_run(
     QueryParams(q): QueryParams<RunQuery>,
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
+    state.quotas.enqueue(&caller)?;
     let spec = SessionSpec {
         model: body.model.unwrap_or_default(),
         system: body.system,

@@ -12,7 +12,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::goals::GoalView;
-use super::responses::{BodyRefused, NoSession, SessionFailed, StorageFailed};
+use super::responses::{BodyRefused, Limited, NoSession, SessionFailed, StorageFailed};
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, fields,
 };
@@ -125,7 +125,7 @@ pub(super) struct Accepted {
         (status = 201, description = "Created", body = SessionView),
         (status = 200, description = "It existed with the same fields", body = SessionView),
         (status = 409, description = "`session-conflict`: it exists with other fields", body = ErrorBody),
-        BodyRefused, SessionFailed,
+        BodyRefused, Limited, SessionFailed,
     )
 )]
 async fn create(

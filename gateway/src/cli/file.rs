@@ -61,73 +61,55 @@ pub fn apply(
         matches.value_source(id) == Some(ValueSource::DefaultValue)
             || matches.value_source(id).is_none()
     };
-    if let Some(listen) = file.listen.filter(|_| unset("listen")) {
-        args.listen = listen;
-    }
-    if let Some(data) = file.data.filter(|_| unset("data")) {
-        args.data = data;
-    }
-    if let Some(model) = file.model.filter(|_| unset("model")) {
-        args.model = model;
-    }
-    if let Some(durability) = file.durability.filter(|_| unset("durability")) {
-        args.durability = DurabilityArg::from_str(&durability, true).map_err(|_| {
-            format!("{}: durability must be `full` or `normal`, not {durability:?}", path.display())
-        })?;
-    }
-    if let Some(max_body) = file.max_body.filter(|_| unset("max_body")) {
-        args.max_body = max_body;
-    }
-    if let Some(origins) = file.cors_origin.filter(|_| unset("cors_origins")) {
-        args.cors_origins = origins;
-    }
-    if let Some(plugins) = file.plugins.filter(|_| unset("plugins")) {
-        args.sandbox.plugins = Some(plugins);
-    }
-    if let Some(core) = file.core.filter(|_| unset("core")) {
-        args.sandbox.core = Some(core);
-    }
-    let duration = |key: &str, text: String| {
-        humantime::parse_duration(&text).map_err(|e| {
-            format!("{}: {key} must be a duration like `60s` or `500ms`: {e}", path.display())
+    // A duration is checked even where its flag wins: a mistake in the file is one either way.
+    let duration = |key: &str, text: Option<String>| {
+        text.map(|text| {
+            humantime::parse_duration(&text).map_err(|e| {
+                format!("{}: {key} must be a duration like `60s` or `500ms`: {e}", path.display())
+            })
         })
+        .transpose()
     };
-    if let Some(idle) = file.idle_evict.filter(|_| unset("idle_evict")) {
-        args.idle_evict = duration("idle-evict", idle)?;
-    }
-    if let Some(max_live) = file.max_live_sessions.filter(|_| unset("max_live_sessions")) {
-        args.max_live_sessions = max_live;
-    }
+    let durability = file
+        .durability
+        .map(|durability| {
+            DurabilityArg::from_str(&durability, true).map_err(|_| {
+                let file = path.display();
+                format!("{file}: durability must be `full` or `normal`, not {durability:?}")
+            })
+        })
+        .transpose()?;
+    fill(&mut args.listen, file.listen, unset("listen"));
+    fill(&mut args.data, file.data, unset("data"));
+    fill(&mut args.model, file.model, unset("model"));
+    fill(&mut args.durability, durability, unset("durability"));
+    fill(&mut args.max_body, file.max_body, unset("max_body"));
+    fill(&mut args.cors_origins, file.cors_origin, unset("cors_origins"));
+    fill(&mut args.sandbox.plugins, file.plugins.map(Some), unset("plugins"));
+    fill(&mut args.sandbox.core, file.core.map(Some), unset("core"));
+    fill(&mut args.idle_evict, duration("idle-evict", file.idle_evict)?, unset("idle_evict"));
+    fill(&mut args.max_live_sessions, file.max_live_sessions, unset("max_live_sessions"));
     let limits = &mut args.limits;
-    if let Some(timeout) = file.turn_timeout.filter(|_| unset("turn_timeout")) {
-        limits.turn_timeout = duration("turn-timeout", timeout)?;
-    }
-    if let Some(steps) = file.max_steps.filter(|_| unset("max_steps")) {
-        limits.max_steps = steps;
-    }
-    if let Some(bytes) = file.max_step_output.filter(|_| unset("max_step_output")) {
-        limits.max_step_output = bytes;
-    }
-    if let Some(wait) = file.max_retry_after.filter(|_| unset("max_retry_after")) {
-        limits.max_retry_after = duration("max-retry-after", wait)?;
-    }
-    if let Some(timeout) = file.header_timeout.filter(|_| unset("header_timeout")) {
-        args.header_timeout = duration("header-timeout", timeout)?;
-    }
-    if let Some(timeout) = file.body_timeout.filter(|_| unset("body_timeout")) {
-        args.body_timeout = duration("body-timeout", timeout)?;
-    }
-    if let Some(max) = file.max_connections.filter(|_| unset("max_connections")) {
-        args.max_connections = Some(max);
-    }
-    if let Some(sessions) = file.tenant_sessions.filter(|_| unset("tenant_sessions")) {
-        args.tenant_sessions = sessions;
-    }
-    if let Some(streams) = file.tenant_streams.filter(|_| unset("tenant_streams")) {
-        args.tenant_streams = streams;
-    }
-    if let Some(rate) = file.tenant_rate.filter(|_| unset("tenant_rate")) {
-        args.tenant_rate = rate;
-    }
+    let turn_timeout = duration("turn-timeout", file.turn_timeout)?;
+    fill(&mut limits.turn_timeout, turn_timeout, unset("turn_timeout"));
+    fill(&mut limits.max_steps, file.max_steps, unset("max_steps"));
+    fill(&mut limits.max_step_output, file.max_step_output, unset("max_step_output"));
+    let max_retry_after = duration("max-retry-after", file.max_retry_after)?;
+    fill(&mut limits.max_retry_after, max_retry_after, unset("max_retry_after"));
+    let header_timeout = duration("header-timeout", file.header_timeout)?;
+    fill(&mut args.header_timeout, header_timeout, unset("header_timeout"));
+    let body_timeout = duration("body-timeout", file.body_timeout)?;
+    fill(&mut args.body_timeout, body_timeout, unset("body_timeout"));
+    fill(&mut args.max_connections, file.max_connections.map(Some), unset("max_connections"));
+    fill(&mut args.tenant_sessions, file.tenant_sessions, unset("tenant_sessions"));
+    fill(&mut args.tenant_streams, file.tenant_streams, unset("tenant_streams"));
+    fill(&mut args.tenant_rate, file.tenant_rate, unset("tenant_rate"));
     Ok(())
+}
+
+/// Sets `slot` to the file's `value`, if it has one and the flag was left unset.
+fn fill<T>(slot: &mut T, value: Option<T>, flag_unset: bool) {
+    if let (Some(value), true) = (value, flag_unset) {
+        *slot = value;
+    }
 }

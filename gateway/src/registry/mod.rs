@@ -23,7 +23,7 @@ use crate::clock::{fresh_id, now_ms};
 use crate::core_host::CoreHost;
 use crate::model;
 use crate::session::{Notice, Outbox, Session, SessionError, SessionParts};
-use crate::store::{SessionRow, Store, StoreError};
+use crate::store::{SessionRow, Store, StoreError, plain_name};
 use crate::tools::ToolRegistry;
 pub use evict::Eviction;
 use evict::at_rest_now;
@@ -104,12 +104,10 @@ pub enum HubNotice {
     },
 }
 
-/// Whether a new session may have this id: 1 to 200 letters, digits, `.`, `_`, `:` or `-`,
-/// starting with a letter or digit (nothing a path, a log line or a terminal would read as more).
+/// Whether a new session may have this id: a [`plain_name`] of up to 200 letters, digits, `.`,
+/// `_`, `:` or `-`.
 pub fn valid_session_id(id: &str) -> bool {
-    let starts_well = id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
-    starts_well && id.len() <= 200 && id.chars().all(fits)
+    plain_name(id, 200, &['.', '_', ':', '-'])
 }
 
 impl HubNotice {

@@ -50,11 +50,18 @@ pub enum KeyError {
     Store(#[from] StoreError),
 }
 
-/// Whether `name` may name a tenant.
+/// Whether `name` may name a tenant: a [`plain_name`] of up to 64 characters.
 pub fn valid_tenant(name: &str) -> bool {
-    let starts_well = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let chars_fit = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    starts_well && chars_fit && name.len() <= 64
+    plain_name(name, 64, &['.', '_', '-'])
+}
+
+/// Whether `name` is 1 to `max` ASCII letters, digits and `punctuation`, starting with a letter
+/// or digit: nothing a path, a log line or a terminal would read as more.
+pub fn plain_name(name: &str, max: usize, punctuation: &[char]) -> bool {
+    let fits = |c: char| c.is_ascii_alphanumeric() || punctuation.contains(&c);
+    name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.len() <= max
+        && name.chars().all(fits)
 }
 
 /// The stored form of a key.

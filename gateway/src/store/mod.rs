@@ -22,7 +22,7 @@ use crate::receipts::Mark;
 
 pub use faults::Faults;
 pub use indexes::Snapshot;
-pub use keys::{Key, KeyError, NewKey};
+pub use keys::{Key, KeyError, NewKey, plain_name};
 pub use sessions::SessionRow;
 pub use writer::Durability;
 use writer::{Barrier, Job, Writer};

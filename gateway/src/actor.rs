@@ -257,9 +257,20 @@ async fn run(
                 false => std::future::pending().await,
             }
         };
+        let round_due = session.round_due();
+        let paced = async move {
+            match round_due {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             () = drowsy => {
                 session.sleep().await;
+            }
+            () = paced => {
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
             }
             () = repair => {
                 repair_in = match session.repair().await {

@@ -78,6 +78,35 @@ async fn goal_with_max_rounds_2_runs_two_rounds_then_blocks_on_round_limit() {
 }
 
 #[tokio::test]
+async fn goal_rounds_start_a_quarter_second_apart_at_the_least() {
+    let w = world().await;
+    for _ in 0..3 {
+        w.mock.push(Reply::text("Done at once.", 1));
+    }
+    let s = w.gw.session().await;
+    let mut sse = w.gw.sse(&s, None).await;
+    let (code, goal) =
+        w.gw.put(&goal_path(&s), json!({"objective": "hurry", "maxRounds": 3})).await;
+    assert_eq!(code, 200, "{goal}");
+    until_phase(&mut sse, "blocked").await;
+    let starts: Vec<u64> =
+        w.gw.log(&s)
+            .await
+            .iter()
+            .filter(|e| e["type"] == "user/message" && e["data"]["source"]["kind"] == "goal")
+            .map(|e| e["time"].as_u64().expect("an event time"))
+            .collect();
+    assert_eq!(starts.len(), 3);
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 250,
+            "rounds started {}ms apart: {starts:?}",
+            pair[1] - pair[0]
+        );
+    }
+}
+
+#[tokio::test]
 async fn queued_human_work_runs_before_a_goal_round() {
     let (w, s, mut sse, gate) =
         holding("Human one.", [Reply::text("Human two.", 1), Reply::text("The round.", 1)]).await;

@@ -148,6 +148,11 @@ impl Driver {
         (self.armed, self.round, self.pause, self.released) = (false, None, None, false);
     }
 
+    /// Whether a round was enqueued and has not ended yet.
+    pub fn has_round(&self) -> bool {
+        self.round.is_some()
+    }
+
     /// What to feed now that the agent is `idle` (or not) with `inbox` pending: a pause that is
     /// owed, the round limit, or the next round. A round waits for idle, for the previous round,
     /// and for parked work (a cancel with `keepInbox`, a failed turn): that work waits for a

@@ -1,7 +1,10 @@
 //! The session's part in goal continuation: it holds the goal's [`Driver`](crate::goal::Driver),
 //! shows it the committed events, and feeds what the driver asks for.
 
+use std::time::Duration;
+
 use airlock_core::Status;
+use tokio::time::Instant;
 
 use super::{Session, SessionError};
 use crate::clock::fresh_id;
@@ -25,10 +28,14 @@ impl Session {
     }
 
     /// Feeds what the goal needs now: a pause after a cancelled round, or at whole-agent idle
-    /// the next round or the round limit.
+    /// the next round or the round limit. Rounds start [`ROUND_PACE`] apart at the least; one
+    /// held back for it is due at [`Session::round_due`].
     pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
         let idle = self.status == Status::Idle;
-        let inputs = self.goal.next(idle, &self.inbox.lock(), fresh_id);
+        let paced = self.pace.next_round.is_some_and(|at| Instant::now() < at);
+        self.pace.held = idle && paced;
+        let had_round = self.goal.has_round();
+        let inputs = self.goal.next(idle && !paced, &self.inbox.lock(), fresh_id);
         if inputs.is_empty() {
             return Ok(());
         }
@@ -36,6 +43,25 @@ impl Session {
             self.goal.abandon_round();
             return Err(error);
         }
+        if !had_round && self.goal.has_round() {
+            self.pace.next_round = Some(Instant::now() + ROUND_PACE);
+        }
         Ok(())
     }
+
+    /// When a goal round held back by the pace may start: drive the goal again then.
+    pub fn round_due(&self) -> Option<Instant> {
+        self.pace.next_round.filter(|_| self.pace.held)
+    }
+}
+
+/// The least time between the starts of two goal rounds: a goal whose rounds end at once (a
+/// fast model, a round with nothing to do) runs a few rounds a second, not thousands of events.
+pub const ROUND_PACE: Duration = Duration::from_millis(250);
+
+/// When the next goal round may start, and whether one waits for it.
+#[derive(Default)]
+pub(super) struct Pace {
+    next_round: Option<Instant>,
+    held: bool,
 }

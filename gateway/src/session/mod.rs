@@ -114,6 +114,8 @@ pub struct Session {
     cancel: TurnCancel,
     /// The goal and its rounds.
     goal: Driver,
+    /// How soon the next goal round may start.
+    pace: continuation::Pace,
     /// The parent of a continuable child, whose inbox only that parent may fill (see [`child`]).
     parent: Parent,
 }
@@ -158,6 +160,7 @@ impl Session {
             owes_recovery: false,
             cancel: TurnCancel::new(),
             goal: loaded.goal,
+            pace: continuation::Pace::default(),
             parent: loaded.parent,
         }
     }

@@ -192,7 +192,7 @@ pub(super) fn page_limit(
 }
 
 /// The largest seq a client may name: the log stores seqs as SQLite integers.
-pub(super) const MAX_SEQ: u64 = i64::MAX as u64;
+const MAX_SEQ: u64 = i64::MAX as u64;
 
 /// An `after` query value: a seq, 0 to [`MAX_SEQ`].
 #[allow(clippy::result_large_err)]

@@ -91,6 +91,8 @@ pub struct SessionHandle {
     view: Arc<Mutex<View>>,
     /// When the session was last given something to do (ms since the epoch).
     used: Arc<AtomicU64>,
+    /// The tenant whose session it is, if any.
+    tenant: Option<Arc<str>>,
 }
 
 impl SessionHandle {
@@ -105,6 +107,7 @@ impl SessionHandle {
             outbox: session.outbox(),
             view: view.clone(),
             used: Arc::new(AtomicU64::new(now_ms())),
+            tenant: None,
         };
         tokio::spawn(run(session, store, inbox, view));
         handle
@@ -113,6 +116,22 @@ impl SessionHandle {
     /// The session id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The same handle, saying whose session it is.
+    pub fn of_tenant(mut self, tenant: Option<&str>) -> SessionHandle {
+        self.tenant = tenant.map(Arc::from);
+        self
+    }
+
+    /// The tenant whose session it is, if any.
+    pub fn tenant(&self) -> Option<&str> {
+        self.tenant.as_deref()
+    }
+
+    /// Whole-agent status, as of now.
+    pub fn status(&self) -> Status {
+        self.outbox.status()
     }
 
     /// Feeds an input; answers once its events are committed.

@@ -2,14 +2,15 @@
 //! `airlock keys`, a real `airlock serve`, and requests as each tenant would make them.
 
 use airlock_tests::MockModel;
-use airlock_tests::gateway::{Frame, Gateway, keyed_client, keys};
+use airlock_tests::gateway::{Frame, Gateway, Sse, keyed_client, keys};
+use airlock_tests::world::held;
 use reqwest::{Client, Method};
 use serde_json::{Value, json};
 
 /// A gateway whose data file has keys for tenants `a` and `b` and an admin key.
 struct Tenants {
     _dir: tempfile::TempDir,
-    _mock: MockModel,
+    mock: MockModel,
     gw: Gateway,
     data: std::path::PathBuf,
     a: String,
@@ -28,7 +29,7 @@ async fn tenants_with(env: &[(&str, &str)]) -> Tenants {
     let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
     let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
     let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), env);
-    Tenants { _dir: dir, _mock: mock, gw, data, a, b, admin }
+    Tenants { _dir: dir, mock, gw, data, a, b, admin }
 }
 
 async fn call(client: &Client, method: Method, url: String, body: Option<Value>) -> (u16, Value) {
@@ -192,4 +193,37 @@ async fn a_tenant_past_its_quotas_gets_429_and_other_tenants_do_not() {
     let second = a.get(url("/v1/events")).send().await.unwrap();
     assert_eq!(second.status(), 429);
     drop(first);
+}
+
+#[tokio::test]
+async fn a_tenant_at_its_running_turns_quota_gets_429_for_a_message_that_would_wake_another() {
+    let t = tenants_with(&[("AIRLOCK_TENANT_TURNS", "1"), ("AIRLOCK_TENANT_RATE", "0")]).await;
+    let (a, b) = (keyed_client(&t.a), keyed_client(&t.b));
+    let url = |path: &str| t.gw.url(path);
+    let (reply, gate) = held("Working on it.");
+    t.mock.push(reply);
+    for (client, id) in [(&a, "a1"), (&a, "a2"), (&b, "b1")] {
+        let body = json!({"sessionId": id, "model": "openai:mock"});
+        assert_eq!(call(client, Method::POST, url("/v1/sessions"), Some(body)).await.0, 201);
+    }
+    let send = async |client: &Client, id: &str, delivery: &str| {
+        let body = json!({"content": "hi", "delivery": delivery});
+        call(client, Method::POST, url(&format!("/v1/sessions/{id}/messages")), Some(body)).await
+    };
+    let mut a1 = Sse::of(a.get(url("/v1/sessions/a1/events")).send().await.unwrap());
+    assert_eq!(send(&a, "a1", "followup").await.0, 202);
+    t.mock.requested(1).await; // a1 runs its turn, held by the mock
+
+    let (code, body) = send(&a, "a2", "followup").await;
+    assert_eq!((code, body["error"]["code"].as_str()), (429, Some("quota-exceeded")), "{body}");
+    let (code, body) =
+        call(&a, Method::POST, url("/v1/runs"), Some(json!({"content": "hi"}))).await;
+    assert_eq!(code, 429, "a run in a new session would wake one more: {body}");
+    assert_eq!(send(&a, "a2", "inject").await.0, 202, "context wakes nothing");
+    assert_eq!(send(&a, "a1", "followup").await.0, 202, "a followup to the running one waits");
+    assert_eq!(send(&b, "b1", "followup").await.0, 202, "another tenant's quota is its own");
+
+    gate.notify_one();
+    a1.until_idle().await;
+    assert_eq!(send(&a, "a2", "followup").await.0, 202, "room again once a1 is idle");
 }

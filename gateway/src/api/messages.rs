@@ -95,7 +95,7 @@ async fn send(
 ) -> Answer<Response> {
     state.quotas.enqueue(&caller)?;
     let started = std::time::Instant::now();
-    let answer = enqueue(&state, &id, &headers, body).await;
+    let answer = enqueue(&state, &caller, &id, &headers, body).await;
     crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
     answer
 }
@@ -103,11 +103,14 @@ async fn send(
 /// Admits a message: 202 once its insert splice is durable.
 async fn enqueue(
     state: &AppState,
+    caller: &Caller,
     id: &str,
     headers: &HeaderMap,
     body: SendBody,
 ) -> Answer<Response> {
     let handle = state.registry.resume(id).await?;
+    let wakes = body.delivery != Delivery::Inject && handle.status() == Status::Idle;
+    state.quotas.turn(&state.registry, caller, wakes)?;
     let message = Message::user(fresh_id(), body.content.clone().blocks());
     let message_id = message.id.clone();
     let key = match headers.get("idempotency-key") {

@@ -9,6 +9,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use super::Caller;
+use crate::registry::Registry;
 use crate::store::{Store, StoreError};
 
 /// A tenant over one of its quotas.
@@ -52,11 +53,13 @@ pub struct TenantLimits {
     pub streams: usize,
     /// Messages and runs enqueued per second, sustained (bursts of twice as many pass).
     pub per_second: u32,
+    /// Sessions running a turn at once: a message that would wake one more is refused.
+    pub turns: usize,
 }
 
 impl Default for TenantLimits {
     fn default() -> TenantLimits {
-        TenantLimits { sessions: 10_000, streams: 1_000, per_second: 50 }
+        TenantLimits { sessions: 10_000, streams: 1_000, per_second: 50, turns: 100 }
     }
 }
 
@@ -89,6 +92,24 @@ impl Quotas {
                 wait_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
             }
         })
+    }
+
+    /// Admits a message from `caller` that would wake an idle session (`wakes`): a key's tenant
+    /// may have at most its quota of sessions running at once. Two such messages at the same
+    /// moment may both pass: the quota bounds, it does not count exactly.
+    pub fn turn(
+        &self,
+        registry: &Registry,
+        caller: &Caller,
+        wakes: bool,
+    ) -> Result<(), QuotaError> {
+        let Caller::Key { tenant, .. } = caller else { return Ok(()) };
+        let most = self.limits.turns;
+        if !wakes || most == 0 || registry.running(tenant) < most {
+            return Ok(());
+        }
+        let (what, hint) = ("sessions running a turn", "send again once one of them is idle");
+        Err(QuotaError::Exceeded { tenant: tenant.clone(), most: most as u64, what, hint })
     }
 
     /// Admits one more session of `tenant`.

@@ -100,6 +100,8 @@ async fn session_run(
 ) -> Answer<Response> {
     state.quotas.enqueue(&caller)?;
     let handle = state.registry.resume(&id).await?;
+    let wakes = body.delivery != Delivery::Inject && handle.status() == Status::Idle;
+    state.quotas.turn(&state.registry, &caller, wakes)?;
     let owner =
         Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
     owner.run(body.content, body.delivery).await
@@ -128,6 +130,7 @@ async fn new_session_run(
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
     state.quotas.enqueue(&caller)?;
+    state.quotas.turn(&state.registry, &caller, true)?;
     let spec = SessionSpec {
         model: body.model.unwrap_or_default(),
         system: body.system,

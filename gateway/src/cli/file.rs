@@ -34,6 +34,7 @@ struct FileSettings {
     tenant_sessions: Option<u64>,
     tenant_streams: Option<usize>,
     tenant_rate: Option<u32>,
+    tenant_turns: Option<usize>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -104,6 +105,7 @@ pub fn apply(
     fill(&mut args.tenant_sessions, file.tenant_sessions, unset("tenant_sessions"));
     fill(&mut args.tenant_streams, file.tenant_streams, unset("tenant_streams"));
     fill(&mut args.tenant_rate, file.tenant_rate, unset("tenant_rate"));
+    fill(&mut args.tenant_turns, file.tenant_turns, unset("tenant_turns"));
     Ok(())
 }
 

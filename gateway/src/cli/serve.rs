@@ -67,6 +67,10 @@ pub struct ServeArgs {
     /// Messages and runs a tenant may enqueue per second (bursts of twice as many); 0: no quota.
     #[arg(long, env = "AIRLOCK_TENANT_RATE", default_value_t = TenantLimits::default().per_second)]
     pub tenant_rate: u32,
+    /// Sessions of a tenant running a turn at once; a message that would wake one more is
+    /// refused (429). 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_TURNS", default_value_t = TenantLimits::default().turns)]
+    pub tenant_turns: usize,
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -92,6 +96,7 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
             sessions: args.tenant_sessions,
             streams: args.tenant_streams,
             per_second: args.tenant_rate,
+            turns: args.tenant_turns,
         },
         connections: Connections {
             header_timeout: args.header_timeout,

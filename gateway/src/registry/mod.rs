@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use airlock_core::{Config, Input, Limits};
+use airlock_core::{Config, Input, Limits, Status};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
@@ -284,7 +284,8 @@ impl Registry {
                 .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
             return Ok((existing, false));
         }
-        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+        let handle = SessionHandle::spawn(session, Some(self.store.clone()))
+            .of_tenant(row.tenant.as_deref());
         self.go_live(handle);
         crate::metrics::global().stored_sessions.inc();
         let _ = self.hub.send(HubNotice::Added { session_id });
@@ -309,6 +310,14 @@ impl Registry {
         };
         let guard = lock.clone().lock_owned().await;
         Exclusive { registry: self, session_id: session_id.to_owned(), lock, _guard: guard }
+    }
+
+    /// How many of `tenant`'s sessions are running a turn (only a session in memory can).
+    pub fn running(&self, tenant: &str) -> usize {
+        let live = self.live.lock().expect("registry lock");
+        live.values()
+            .filter(|h| h.tenant() == Some(tenant) && h.status() == Status::Running)
+            .count()
     }
 
     /// The session with this id if it is in memory (see [`Registry::resume`] for any session).
@@ -394,7 +403,8 @@ impl Registry {
         if row.needs_recovery {
             session.feed(Input::Recover).await?;
         }
-        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+        let handle = SessionHandle::spawn(session, Some(self.store.clone()))
+            .of_tenant(row.tenant.as_deref());
         self.go_live(handle.clone());
         let metrics = crate::metrics::global();
         metrics.wakes.inc();

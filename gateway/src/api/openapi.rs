@@ -17,6 +17,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::errors;
 use super::{AppState, ErrorBody};
 
 /// What the document says about the API as a whole.
@@ -108,11 +109,9 @@ const LINKS: [Links; 3] = [
 
 /// Writes [`LINKS`] into the document's responses.
 fn link(doc: &mut Value) {
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
-    for operation in
-        paths.values_mut().filter_map(Value::as_object_mut).flat_map(|p| p.values_mut())
-    {
-        let id = operation["operationId"].as_str().unwrap_or_default().to_owned();
+    for (_, operation) in operations(doc) {
+        let id = operation.get("operationId").and_then(Value::as_str).unwrap_or_default();
+        let id = id.to_owned();
         for links in LINKS.iter().filter(|links| links.from.0 == id) {
             let parameters: serde_json::Map<String, Value> = links
                 .parameters
@@ -124,7 +123,9 @@ fn link(doc: &mut Value) {
                 .iter()
                 .map(|&to| (to.to_owned(), json!({"operationId": to, "parameters": parameters})))
                 .collect();
-            operation["responses"][links.from.1]["links"] = Value::Object(to);
+            if let Some(responses) = operation.get_mut("responses") {
+                responses[links.from.1]["links"] = Value::Object(to);
+            }
         }
     }
 }
@@ -133,30 +134,32 @@ fn link(doc: &mut Value) {
 /// gateway without keys, a cross-origin change) and 401 on every `/v1` route (no valid key, once
 /// the gateway has keys). Written here once rather than on each route.
 fn guarded(doc: &mut Value) {
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
-    for (path, item) in paths.iter_mut() {
-        for operation in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
-            let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut)
-            else {
-                continue;
-            };
-            let error = |description: &str| {
-                json!({"description": description, "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
-            };
-            responses.entry("403").or_insert_with(|| {
-                error(
-                    "`forbidden-host` (a gateway without keys answers only loopback names) or \
-                    `cross-origin` (a page elsewhere may not change anything)",
-                )
-            });
-            if path.starts_with("/v1/") {
-                responses.entry("401").or_insert_with(|| {
-                    error("`unauthorized`: no API key, or one that is not valid or was revoked")
-                });
-            }
+    let forbidden = "`forbidden-host` (a gateway without keys answers only loopback names) or \
+        `cross-origin` (a page elsewhere may not change anything)";
+    let unauthorized = "`unauthorized`: no API key, or one that is not valid or was revoked";
+    let every = serde_json::to_value(errors(&[("403", forbidden)])).expect("responses serialize");
+    let keyed = serde_json::to_value(errors(&[("403", forbidden), ("401", unauthorized)]))
+        .expect("responses serialize");
+    for (path, operation) in operations(doc) {
+        let guard = if path.starts_with("/v1/") { &keyed } else { &every };
+        let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (status, response) in guard.as_object().into_iter().flatten() {
+            responses.entry(status.clone()).or_insert_with(|| response.clone());
         }
     }
+}
+
+/// Every operation of the document, with its path.
+fn operations(
+    doc: &mut Value,
+) -> impl Iterator<Item = (&str, &mut serde_json::Map<String, Value>)> {
+    let paths = doc.get_mut("paths").and_then(Value::as_object_mut).into_iter().flatten();
+    paths.flat_map(|(path, item)| {
+        let operations = item.as_object_mut().into_iter().flat_map(|item| item.values_mut());
+        operations.filter_map(Value::as_object_mut).map(move |operation| (path.as_str(), operation))
+    })
 }
 
 /// Narrows what a new session may name to what this gateway has: its tools (none: `tools` must
@@ -176,10 +179,7 @@ fn fit(doc: &mut Value, tools: &[String], model_pattern: &str) {
 /// query parameter or a body that may be left out, `required: false` already says so, and `null`
 /// is not something a client may send: drop it.
 fn drop_null_alternatives(doc: &mut Value) {
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
-    for operation in
-        paths.values_mut().filter_map(Value::as_object_mut).flat_map(|p| p.values_mut())
-    {
+    for (_, operation) in operations(doc) {
         let optional = |v: &Value| v.get("required") != Some(&Value::Bool(true));
         for param in
             operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten()

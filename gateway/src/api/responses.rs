@@ -7,7 +7,7 @@ use utoipa::IntoResponses;
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 
 /// Error responses (status, description), each with the shared error body.
-fn errors(answers: &[(&str, &str)]) -> BTreeMap<String, RefOr<Response>> {
+pub(super) fn errors(answers: &[(&str, &str)]) -> BTreeMap<String, RefOr<Response>> {
     answers
         .iter()
         .map(|(status, description)| {

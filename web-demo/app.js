@@ -9,6 +9,11 @@
 // A gateway with API keys answers 401 until the page signs in: the key typed into the sign-in
 // form goes once to `POST /v1/login`, which sets it as an HttpOnly cookie; every later request
 // and event stream carries that cookie, and the script never keeps the key.
+//
+// `/compact` typed alone in the composer is a command, not a message: it asks the gateway to
+// summarize the conversation so far (`POST /v1/sessions/{id}/compact`). Its result comes back on
+// the log as a `context/compaction` event, shown as a folded summary; the messages above it stay,
+// since only the model forgets them.
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -227,10 +232,7 @@ function renderEvent(event) {
       break;
     }
     case "turn/end": {
-      if (state.turn) {
-        state.turn.classList.remove("streaming"); // chunks of a message that never committed
-        state.turn = null;
-      }
+      settleStreaming();
       const reason = data.reason.kind;
       const line = append(element("div", "turn-end", `turn ${data.turn}: ${reason}`));
       line.dataset.kind = reason;
@@ -244,12 +246,49 @@ function renderEvent(event) {
       append(element("div", "note", text));
       break;
     }
+    case "context/compaction":
+      settleStreaming(); // the chunks before it belong to a request the compaction ended
+      append(compactionBlock(data));
+      break;
     case "subagent/descriptor":
       append(element("div", "note", `subagent of ${data.parentSessionId}`));
       break;
     default:
       break;
   }
+}
+
+// Chunks of a message that never committed stay as they streamed; later text gets a new bubble.
+function settleStreaming() {
+  if (state.turn) state.turn.classList.remove("streaming");
+  state.turn = null;
+  state.reasoning = null;
+}
+
+const TRIGGERS = { manual: "manual", pressure: "context pressure", overflow: "context overflow" };
+
+function tokens(count) {
+  return Number(count).toLocaleString("en-US");
+}
+
+// A compaction folded: the head says what happened and why, the body is the summary the model
+// now reads instead of everything above it (model text, so set as text, never as HTML).
+function compactionBlock(data) {
+  const block = element("details", "compaction");
+  block.dataset.trigger = data.trigger;
+  block.dataset.throughSeq = data.throughSeq;
+  let meta = `(${TRIGGERS[data.trigger] || data.trigger})`;
+  if (data.tokensAfter != null) {
+    meta += ` · ${tokens(data.tokensBefore)} → ${tokens(data.tokensAfter)} tokens`;
+  } else if (data.tokensBefore != null) {
+    meta += ` · ${tokens(data.tokensBefore)} tokens`;
+  }
+  const head = element("summary", "", "Earlier conversation summarized");
+  head.append(element("span", "meta", ` ${meta}`));
+  // The heading says what the core's framing line says to the model; the body is the summary.
+  const text = textOf(data.summary?.content).replace(/^Summary of the earlier conversation[^\n]*\n+/, "");
+  block.append(head, element("div", "text", text));
+  return block;
 }
 
 function renderQueue(items) {
@@ -293,6 +332,7 @@ async function send() {
   const text = box.value.trim();
   if (!text || !state.current) return;
   box.value = "";
+  if (text === "/compact") return compact(text);
   const delivery = $("#delivery").value;
   await api("POST", `/v1/sessions/${encodeURIComponent(state.current)}/messages`, {
     content: text,
@@ -301,6 +341,17 @@ async function send() {
     box.value = text;
     report(error);
   });
+}
+
+// The 202 says only that a compaction started; its block arrives with the event. A refusal
+// (the session is running, has nothing to compact, or is compacting already) is reported, and
+// the command stays in the box to try again.
+async function compact(typed) {
+  await api("POST", `/v1/sessions/${encodeURIComponent(state.current)}/compact`, {})
+    .catch((error) => {
+      $("#message").value = typed;
+      report(error);
+    });
 }
 
 async function cancel(keepInbox) {

@@ -33,10 +33,12 @@ struct StdioGateway {
 }
 
 impl StdioGateway {
-    async fn start(db: &Path, mock: &MockModel, cache: &Path) -> StdioGateway {
+    /// `airlock stdio` with `args` after its own.
+    async fn start(db: &Path, mock: &MockModel, cache: &Path, args: &[&str]) -> StdioGateway {
         let mut child = Command::new(airlock_tests::gateway::airlock_bin())
             .args(["stdio", "--model", "openai:mock", "--data"])
             .arg(db)
+            .args(args)
             .env("AIRLOCK_BASE_URL", mock.base_url())
             .env("AIRLOCK_CACHE_DIR", cache)
             .stdin(Stdio::piped())
@@ -139,7 +141,7 @@ pub async fn one_session(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     const S: &str = "turn (stdio)";
     let mock = MockModel::start().await;
     mock.forget_requests();
-    let gw = StdioGateway::start(&work.join("turn.db"), &mock, cache).await;
+    let gw = StdioGateway::start(&work.join("turn.db"), &mock, cache, &[]).await;
     gw.turns("warm-up", size.warmup_turns).await;
     let before = Usage::of(gw.pid());
     let mut samples = Vec::with_capacity(size.turns);
@@ -157,12 +159,30 @@ pub async fn one_session(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
         Row::new(S, "RSS after the turns", rss_mb(gw.pid()), "MB"),
     ]);
     if size.long_turns > TURNS_PER_SESSION {
+        let last = |n: usize| format!("turns {}–{n} of one session", n - 99);
         let mut long = gw.turns("long", size.long_turns).await.split_off(size.long_turns - 100);
-        let measure =
-            format!("turns {}–{} of one session, median", size.long_turns - 99, size.long_turns);
+        let measure = format!("{}, median", last(size.long_turns));
         rows.push(Row::new(S, measure, percentile(&mut long, 50.0), "ms"));
+        let mut compacting = compacting(work, cache, size.long_turns).await;
+        let measure = format!("{}, {COMPACTING} compacting, median", last(size.long_turns));
+        rows.push(Row::new(S, measure, percentile(&mut compacting, 50.0), "ms"));
     }
     rows
+}
+
+/// The window of the compacting long session, as its row names it.
+const COMPACTING: &str = "2,000-token window";
+
+/// The last 100 of `n` turns of one session whose model counts its prompt and has a window of
+/// 2,000 tokens: the conversation is compacted every few dozen turns, so a turn costs about what
+/// a short session's does, summaries included.
+async fn compacting(work: &Path, cache: &Path, n: usize) -> Vec<std::time::Duration> {
+    let mock = MockModel::start().await;
+    mock.forget_requests();
+    mock.count_prompt_tokens();
+    let args = ["--context-window", "2000"];
+    let gw = StdioGateway::start(&work.join("compacting.db"), &mock, cache, &args).await;
+    gw.turns("compacting", n).await.split_off(n - 100)
 }
 
 /// What a durable turn cannot go below on this machine now: the mock's round trip (a request and
@@ -207,7 +227,7 @@ pub async fn closed_loop(work: &Path, cache: &Path, _size: Size) -> Vec<Row> {
     const PROMPTS: usize = 10;
     let mock = MockModel::start().await;
     mock.forget_requests();
-    let gw = Arc::new(StdioGateway::start(&work.join("loop.db"), &mock, cache).await);
+    let gw = Arc::new(StdioGateway::start(&work.join("loop.db"), &mock, cache, &[]).await);
     let before = Usage::of(gw.pid());
     let started = Instant::now();
     let loops = (0..SESSIONS).map(|i| {

@@ -69,9 +69,9 @@ impl Agent {
 
     /// Whole-agent status.
     pub fn status(&self) -> Status {
-        match self.phase {
-            Phase::Idle => Status::Idle,
-            Phase::Running(_) => Status::Running,
+        match &self.phase {
+            Phase::Running(turn) if !turn.maintenance => Status::Running,
+            Phase::Idle | Phase::Running(_) => Status::Idle,
         }
     }
 
@@ -110,6 +110,7 @@ impl Agent {
             Input::ToolFinished(outcome) => self.on_tool(outcome),
             Input::RetryTimer(timer_id) => self.on_timer(timer_id),
             Input::Recover => self.recover(),
+            Input::Compact => self.compact_at_idle(),
             Input::Log(event) => self.log(event),
         }
         std::mem::take(&mut self.out)
@@ -138,7 +139,7 @@ impl Agent {
         self.emit(EventData::InboxSpliced(splice), None);
     }
 
-    fn refuse(&mut self, code: &str, message: String) {
+    pub(crate) fn refuse(&mut self, code: &str, message: String) {
         self.out.push(Output::Refused { code: code.into(), message });
     }
 
@@ -206,14 +207,16 @@ impl Agent {
         self.wake();
     }
 
-    /// A waking input: an idle agent starts a turn now; a cancelled turn that is still draining
-    /// latches it; a running turn picks the work up at its next boundary.
+    /// A waking input: an idle agent starts a turn now; a cancelled turn that is still draining,
+    /// or a compaction at idle, latches it; a running turn picks the work up at its next
+    /// boundary.
     fn wake(&mut self) {
         match &self.phase {
             Phase::Idle => {
                 self.out.push(Output::Status(Status::Running));
                 self.start_turn();
             }
+            Phase::Running(turn) if turn.maintenance => self.latched = true,
             Phase::Running(turn) => {
                 if turn
                     .stop
@@ -238,6 +241,9 @@ impl Agent {
         };
         let first = turn.stop.is_none();
         turn.stop.get_or_insert(Stop::Cancel(cause));
+        if turn.maintenance {
+            self.latched = false; // cancelling a compaction at idle runs nothing it held back
+        }
         if !keep_inbox {
             self.clear();
         }

@@ -22,9 +22,14 @@ pub struct Durable {
     pub last_time: u64,
     /// The last turn number started.
     pub turns: u32,
-    /// The model-visible messages, in log order. They are shared, not copied, by every model
-    /// request that sends them.
+    /// The model-visible messages, in log order: after a compaction, its summary first. They
+    /// are shared, not copied, by every model request that sends them.
     pub history: Vec<Arc<Message>>,
+    /// For each message of `history`, the seq of the last event it stands for: the event that
+    /// logged it, or for a summary the compaction's `throughSeq`.
+    pub history_seqs: Vec<u64>,
+    /// The prompt size the provider last reported.
+    pub prompt: Option<PromptMark>,
     /// Pending input.
     pub inbox: Inbox,
     /// The last `request/header` logged.
@@ -33,6 +38,16 @@ pub struct Durable {
     pub context: Option<RequestContext>,
     /// A turn without its `turn/end`.
     pub open_turn: Option<OpenTurn>,
+}
+
+/// The prompt tokens a provider counted for a request, and how many leading messages of the
+/// history that request sent: what came after is estimated.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PromptMark {
+    /// The provider's count.
+    pub tokens: u64,
+    /// The messages it covers.
+    pub messages: usize,
 }
 
 /// A turn the log has not closed.
@@ -80,14 +95,18 @@ impl Durable {
                     });
                 }
             }
-            EventData::UserMessage(message) => self.history.push(Arc::new(message.clone())),
+            EventData::UserMessage(message) => self.remember(message, event.seq),
             EventData::RequestHeader(header) => self.header = Some(header.header.clone()),
             EventData::RequestContext(context) => self.context = Some(context.clone()),
             EventData::AssistantMessage(assistant) => {
                 if let Some(step) = self.open_step() {
                     step.calls = tool_calls(&assistant.message);
                 }
-                self.history.push(Arc::new(assistant.message.clone()));
+                if let Some(usage) = &assistant.usage {
+                    let messages = self.history.len();
+                    self.prompt = Some(PromptMark { tokens: usage.input_tokens, messages });
+                }
+                self.remember(&assistant.message, event.seq);
             }
             EventData::ToolCall(call) => {
                 if let Some(step) = self.open_step() {
@@ -102,7 +121,14 @@ impl Durable {
                         }
                     }
                 }
-                self.history.push(Arc::new(result.message.clone()));
+                self.remember(&result.message, event.seq);
+            }
+            EventData::ContextCompaction(compaction) => {
+                let through = compaction.through_seq;
+                let gone = self.history_seqs.partition_point(|&seq| seq <= through);
+                self.history.splice(..gone, [Arc::new(compaction.summary.clone())]);
+                self.history_seqs.splice(..gone, [through]);
+                self.prompt = None;
             }
             EventData::StepEnd(_) => {
                 if let Some(open) = &mut self.open_turn {
@@ -116,6 +142,11 @@ impl Durable {
             | EventData::SubagentDescriptor(_)
             | EventData::EndSeed(_) => {}
         }
+    }
+
+    fn remember(&mut self, message: &Message, seq: u64) {
+        self.history.push(Arc::new(message.clone()));
+        self.history_seqs.push(seq);
     }
 
     fn open_step(&mut self) -> Option<&mut OpenStep> {

@@ -236,6 +236,42 @@ impl PartialEq for RawJson {
     }
 }
 
+/// `context/compaction`: later requests send `summary` in place of every message up to
+/// `through_seq`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompaction {
+    /// The turn that needed it; absent for a compaction at idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// The step that needed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    /// The summary, a user message with source `compaction`.
+    pub summary: Message,
+    /// The seq of the last event the summary stands for.
+    pub through_seq: u64,
+    /// The estimated prompt tokens before.
+    pub tokens_before: u64,
+    /// The estimated prompt tokens after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_after: Option<u64>,
+    /// What set it off.
+    pub trigger: CompactionTrigger,
+}
+
+/// What set a compaction off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionTrigger {
+    /// The next request would pass the share of the context window the policy allows.
+    Pressure,
+    /// The provider answered that the request did not fit.
+    Overflow,
+    /// Someone asked for it at idle.
+    Manual,
+}
+
 /// `session/end-seed`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EndSeed {}
@@ -287,6 +323,7 @@ event_types! {
     GoalChange(RawJson) = "goal/change",
     SubagentDescriptor(RawJson) = "subagent/descriptor",
     EndSeed(EndSeed) = "session/end-seed",
+    ContextCompaction(ContextCompaction) = "context/compaction",
 }
 
 impl Serialize for Event {

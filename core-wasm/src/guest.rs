@@ -8,8 +8,8 @@ use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::io::{
-    Config, HostEvent, Input, Limits, Output, RetryPolicy, Status, StepDecision, ToolOutcome,
-    ToolSpec,
+    Config, ContextPolicy, HostEvent, Input, Limits, Output, RetryPolicy, Status, StepDecision,
+    ToolOutcome, ToolSpec,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -93,6 +93,10 @@ fn config_from(c: wit::Config) -> Config {
             max_steps: c.limits.max_steps,
             step_output_bytes: c.limits.step_output_bytes,
             max_retry_after_ms: c.limits.max_retry_after_ms,
+        },
+        context: ContextPolicy {
+            window: c.context.window,
+            compact_at_percent: c.context.compact_at_percent,
         },
     }
 }
@@ -178,6 +182,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
         }),
         wit::Input::RetryTimer(id) => Input::RetryTimer(id),
         wit::Input::Recover => Input::Recover,
+        wit::Input::Compact => Input::Compact,
         wit::Input::Log(wit::HostEvent::GoalChange(data)) => {
             Input::Log(HostEvent::GoalChange(data))
         }
@@ -224,6 +229,7 @@ fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
         Output::RetryAfter { timer_id, delay_ms } => {
             wit::Output::RetryAfter(wit::RetryAfter { timer_id, delay_ms })
         }
+        Output::Compacting(busy) => wit::Output::Compacting(busy),
         Output::Refused { code, message } => wit::Output::Refused(wit::Refusal { code, message }),
     }
 }

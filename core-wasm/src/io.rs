@@ -103,10 +103,31 @@ pub struct Config {
     pub retry: RetryPolicy,
     /// What no turn may exceed.
     pub limits: Limits,
+    /// When the conversation is compacted.
+    pub context: ContextPolicy,
+}
+
+/// When the conversation is summarized (`docs/semantics.md`, "Context compaction").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextPolicy {
+    /// The model's context window in tokens; unknown, only an overflow compacts.
+    pub window: Option<u64>,
+    /// The share of the window (in percent) at which the conversation is compacted before a
+    /// model call; 0 never compacts under pressure.
+    pub compact_at_percent: u8,
+}
+
+impl Default for ContextPolicy {
+    /// An unknown window, compacting at 80 % of one once it is known.
+    fn default() -> Self {
+        ContextPolicy { window: None, compact_at_percent: 80 }
+    }
 }
 
 impl Config {
-    /// A config with no tools, no system prompt, the default retry policy and limits.
+    /// A config with no tools, no system prompt, the default retry policy and limits, and an
+    /// unknown context window.
     pub fn new(session_id: &str, provider: &str, model: &str) -> Self {
         Config {
             session_id: session_id.to_owned(),
@@ -117,6 +138,7 @@ impl Config {
             max_tokens: None,
             retry: RetryPolicy::default(),
             limits: Limits::default(),
+            context: ContextPolicy::default(),
         }
     }
 }
@@ -200,6 +222,10 @@ pub enum Input {
     RetryTimer(u64),
     /// After a restart: close an open turn and run accepted followups.
     Recover,
+    /// Summarize the conversation now, as maintenance of an idle agent: status stays idle, and
+    /// waking input waits until it settles ([`Output::Compacting`]). Refused `session-running` while a
+    /// turn runs, `compacting` during one, `nothing-to-compact` when no message would go.
+    Compact,
     /// Log an event the host made: it gets the next seq and the input's time, nothing else
     /// changes.
     Log(HostEvent),
@@ -284,9 +310,13 @@ pub enum Output {
         /// How long to wait.
         delay_ms: u64,
     },
+    /// A compaction at idle started (`true`) or settled (`false`): the agent stays idle but is
+    /// busy in between, so the host keeps it awake and its owners waiting.
+    Compacting(bool),
     /// The input was refused and changed nothing.
     Refused {
-        /// `unknown-message`, `duplicate-message-id`, `not-queued` or `bad-input`.
+        /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `session-running`,
+        /// `compacting` or `nothing-to-compact`.
         code: String,
         /// What was wrong.
         message: String,

@@ -12,6 +12,7 @@
 //! `HashMap` and no I/O, so the same inputs give the same log on both.
 
 mod agent;
+mod compaction;
 mod durable;
 mod event;
 mod inbox;
@@ -30,7 +31,8 @@ mod guest;
 pub mod testkit;
 
 pub use agent::Agent;
-pub use durable::{Durable, OpenStep, OpenTurn};
+pub use compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX, estimate};
+pub use durable::{Durable, OpenStep, OpenTurn, PromptMark};
 pub use event::*;
 pub use inbox::{Delivery, Inbox};
 pub use io::*;

@@ -1,10 +1,14 @@
-//! One step's tool calls: which to dispatch next, and which results may be committed.
+//! One step's tool calls: which to dispatch next, which results may be committed, and how the
+//! agent runs them.
 //!
 //! Parallel-safe calls run together (at most [`MAX_PARALLEL`] at once); any other call runs alone.
 //! Results are committed in the order the model asked for them, whatever order they finish in.
 
-use crate::io::ToolSpec;
-use crate::wire::ContentBlock;
+use crate::agent::{Agent, Phase};
+use crate::event::{EventData, ToolCallEvent, ToolError, ToolResultEvent};
+use crate::io::{Output, ToolCall, ToolOutcome, ToolSpec};
+use crate::turn::{Stage, StepEnd, Stop, Turn};
+use crate::wire::{ContentBlock, Message, Role, Source, Target};
 
 /// The most calls running at once.
 pub const MAX_PARALLEL: usize = 10;
@@ -135,5 +139,112 @@ impl ToolBatch {
     /// Whether every result is committed.
     pub fn all_committed(&self) -> bool {
         self.calls.iter().all(|c| matches!(c.state, CallState::Committed))
+    }
+}
+
+impl Agent {
+    pub(crate) fn on_tool(&mut self, outcome: ToolOutcome) {
+        let Some(mut turn) = self.turn_in(|s| matches!(s, Stage::Tools(_))) else { return };
+        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+        if batch.finish(&outcome.call_id, outcome.content, outcome.error_code) {
+            batch.context.extend(outcome.context);
+        }
+        self.run_tools(turn);
+    }
+
+    /// Dispatches what may run, commits what finished in model order, and ends the step once every
+    /// result is in. Cancelled: nothing more is dispatched; waiting calls are answered
+    /// `ABORTED_BEFORE_DISPATCH` while running ones drain.
+    pub(crate) fn run_tools(&mut self, mut turn: Turn) {
+        loop {
+            let committed = self.commit_results(&mut turn);
+            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+            if batch.all_committed() {
+                for message in std::mem::take(&mut batch.context) {
+                    let splice = self.durable.inbox.insert(Target::NextStep, message);
+                    self.splice(splice);
+                }
+                let end = if turn.stop.is_some() { StepEnd::Aborted } else { StepEnd::ToolCalls };
+                return self.end_step(turn, end);
+            }
+            let dispatched = self.dispatch_tools(&mut turn);
+            if !committed && !dispatched {
+                self.phase = Phase::Running(turn);
+                return;
+            }
+        }
+    }
+
+    /// Logs the results that are next in model order; `true` if there were any.
+    fn commit_results(&mut self, turn: &mut Turn) -> bool {
+        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+        let ready = batch.committable();
+        let any = !ready.is_empty();
+        for (index, content, error_code) in ready {
+            let Stage::Tools(batch) = &turn.stage else { unreachable!() };
+            let call = &batch.calls[index];
+            let error = error_code.map(|code| ToolError { name: call.name.clone(), code });
+            let block = ContentBlock::ToolResult {
+                tool_call_id: call.id.clone(),
+                content,
+                is_error: error.is_some(),
+            };
+            let message = Message {
+                id: self.derived_id(),
+                role: Role::Tool,
+                content: vec![block],
+                source: Source::of("tool"),
+            };
+            let event = ToolResultEvent { turn: turn.number, step: turn.step, message, error };
+            self.emit(EventData::ToolResult(event), None);
+        }
+        any
+    }
+
+    /// Logs `tool/call` for the next group and hands it to the host; `true` if any was dispatched.
+    /// A call the host cannot run (unknown tool, or the turn is cancelled) is answered at once.
+    fn dispatch_tools(&mut self, turn: &mut Turn) -> bool {
+        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+        let group = match turn.stop {
+            Some(_) => batch.waiting(),
+            None => batch.next_group(&self.config.tools),
+        };
+        let any = !group.is_empty();
+        for index in group {
+            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+            let call = &batch.calls[index];
+            let (id, name, arguments) =
+                (call.id.clone(), call.name.clone(), call.arguments.clone());
+            let event = ToolCallEvent {
+                turn: turn.number,
+                step: turn.step,
+                call_id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            };
+            self.emit(EventData::ToolCall(event), None);
+            let stopped = match &turn.stop {
+                Some(Stop::Cancel(_)) => Some("the turn was cancelled"),
+                Some(Stop::Limit(_)) => Some("the turn reached a limit"),
+                None => None,
+            };
+            let answer = if let Some(why) = stopped {
+                Some(("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was dispatched")))
+            } else if !self.config.tools.iter().any(|t| t.name == name) {
+                let known: Vec<_> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
+                Some((
+                    "UNKNOWN_TOOL",
+                    format!("unknown tool {name:?}; available tools: {}", known.join(", ")),
+                ))
+            } else {
+                None
+            };
+            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+            match answer {
+                Some((code, text)) => batch.answer(index, vec![ContentBlock::Text { text }], code),
+                None => self.out.push(Output::CallTool(ToolCall { call_id: id, name, arguments })),
+            }
+        }
+        any
     }
 }

@@ -1,16 +1,18 @@
-//! The turn loop: claim, pre-step policy, steps, the model stream, tool calls, and how a turn ends.
+//! The turn loop: claim, pre-step policy, steps, the model stream, and how a turn ends (its tool
+//! calls in `tools.rs`, its compactions in `compaction.rs`).
 
 use crate::agent::{Agent, Phase};
+use crate::compaction::{Compacting, Plan};
 use crate::event::{
     AssistantChunk, AssistantMessage, EventData, Header, HeaderReason, LlmRetry, RequestContext,
-    RequestHeader, StepMark, ToolCallEvent, ToolError, ToolResultEvent, TurnStart,
+    RequestHeader, StepMark, TurnStart,
 };
-use crate::io::{ModelRequest, Output, StepDecision, ToolCall, ToolOutcome};
+use crate::io::{ModelRequest, Output, StepDecision};
 use crate::stream::{assemble, without_tool_calls};
 use crate::tools::ToolBatch;
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, Role, Source, StreamChunk,
-    Target, TurnEndReason,
+    TurnEndReason,
 };
 
 /// The running turn.
@@ -28,6 +30,10 @@ pub(crate) struct Turn {
     pub deadline: Option<u64>,
     /// Bytes the current step has streamed.
     pub streamed: u64,
+    /// The current step's request overflowed the context window once (and was compacted).
+    pub overflowed: bool,
+    /// Not a turn but a compaction at idle (`compaction.rs`): no turn events, status idle.
+    pub maintenance: bool,
     pub stage: Stage,
 }
 
@@ -46,15 +52,17 @@ pub(crate) enum Stage {
     Deciding { decision_id: u64, claimed: Vec<Message> },
     /// Chunks of a model response.
     Streaming { request_id: u64, attempt: u32, chunks: Vec<(u64, StreamChunk)> },
-    /// A retry timer.
-    Backoff { timer_id: u64, attempt: u32 },
+    /// A retry timer; then the step's request again, or the summary's (`compaction.rs`).
+    Backoff { timer_id: u64, attempt: u32, compaction: Option<Plan> },
+    /// The summary of the conversation (`compaction.rs`).
+    Compacting(Compacting),
     /// Tool results.
     Tools(ToolBatch),
 }
 
 /// How a step ended.
 #[derive(Clone, Copy, PartialEq)]
-enum StepEnd {
+pub(crate) enum StepEnd {
     Completed,
     MaxTokens,
     ToolCalls,
@@ -62,6 +70,27 @@ enum StepEnd {
 }
 
 impl Turn {
+    /// A turn before its first step.
+    fn new(number: u32, deadline: Option<u64>, stage: Stage) -> Turn {
+        Turn {
+            number,
+            step: 0,
+            max_tokens: false,
+            wants_end: false,
+            stop: None,
+            deadline,
+            streamed: 0,
+            overflowed: false,
+            maintenance: false,
+            stage,
+        }
+    }
+
+    /// A compaction at idle (`compaction.rs`), after turn `number`.
+    pub(crate) fn maintenance(number: u32, stage: Stage) -> Turn {
+        Turn { maintenance: true, ..Turn::new(number, None, stage) }
+    }
+
     fn reason(&self) -> TurnEndReason {
         match &self.stop {
             Some(Stop::Cancel(cause)) => Agent::aborted(*cause),
@@ -73,7 +102,7 @@ impl Turn {
 }
 
 impl Agent {
-    fn take_turn(&mut self) -> Option<Turn> {
+    pub(crate) fn take_turn(&mut self) -> Option<Turn> {
         match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Running(turn) => Some(turn),
             Phase::Idle => None,
@@ -81,7 +110,7 @@ impl Agent {
     }
 
     /// Takes the turn if it is in the stage `matches` accepts; otherwise leaves the phase alone.
-    fn turn_in(&mut self, matches: impl FnOnce(&Stage) -> bool) -> Option<Turn> {
+    pub(crate) fn turn_in(&mut self, matches: impl FnOnce(&Stage) -> bool) -> Option<Turn> {
         match &self.phase {
             Phase::Running(turn) if matches(&turn.stage) => self.take_turn(),
             _ => None,
@@ -97,17 +126,7 @@ impl Agent {
             self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
             timer_id
         });
-        let turn = Turn {
-            number,
-            step: 0,
-            max_tokens: false,
-            wants_end: false,
-            stop: None,
-            deadline,
-            streamed: 0,
-            stage,
-        };
-        self.phase = Phase::Running(turn);
+        self.phase = Phase::Running(Turn::new(number, deadline, stage));
     }
 
     /// Stops the running turn for a limit it reached, as a cancel would, unless it is stopping
@@ -159,12 +178,13 @@ impl Agent {
         turn.step += 1;
         turn.wants_end = false;
         turn.streamed = 0;
+        turn.overflowed = false;
         self.emit(EventData::StepStart(StepMark { turn: turn.number, step: turn.step }), None);
         for message in admitted {
             self.emit(EventData::UserMessage(message), None);
         }
         self.log_header();
-        self.request_model(turn, 0);
+        self.request_or_compact(turn);
     }
 
     /// `request/header` when the header changed (or first / after a restore), and
@@ -189,19 +209,14 @@ impl Agent {
         let context = RequestContext {
             provider: self.config.provider.clone(),
             model: self.config.model.clone(),
-            context_window: None,
+            context_window: self.config.context.window,
         };
-        let changed = self
-            .durable
-            .context
-            .as_ref()
-            .is_none_or(|c| c.provider != context.provider || c.model != context.model);
-        if changed {
+        if self.durable.context.as_ref() != Some(&context) {
             self.emit(EventData::RequestContext(context), None);
         }
     }
 
-    fn request_model(&mut self, mut turn: Turn, attempt: u32) {
+    pub(crate) fn request_model(&mut self, mut turn: Turn, attempt: u32) {
         let request_id = self.fresh_id();
         self.out.push(Output::CallModel(ModelRequest {
             request_id,
@@ -216,7 +231,10 @@ impl Agent {
     }
 
     pub(crate) fn on_chunk(&mut self, id: u64, chunk: StreamChunk) {
-        let Phase::Running(turn) = &self.phase else { return };
+        let Phase::Running(turn) = &mut self.phase else { return };
+        if let Stage::Compacting(compacting) = &mut turn.stage {
+            return compacting.chunk(id, chunk);
+        }
         let (number, step) = (turn.number, turn.step);
         if !matches!(&turn.stage, Stage::Streaming { request_id, .. } if *request_id == id) {
             return;
@@ -237,6 +255,9 @@ impl Agent {
     }
 
     pub(crate) fn on_done(&mut self, id: u64) {
+        if let Some(turn) = self.turn_in(|s| Compacting::answers(s, id)) {
+            return self.summarized(turn);
+        }
         let streaming =
             |s: &Stage| matches!(s, Stage::Streaming { request_id, .. } if *request_id == id);
         let Some(mut turn) = self.turn_in(streaming) else { return };
@@ -287,11 +308,29 @@ impl Agent {
         self.emit(EventData::AssistantMessage(event), Some(seqs));
     }
 
-    pub(crate) fn on_failed(&mut self, id: u64, mut error: ModelError) {
+    pub(crate) fn on_failed(&mut self, id: u64, error: ModelError) {
+        if let Some(turn) = self.turn_in(|s| Compacting::answers(s, id)) {
+            return self.summary_failed(turn, error);
+        }
         let streaming =
             |s: &Stage| matches!(s, Stage::Streaming { request_id, .. } if *request_id == id);
-        let Some(mut turn) = self.turn_in(streaming) else { return };
+        let Some(turn) = self.turn_in(streaming) else { return };
         let Stage::Streaming { attempt, .. } = turn.stage else { unreachable!() };
+        if error.code == "CONTEXT_OVERFLOW" {
+            return self.overflowed(turn, error);
+        }
+        self.failed(turn, attempt, error, None);
+    }
+
+    /// A request failed: a transient error is retried after a backoff (`compaction` says which
+    /// request), anything else ends the turn with it.
+    pub(crate) fn failed(
+        &mut self,
+        mut turn: Turn,
+        attempt: u32,
+        mut error: ModelError,
+        compaction: Option<Plan>,
+    ) {
         let longest = self.config.limits.max_retry_after_ms;
         let too_long = error.retry_after_ms.filter(|&ms| longest > 0 && ms > longest);
         if let Some(ms) = too_long {
@@ -301,17 +340,27 @@ impl Agent {
             );
         }
         if !error.is_transient() || attempt >= self.config.retry.max_retries || too_long.is_some() {
-            self.emit(EventData::StepEnd(StepMark { turn: turn.number, step: turn.step }), None);
-            return self.end_turn(turn.number, TurnEndReason::Error { error });
+            return self.end_in_error(turn, error);
         }
         let attempt = attempt + 1;
         let delay_ms = self.config.retry.delay_ms(attempt, error.retry_after_ms.take());
-        let retry = LlmRetry { turn: turn.number, step: turn.step, attempt, delay_ms, error };
-        self.emit(EventData::LlmRetry(retry), None);
+        if !turn.maintenance {
+            let retry = LlmRetry { turn: turn.number, step: turn.step, attempt, delay_ms, error };
+            self.emit(EventData::LlmRetry(retry), None);
+        }
         let timer_id = self.fresh_id();
         self.out.push(Output::RetryAfter { timer_id, delay_ms });
-        turn.stage = Stage::Backoff { timer_id, attempt };
+        turn.stage = Stage::Backoff { timer_id, attempt, compaction };
         self.phase = Phase::Running(turn);
+    }
+
+    /// Ends the step and the turn with `error`; a compaction at idle just settles.
+    pub(crate) fn end_in_error(&mut self, turn: Turn, error: ModelError) {
+        if turn.maintenance {
+            return self.settle_compaction();
+        }
+        self.emit(EventData::StepEnd(StepMark { turn: turn.number, step: turn.step }), None);
+        self.end_turn(turn.number, TurnEndReason::Error { error });
     }
 
     pub(crate) fn on_timer(&mut self, id: u64) {
@@ -325,118 +374,17 @@ impl Agent {
             return self.stop_at_limit("TURN_TIMEOUT", message);
         }
         let waiting = |s: &Stage| matches!(s, Stage::Backoff { timer_id, .. } if *timer_id == id);
-        let Some(turn) = self.turn_in(waiting) else { return };
-        let Stage::Backoff { attempt, .. } = turn.stage else { unreachable!() };
-        self.request_model(turn, attempt);
-    }
-
-    pub(crate) fn on_tool(&mut self, outcome: ToolOutcome) {
-        let Some(mut turn) = self.turn_in(|s| matches!(s, Stage::Tools(_))) else { return };
-        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-        if batch.finish(&outcome.call_id, outcome.content, outcome.error_code) {
-            batch.context.extend(outcome.context);
+        let Some(mut turn) = self.turn_in(waiting) else { return };
+        let Stage::Backoff { attempt, compaction, .. } = &mut turn.stage else { unreachable!() };
+        let (attempt, compaction) = (*attempt, compaction.take());
+        match compaction {
+            Some(plan) => self.request_summary(turn, plan, attempt),
+            None => self.request_model(turn, attempt),
         }
-        self.run_tools(turn);
-    }
-
-    /// Dispatches what may run, commits what finished in model order, and ends the step once every
-    /// result is in. Cancelled: nothing more is dispatched; waiting calls are answered
-    /// `ABORTED_BEFORE_DISPATCH` while running ones drain.
-    fn run_tools(&mut self, mut turn: Turn) {
-        loop {
-            let committed = self.commit_results(&mut turn);
-            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-            if batch.all_committed() {
-                for message in std::mem::take(&mut batch.context) {
-                    let splice = self.durable.inbox.insert(Target::NextStep, message);
-                    self.splice(splice);
-                }
-                let end = if turn.stop.is_some() { StepEnd::Aborted } else { StepEnd::ToolCalls };
-                return self.end_step(turn, end);
-            }
-            let dispatched = self.dispatch_tools(&mut turn);
-            if !committed && !dispatched {
-                self.phase = Phase::Running(turn);
-                return;
-            }
-        }
-    }
-
-    /// Logs the results that are next in model order; `true` if there were any.
-    fn commit_results(&mut self, turn: &mut Turn) -> bool {
-        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-        let ready = batch.committable();
-        let any = !ready.is_empty();
-        for (index, content, error_code) in ready {
-            let Stage::Tools(batch) = &turn.stage else { unreachable!() };
-            let call = &batch.calls[index];
-            let error = error_code.map(|code| ToolError { name: call.name.clone(), code });
-            let block = ContentBlock::ToolResult {
-                tool_call_id: call.id.clone(),
-                content,
-                is_error: error.is_some(),
-            };
-            let message = Message {
-                id: self.derived_id(),
-                role: Role::Tool,
-                content: vec![block],
-                source: Source::of("tool"),
-            };
-            let event = ToolResultEvent { turn: turn.number, step: turn.step, message, error };
-            self.emit(EventData::ToolResult(event), None);
-        }
-        any
-    }
-
-    /// Logs `tool/call` for the next group and hands it to the host; `true` if any was dispatched.
-    /// A call the host cannot run (unknown tool, or the turn is cancelled) is answered at once.
-    fn dispatch_tools(&mut self, turn: &mut Turn) -> bool {
-        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-        let group = match turn.stop {
-            Some(_) => batch.waiting(),
-            None => batch.next_group(&self.config.tools),
-        };
-        let any = !group.is_empty();
-        for index in group {
-            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-            let call = &batch.calls[index];
-            let (id, name, arguments) =
-                (call.id.clone(), call.name.clone(), call.arguments.clone());
-            let event = ToolCallEvent {
-                turn: turn.number,
-                step: turn.step,
-                call_id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-            };
-            self.emit(EventData::ToolCall(event), None);
-            let stopped = match &turn.stop {
-                Some(Stop::Cancel(_)) => Some("the turn was cancelled"),
-                Some(Stop::Limit(_)) => Some("the turn reached a limit"),
-                None => None,
-            };
-            let answer = if let Some(why) = stopped {
-                Some(("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was dispatched")))
-            } else if !self.config.tools.iter().any(|t| t.name == name) {
-                let known: Vec<_> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
-                Some((
-                    "UNKNOWN_TOOL",
-                    format!("unknown tool {name:?}; available tools: {}", known.join(", ")),
-                ))
-            } else {
-                None
-            };
-            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-            match answer {
-                Some((code, text)) => batch.answer(index, vec![ContentBlock::Text { text }], code),
-                None => self.out.push(Output::CallTool(ToolCall { call_id: id, name, arguments })),
-            }
-        }
-        any
     }
 
     /// Logs `step/end` and decides what the turn does next.
-    fn end_step(&mut self, mut turn: Turn, end: StepEnd) {
+    pub(crate) fn end_step(&mut self, mut turn: Turn, end: StepEnd) {
         self.emit(EventData::StepEnd(StepMark { turn: turn.number, step: turn.step }), None);
         match end {
             StepEnd::Aborted => return self.end_turn(turn.number, turn.reason()),
@@ -468,7 +416,15 @@ impl Agent {
         let Some(mut turn) = self.take_turn() else { return };
         match &mut turn.stage {
             Stage::Deciding { .. } => self.end_turn(turn.number, turn.reason()),
+            Stage::Backoff { .. } if turn.maintenance => self.settle_compaction(),
             Stage::Backoff { .. } => self.end_step(turn, StepEnd::Aborted),
+            Stage::Compacting(compacting) => {
+                self.out.push(Output::AbortModel(compacting.request_id));
+                match turn.maintenance {
+                    true => self.settle_compaction(),
+                    false => self.end_step(turn, StepEnd::Aborted),
+                }
+            }
             Stage::Streaming { request_id, chunks, .. } => {
                 self.out.push(Output::AbortModel(*request_id));
                 let chunks = std::mem::take(chunks);

@@ -56,9 +56,17 @@ scenarios! {
     accepted_followups_run_after_a_restart,
     a_restart_with_only_injects_pending_starts_no_turn,
     host_events_are_logged_in_place_and_change_nothing_else,
+    pressure_compacts_inside_the_turn_that_needed_it,
+    a_compaction_keeps_the_last_tool_calls_and_their_results,
+    overflow_compacts_once_and_retries_the_step,
+    a_second_overflow_ends_the_turn_context_overflow,
+    replay_never_asks_for_the_summary_again,
+    compact_at_idle_keeps_status_idle_and_latches_a_waking_send,
+    a_cancel_abandons_a_compaction_at_idle,
+    a_cancel_during_a_turns_compaction_ends_it_aborted,
 }
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 41);
+    assert_eq!(testkit::SCENARIOS.len(), 49);
 }

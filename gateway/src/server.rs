@@ -49,6 +49,8 @@ pub struct Settings {
     pub connections: Connections,
     /// What each tenant may hold and do.
     pub tenants: TenantLimits,
+    /// The models' context windows.
+    pub windows: crate::model::ContextWindows,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -198,6 +200,7 @@ impl Sessions {
         let sessions = Sessions::compose(store, Arc::new(host), tools, settings.model.clone());
         sessions.registry.set_eviction(settings.eviction);
         sessions.registry.set_limits(settings.limits.clone());
+        sessions.registry.set_windows(settings.windows.clone());
         Ok(sessions)
     }
 

@@ -6,6 +6,9 @@
 //! - `session/prompt {sessionId, contentBlocks}` → `{messageId}` once the message is durable; an
 //!   unknown `sessionId` creates the session. The insert splice's `session.event` is written
 //!   before the response.
+//! - `session/compact {sessionId}` → `{}` once a compaction of the idle session has started; its
+//!   `context/compaction` event follows as a `session.event`. Refused (-32603) with the code
+//!   `session-running`, `compacting` or `nothing-to-compact`.
 //! - `shutdown` → `{}` (the last frame: forwarding stops first), then the store is flushed and
 //!   the process exits 0. At the end of input the prompted sessions first finish their work (a
 //!   dropped connection cancels nothing).
@@ -207,6 +210,7 @@ impl Server {
         match request.method.as_str() {
             "initialize" => self.initialize(&request.params),
             "session/prompt" => self.prompt(&request.params).await,
+            "session/compact" => self.compact(&request.params).await,
             "shutdown" => Ok(json!({})),
             method => Err(RpcError {
                 code: -32601,
@@ -292,6 +296,27 @@ impl Server {
             ));
         }
         Ok(json!({"messageId": message_id}))
+    }
+
+    /// Compacts an idle session's conversation; its events are forwarded from now on.
+    async fn compact(&mut self, params: &Value) -> Result<Value, RpcError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct CompactParams {
+            session_id: String,
+        }
+        let params: CompactParams =
+            serde_json::from_value(params.clone()).map_err(RpcError::invalid_params)?;
+        let handle = self.registry.resume(&params.session_id).await.map_err(RpcError::registry)?;
+        self.forward(&handle);
+        match handle.feed(airlock_core::Input::Compact, None).await {
+            Ok(Admission::Fed(fed)) => match fed.refusal {
+                None => Ok(json!({})),
+                Some(refusal) => Err(RpcError::failed(&refusal.code, refusal.message)),
+            },
+            Ok(_) => unreachable!("no idempotency key"),
+            Err(error) => Err(RpcError::failed("storage-unavailable", error)),
+        }
     }
 
     /// The live session, created (with the model `initialize` chose) when it does not exist.

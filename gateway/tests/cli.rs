@@ -93,20 +93,36 @@ fn serve_reads_airlock_toml_and_a_flag_wins_over_it() {
     assert!(dir.path().join("from-file.db").exists(), "the file wins over the default");
 }
 
-#[test]
-fn a_bad_airlock_toml_is_refused_with_what_to_fix() {
+/// `airlock serve` in a directory whose `airlock.toml` holds `toml`, which it refuses: its exit
+/// code and stderr.
+fn serve_refusing(toml: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("airlock.toml"), "lisen = \"127.0.0.1:0\"\n").unwrap();
+    std::fs::write(dir.path().join("airlock.toml"), toml).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .arg("serve")
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn a_bad_airlock_toml_is_refused_with_what_to_fix() {
+    let (code, stderr) = serve_refusing("lisen = \"127.0.0.1:0\"\n");
+    assert_eq!(code, Some(2));
     assert!(
         stderr.starts_with("airlock: airlock.toml is not valid") && stderr.contains("lisen"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_context_window_too_small_in_airlock_toml_is_refused_naming_the_model() {
+    let (code, stderr) = serve_refusing("[models.\"openai:tiny\"]\ncontext_window = 10\n");
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "airlock: airlock.toml: models.\"openai:tiny\": context_window must be at least 100 tokens\n"
     );
 }
 
@@ -320,4 +336,53 @@ fn serve_on_a_public_address_refuses_to_start_without_keys_and_starts_with_one()
     assert!(listed.contains("acme") && !listed.contains(key.trim()), "{listed}");
 
     serve_once(dir.path(), &["--listen", "0.0.0.0:0", "--data", "open.db"]);
+}
+
+/// `airlock run --json` on the demo model in `data`, in `session` when given: the run result.
+fn demo_run(
+    data: &std::path::Path,
+    cache: &std::path::Path,
+    session: Option<&str>,
+    task: &str,
+) -> serde_json::Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command.args(["run", "--json", "--data"]).arg(data);
+    if let Some(session) = session {
+        command.args(["--session", session]);
+    }
+    let out = command
+        .arg(task)
+        .env("AIRLOCK_CACHE_DIR", cache)
+        .env_remove("AIRLOCK_MODEL")
+        .env_remove("AIRLOCK_CONTEXT_WINDOW")
+        .output()
+        .expect("airlock runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "airlock run {task:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).expect("--json prints the run result")
+}
+
+#[test]
+fn the_demo_model_compacts_a_long_session_of_airlock_run_and_goes_on_from_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("airlock.db");
+    let task = |n: usize| format!("step {n}: {}", "please keep track of this detail ".repeat(4));
+    let first = demo_run(&data, dir.path(), None, &task(0));
+    let session = first["sessionId"].as_str().unwrap().to_owned();
+    let compacted = (1..60).find_map(|n| {
+        let result = demo_run(&data, dir.path(), Some(&session), &task(n));
+        let events = result["events"].as_array().unwrap().clone();
+        let compaction = events.into_iter().find(|e| e["type"] == "context/compaction");
+        compaction.map(|c| (n, c, result))
+    });
+    let (turn, compaction, result) = compacted.expect("a compaction within 60 turns");
+    assert!(turn >= 5, "the demo window holds a few turns first (compacted at turn {turn})");
+    let data = &compaction["data"];
+    assert_eq!(data["trigger"], "pressure");
+    let before = data["tokensBefore"].as_u64().unwrap();
+    assert!(before >= 1_600, "80 % of the demo's 2,000-token window: {before}");
+    assert!(data["tokensAfter"].as_u64().unwrap() < before / 2, "{data}");
+    let summary = data["summary"]["content"][0]["text"].as_str().unwrap();
+    assert!(summary.contains("The demo model summarized"), "{summary}");
+    assert_eq!(result["finishReason"], "completed", "the turn went on after it: {result}");
 }

@@ -213,3 +213,60 @@ async fn the_page_signs_in_with_a_key_and_streams_with_an_http_only_cookie() {
     page.wait_text("#tenant", "tenant web").await;
     assert_eq!(page.run(json!({"do": "errors"})).await, json!([]), "the page threw");
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_page_shows_a_compaction_as_a_folded_earlier_conversation_summarized_block() {
+    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
+    let mut page = Page::launch();
+    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
+    let session = page.run(json!({"do": "newSession"})).await;
+    let session = session.as_str().unwrap().to_owned();
+
+    // While a turn runs, `/compact` is refused and the page says why.
+    let (hello, gate) = held("Hello from the mock model today.");
+    w.mock.push(hello);
+    page.send("hi there", "followup").await;
+    w.mock.requested(1).await;
+    page.wait_text(".msg.assistant.streaming", "Hello").await;
+    page.wait_text("#session-status", "running").await;
+    page.send("/compact", "followup").await;
+    page.wait_text(".note", "session-running").await;
+    gate.notify_one();
+    page.wait_text(".msg.assistant", "Hello from the mock model today.").await;
+    page.wait_text(".turn-end", "completed").await;
+    // The status shown went running before the turn's events, so idle now is the turn's end.
+    page.wait_text("#session-status", "idle").await;
+
+    // At idle it compacts: the mock's next reply is the summary, which arrives as a folded block
+    // after the conversation it stands for, and that conversation stays on the page.
+    w.mock.push(Reply::text("The person greeted the model.", 2));
+    page.send("/compact", "followup").await;
+    page.wait_text(".compaction summary", "Earlier conversation summarized").await;
+    let heads = page.texts(".compaction summary").await;
+    assert!(heads.len() == 1 && heads[0].contains("(manual)"), "{heads:?}");
+    assert_eq!(page.texts(".compaction .text").await, ["The person greeted the model."]);
+    let shown = conversation(&mut page).await;
+    let at = |prefix: &str| shown.iter().position(|line| line.starts_with(prefix));
+    let block = at("Earlier conversation summarized").expect("the block is in the conversation");
+    assert!(at("hi there").is_some_and(|i| i < block), "{shown:?}");
+    assert!(at("Hello from the mock model today.").is_some_and(|i| i < block), "{shown:?}");
+    let log = w.gw.log(&session).await;
+    let compactions: Vec<_> = log.iter().filter(|e| e["type"] == "context/compaction").collect();
+    assert_eq!(compactions.len(), 1, "one block per compaction event");
+    assert_eq!(compactions[0]["data"]["trigger"], "manual");
+
+    // Folded until clicked, then the summary shows.
+    let open = json!({"do": "attributes", "selector": ".compaction", "name": "open"});
+    assert_eq!(page.run(open.clone()).await, json!([null]), "folded at first");
+    page.run(json!({"do": "click", "selector": ".compaction summary"})).await;
+    let shows = json!({"do": "waitVisible", "selector": ".compaction .text", "text": "greeted"});
+    page.run(shows).await;
+    assert_eq!(page.run(open).await, json!([""]), "unfolded by the click");
+
+    // Reloading rebuilds the block from the log.
+    page.run(json!({"do": "reload"})).await;
+    page.wait_text(".compaction .text", "The person greeted the model.").await;
+    assert_eq!(page.texts(".compaction summary").await, heads, "the same block after a reload");
+    assert_eq!(page.run(json!({"do": "errors"})).await, json!([]), "the page threw");
+}

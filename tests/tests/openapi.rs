@@ -22,6 +22,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/v1/sessions/{id}/queue/{message_id}"),
     ("POST", "/v1/sessions/{id}/queue/{message_id}/steer"),
     ("POST", "/v1/sessions/{id}/cancel"),
+    ("POST", "/v1/sessions/{id}/compact"),
     ("POST", "/v1/sessions/{id}/runs"),
     ("POST", "/v1/runs"),
     ("POST", "/v1/login"),
@@ -176,6 +177,7 @@ async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
         ("POST", "/v1/sessions/{id}/messages"),
         ("PATCH", "/v1/sessions/{id}/queue/{message_id}"),
         ("POST", "/v1/sessions/{id}/cancel"),
+        ("POST", "/v1/sessions/{id}/compact"),
         ("POST", "/v1/sessions/{id}/runs"),
         ("POST", "/v1/runs"),
     ] {

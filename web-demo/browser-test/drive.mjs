@@ -76,6 +76,15 @@ const commands = {
   // The class lists of every element matching `selector`.
   classes: async ({ selector }) =>
     page.$$eval(selector, (nodes) => nodes.map((n) => n.className)),
+  // The attribute `name` of every element matching `selector` (null where it is absent).
+  attributes: async ({ selector, name }) =>
+    page.$$eval(selector, (nodes, name) => nodes.map((n) => n.getAttribute(name)), name),
+  // Waits until an element matching `selector` with `text` in it is shown, not just in the DOM
+  // (the body of a folded <details> is there but hidden).
+  waitVisible: async ({ selector, text }) => {
+    await page.locator(selector, { hasText: text }).first()
+      .waitFor({ state: "visible", timeout: TIMEOUT });
+  },
   reload: async () => {
     await page.reload();
     await page.waitForSelector("#connection[data-state='open']", { timeout: TIMEOUT });

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::io::{Config, Input, Limits, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
 use crate::wire::{
-    CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target,
+    CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target, Usage,
 };
 
 /// The time of a harness session's first input.
@@ -41,6 +41,8 @@ pub enum Reply {
     Hang(&'static str),
     /// Fails with this error code (and `Retry-After` in ms).
     Fail(&'static str, Option<u64>),
+    /// Plays the reply with a usage chunk of this many prompt tokens before its finish.
+    Counted(u64, Box<Reply>),
 }
 
 /// The session config the harness uses: tools `echo` (parallel-safe), `slow` and `wait`
@@ -282,6 +284,7 @@ impl<'b> Harness<'b> {
             Output::AbortModel(request_id) => {
                 self.transcript.push(format!("abort request {request_id}"))
             }
+            Output::Compacting(busy) => self.transcript.push(format!("compacting {busy}")),
             Output::RetryAfter { timer_id, delay_ms } if self.hold_timers => {
                 self.timers.push((timer_id, delay_ms));
             }
@@ -294,6 +297,13 @@ impl<'b> Harness<'b> {
     }
 
     fn play(&mut self, request_id: u64, reply: Reply) {
+        if let Reply::Counted(input_tokens, reply) = reply {
+            self.play(request_id, *reply);
+            let usage = Usage { input_tokens, output_tokens: 1, ..Usage::default() };
+            let chunk = Input::ModelChunk { request_id, chunk: StreamChunk::Usage { usage } };
+            let before_finish = self.queue.len().saturating_sub(2);
+            return self.queue.insert(before_finish, chunk);
+        }
         let chunk = |chunk| Input::ModelChunk { request_id, chunk };
         let words = |text: &'static str| {
             text.split_inclusive(' ')
@@ -356,6 +366,7 @@ impl<'b> Harness<'b> {
                 };
                 vec![Input::ModelFailed { request_id, error }]
             }
+            Reply::Counted(..) => unreachable!("played above"),
         };
         self.queue.extend(inputs);
     }
@@ -459,6 +470,11 @@ fn summarize(event: &Value) -> String {
             }
             line
         }
+        "context/compaction" => format!(
+            "context/compaction {} through {}",
+            data["trigger"].as_str().unwrap_or("?"),
+            data["throughSeq"]
+        ),
         "llm/retry" => format!(
             "llm/retry {} {}ms {}",
             data["attempt"],

@@ -1,4 +1,4 @@
-//! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel.
+//! Input: messages (enqueue-only, answered once durable), receipts, the queue, cancel, compact.
 
 use airlock_core::{CancelCause, Delivery, Input, Message, Status, Target};
 use axum::extract::{Path, State};
@@ -23,7 +23,7 @@ use crate::schema::{delivery_schema, queue_items_schema};
 use crate::session::{IdempotencyKey, QueueItem};
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
-/// `…/queue/{message_id}/steer` and `…/cancel` (paths in the annotations).
+/// `…/queue/{message_id}/steer`, `…/cancel` and `…/compact` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(send))
@@ -32,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(edit, remove))
         .routes(routes!(steer))
         .routes(routes!(cancel))
+        .routes(routes!(compact))
 }
 
 /// A message to send.
@@ -322,3 +323,42 @@ async fn cancel(
     handle.feed(input, None).await?;
     Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true })))
 }
+
+/// Summarizes the conversation now, as maintenance of an idle session: status stays `idle`, and a
+/// message sent meanwhile is accepted and runs once the `context/compaction` event is logged.
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/compact", operation_id = "compactSession", tag = "input",
+    params(SessionId),
+    request_body(content = Option<CompactBody>, description = "Optional: no body counts as `{}`."),
+    responses(
+        (status = 202, description = "The compaction started; its `context/compaction` event follows", body = Accepted),
+        (status = 409, description = "`session-running` (a turn runs: it compacts by itself when the context fills), `compacting` (one runs already), `nothing-to-compact`, or `session-disposed`", body = ErrorBody),
+        BodyRefused, NoSession, SessionFailed,
+    )
+)]
+async fn compact(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(CompactBody {}): JsonBody<CompactBody>,
+) -> Answer<impl IntoResponse> {
+    let handle = state.registry.resume(&id).await?;
+    match handle.feed(Input::Compact, None).await? {
+        Admission::Fed(fed) => match fed.refusal {
+            None => Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true }))),
+            Some(refusal) => {
+                let code = match refusal.code.as_str() {
+                    "session-running" => "session-running",
+                    "compacting" => "compacting",
+                    _ => "nothing-to-compact",
+                };
+                Err(ApiError::conflict(code, refusal.message))
+            }
+        },
+        Admission::Replayed(_) | Admission::KeyConflict => unreachable!("fed without a key"),
+    }
+}
+
+/// `compact` takes no settings yet.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct CompactBody {}

@@ -88,6 +88,7 @@ const LINKS: [Links; 3] = [
             "sendMessage",
             "getQueue",
             "cancelSession",
+            "compactSession",
             "runInSession",
             "listChildren",
             "getSessionEvents",

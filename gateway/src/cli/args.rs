@@ -40,9 +40,24 @@ pub struct EmbeddedArgs {
     /// `deepseek:<model>`.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
+    /// The model's context window in tokens (default: known for well-known models and the demo);
+    /// the conversation is compacted before it fills.
+    #[arg(long, env = "AIRLOCK_CONTEXT_WINDOW", value_parser = clap::value_parser!(u64).range(100..))]
+    pub context_window: Option<u64>,
     /// The core and the plugins.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+impl EmbeddedArgs {
+    /// The context windows: `--context-window` for the command's model, else the defaults.
+    pub fn windows(&self) -> crate::model::ContextWindows {
+        let mut windows = crate::model::ContextWindows::default();
+        if let Some(window) = self.context_window {
+            windows.set_window(&self.model, window);
+        }
+        windows
+    }
 }
 
 /// What no turn may exceed (`docs/semantics.md`, "Limits"); 0 turns a limit off.

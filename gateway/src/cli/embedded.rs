@@ -49,6 +49,7 @@ impl Embedded {
             limits: airlock_core::Limits::default(),
             connections: crate::connections::Connections::default(),
             tenants: crate::api::TenantLimits::default(),
+            windows: args.windows(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

@@ -35,6 +35,9 @@ struct FileSettings {
     tenant_streams: Option<usize>,
     tenant_rate: Option<u32>,
     tenant_turns: Option<usize>,
+    context_window: Option<u64>,
+    /// `[models."NAME"]`: per-model settings, which no flag names.
+    models: Option<std::collections::BTreeMap<String, crate::model::ModelSettings>>,
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -106,6 +109,12 @@ pub fn apply(
     fill(&mut args.tenant_streams, file.tenant_streams, unset("tenant_streams"));
     fill(&mut args.tenant_rate, file.tenant_rate, unset("tenant_rate"));
     fill(&mut args.tenant_turns, file.tenant_turns, unset("tenant_turns"));
+    fill(&mut args.context_window, file.context_window.map(Some), unset("context_window"));
+    if let Some(models) = file.models {
+        let models = crate::model::ContextWindows::new(models);
+        models.check().map_err(|error| format!("{}: {error}", path.display()))?;
+        args.models = models;
+    }
     Ok(())
 }
 

@@ -60,6 +60,11 @@ impl Progress {
                 "the model failed ({}); retry {} in {} ms",
                 retry.error.code, retry.attempt, retry.delay_ms
             )),
+            EventData::ContextCompaction(compaction) => {
+                let after = compaction.tokens_after.map(|t| format!(" → {t}")).unwrap_or_default();
+                let tokens = format!("{}{after} tokens", compaction.tokens_before);
+                self.line(&format!("⋯ earlier conversation summarized ({tokens})"));
+            }
             EventData::TurnEnd(_) => self.stop(),
             _ => {}
         }

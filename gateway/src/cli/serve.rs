@@ -25,6 +25,13 @@ pub struct ServeArgs {
     /// The model for sessions that name none.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
+    /// The context window of `--model` in tokens (default: known for well-known models and the
+    /// demo; others: `[models."NAME"] context_window` in `airlock.toml`).
+    #[arg(long, env = "AIRLOCK_CONTEXT_WINDOW", value_parser = clap::value_parser!(u64).range(100..))]
+    pub context_window: Option<u64>,
+    /// `[models."NAME"]` of `airlock.toml`: each model's context window and compaction share.
+    #[arg(skip)]
+    pub models: crate::model::ContextWindows,
     /// `full` survives power loss; `normal` is faster and may lose the last commits then.
     #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
     pub durability: DurabilityArg,
@@ -82,7 +89,12 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut windows = args.models;
+    if let Some(window) = args.context_window {
+        windows.set_window(&args.model, window);
+    }
     let settings = Settings {
+        windows,
         data: args.data,
         model: args.model,
         durability: args.durability.into(),

@@ -41,6 +41,10 @@ pub(super) fn config_to(c: &Config) -> wit::Config {
             step_output_bytes: c.limits.step_output_bytes,
             max_retry_after_ms: c.limits.max_retry_after_ms,
         },
+        context: wit::ContextPolicy {
+            window: c.context.window,
+            compact_at_percent: c.context.compact_at_percent,
+        },
     }
 }
 
@@ -137,6 +141,7 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
         }),
         Input::RetryTimer(id) => wit::Input::RetryTimer(id),
         Input::Recover => wit::Input::Recover,
+        Input::Compact => wit::Input::Compact,
         Input::Log(HostEvent::GoalChange(data)) => {
             wit::Input::Log(wit::HostEvent::GoalChange(data))
         }
@@ -186,6 +191,7 @@ pub(super) fn output_from(
         wit::Output::RetryAfter(r) => {
             Output::RetryAfter { timer_id: r.timer_id, delay_ms: r.delay_ms }
         }
+        wit::Output::Compacting(busy) => Output::Compacting(busy),
         wit::Output::Refused(r) => Output::Refused { code: r.code, message: r.message },
     })
 }

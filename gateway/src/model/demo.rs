@@ -4,11 +4,17 @@
 //! - An ordinary message gets a short answer about what it received, in several chunks.
 //! - `/tool <name> <json>` makes it call that tool; when the result comes back it summarizes it.
 //! - `/fail <CODE> [message]` makes it fail with that error code (to see errors end to end).
+//! - Asked to summarize the conversation (a compaction), it answers with a short deterministic
+//!   summary: how many messages there were and the person's latest ones.
+//!
+//! It counts tokens as the core estimates them ([`airlock_core::estimate`]), and its context
+//! window is [`super::DEMO_WINDOW`]: a long enough session shows a compaction.
 
 use std::sync::Arc;
 
 use airlock_core::{
-    ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, Usage,
+    COMPACTION_INSTRUCTION, ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role,
+    StreamChunk, Usage,
 };
 use futures::stream;
 
@@ -42,6 +48,9 @@ fn respond(messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
     }
     let text = plain_text(last);
     let text = text.trim();
+    if text == COMPACTION_INSTRUCTION {
+        return answer(&summarize_conversation(&messages[..messages.len() - 1]), messages);
+    }
     if let Some(rest) = text.strip_prefix("/fail") {
         let rest = rest.trim();
         let (code, message) =
@@ -89,11 +98,48 @@ fn answer(text: &str, messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, Mode
     chunks
 }
 
-/// Counts words as tokens: deterministic, and enough to show usage flowing through.
+/// Counts prompt tokens as the core estimates them, and words as output tokens.
 fn usage(messages: &[Arc<Message>], output_tokens: u64) -> StreamChunk {
-    let input_tokens =
-        messages.iter().map(|m| plain_text(m).split_whitespace().count() as u64).sum();
+    let input_tokens = messages.iter().map(|m| airlock_core::estimate(m)).sum();
     StreamChunk::Usage { usage: Usage { input_tokens, output_tokens, ..Usage::default() } }
+}
+
+/// A deterministic summary of `messages`: what they held, and the person's last few messages.
+fn summarize_conversation(messages: &[Arc<Message>]) -> String {
+    let said_by = |role: Role| {
+        (messages.iter()).filter(move |m| m.role == role && m.source.kind != "compaction")
+    };
+    let count = |role| said_by(role).count();
+    let said: Vec<String> = (said_by(Role::User).rev())
+        .take(3)
+        .map(|m| format!("\"{}\"", clipped(plain_text(m).trim(), 80)))
+        .collect();
+    let earlier = match messages.first() {
+        Some(first) if first.source.kind == "compaction" => " It began with an earlier summary.",
+        _ => "",
+    };
+    let latest = match said.is_empty() {
+        true => String::new(),
+        false => {
+            let said: Vec<String> = said.into_iter().rev().collect();
+            format!(" The person's latest messages: {}.", said.join(", "))
+        }
+    };
+    format!(
+        "The demo model summarized {} messages: {} from the person, {} answers, {} tool results.{earlier}{latest}",
+        messages.len(),
+        count(Role::User),
+        count(Role::Assistant),
+        count(Role::Tool),
+    )
+}
+
+/// The first `most` characters of `text`, with `…` when cut.
+fn clipped(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 /// "The <tool> tool returned: <text>." for each trailing tool result.
@@ -195,6 +241,22 @@ mod tests {
         assert_eq!(
             texts(&respond(&[user("x"), assistant, result])),
             "The echo tool returned: echo: hi"
+        );
+    }
+
+    #[test]
+    fn demo_summarizes_a_conversation_it_is_asked_to_compact() {
+        let instruction = Arc::new(Message {
+            id: "i".into(),
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: COMPACTION_INSTRUCTION.into() }],
+            source: Source::of("compaction"),
+        });
+        let summary = texts(&respond(&[user("plan the trip"), user("to Oslo"), instruction]));
+        assert_eq!(
+            summary,
+            "The demo model summarized 2 messages: 2 from the person, 0 answers, 0 tool \
+             results. The person's latest messages: \"plan the trip\", \"to Oslo\"."
         );
     }
 

@@ -6,6 +6,7 @@
 
 mod demo;
 pub mod openai;
+mod window;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use futures::Stream;
 
 pub use demo::Demo;
 pub use openai::{OpenAi, OpenAiConfig, Timeouts};
+pub use window::{ContextWindows, DEMO_WINDOW, ModelSettings};
 
 /// A model response: chunks until the stream ends, or an error.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk, ModelError>> + Send>>;

@@ -100,5 +100,5 @@ fn at_rest(handle: &SessionHandle) -> bool {
 /// Whether a session is idle with nothing pending.
 pub(super) fn at_rest_now(handle: &SessionHandle) -> bool {
     let view = handle.view();
-    view.status == airlock_core::Status::Idle && view.inbox.is_empty()
+    view.status == airlock_core::Status::Idle && !view.compacting && view.inbox.is_empty()
 }

@@ -135,6 +135,8 @@ pub struct Registry {
     eviction: Mutex<Eviction>,
     /// What no turn of a session built from now on may exceed.
     limits: Mutex<Limits>,
+    /// The context windows of the models of sessions built from now on.
+    windows: Mutex<model::ContextWindows>,
     /// Wakes the evictor early (more sessions than `max_live`).
     crowded: Arc<tokio::sync::Notify>,
     hub: broadcast::Sender<HubNotice>,
@@ -172,6 +174,7 @@ impl Registry {
             waking: Mutex::new(HashMap::new()),
             eviction: Mutex::new(Eviction::default()),
             limits: Mutex::new(Limits::default()),
+            windows: Mutex::default(),
             crowded: Arc::default(),
             hub: broadcast::channel(256).0,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
@@ -206,6 +209,11 @@ impl Registry {
     /// Sets what no turn may exceed, for sessions built (created or brought back) from now on.
     pub fn set_limits(&self, limits: Limits) {
         *self.limits.lock().expect("limits lock") = limits;
+    }
+
+    /// Sets the models' context windows, for sessions built from now on.
+    pub fn set_windows(&self, windows: model::ContextWindows) {
+        *self.windows.lock().expect("windows lock") = windows;
     }
 
     /// Session-set changes from now on.
@@ -433,6 +441,8 @@ impl Registry {
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
         config.limits = self.limits.lock().expect("limits lock").clone();
+        config.context =
+            self.windows.lock().expect("windows lock").policy(&spec.model, model.model());
         let log = Arc::new(self.store.clone());
         Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox })
     }

@@ -106,6 +106,7 @@ impl Session {
                 Output::Status(Status::Idle) => {
                     self.timers.drain(..).for_each(|timer| timer.abort());
                 }
+                Output::Compacting(busy) => self.compacting = busy,
                 Output::CallModel(_)
                 | Output::AppendEvent(_)
                 | Output::Status(_)
@@ -136,4 +137,24 @@ impl Session {
 async fn arrived<S: futures::Stream + Unpin>(stream: &mut S) -> Option<Option<S::Item>> {
     tokio::task::yield_now().await;
     stream.next().now_or_never()
+}
+
+/// What one feed produced, before it is committed.
+#[derive(Default)]
+pub(super) struct Batch {
+    pub(super) outputs: Vec<Output>,
+    /// How many of them append an event.
+    events: usize,
+}
+
+impl Batch {
+    pub(super) fn push(&mut self, output: Output) {
+        self.events += usize::from(matches!(output, Output::AppendEvent(_)));
+        self.outputs.push(output);
+    }
+
+    /// How many events it appends.
+    pub(super) fn events(&self) -> usize {
+        self.events
+    }
 }

@@ -43,6 +43,7 @@ use crate::receipts::Marker;
 use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
+use effects::Batch;
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 
@@ -107,6 +108,8 @@ pub struct Session {
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
+    /// A compaction at idle runs: idle, but busy (awake, owners waiting) until it settles.
+    compacting: bool,
     /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
     /// owes `recover` before it takes anything else ([`Session::repair`]).
     owes_recovery: bool,
@@ -157,6 +160,7 @@ impl Session {
             timers: Vec::new(),
             streams: BTreeMap::new(),
             went_idle: None,
+            compacting: false,
             owes_recovery: false,
             cancel: TurnCancel::new(),
             goal: loaded.goal,
@@ -204,6 +208,11 @@ impl Session {
     /// The log so far.
     pub async fn events(&self) -> Result<Vec<String>, StoreError> {
         self.log.read(&self.config.session_id).await
+    }
+
+    /// Whether a compaction at idle runs: the agent is idle but not at rest.
+    pub fn compacting(&self) -> bool {
+        self.compacting
     }
 
     /// Where the agent last became idle, once: the seq of the last event before the first
@@ -475,25 +484,5 @@ pub struct SessionParts {
 impl SessionParts {
     fn config(&self) -> Config {
         Config { tools: self.tools.specs(), ..self.config.clone() }
-    }
-}
-
-/// What one feed produced, before it is committed.
-#[derive(Default)]
-struct Batch {
-    outputs: Vec<Output>,
-    /// How many of them append an event.
-    events: usize,
-}
-
-impl Batch {
-    fn push(&mut self, output: Output) {
-        self.events += usize::from(matches!(output, Output::AppendEvent(_)));
-        self.outputs.push(output);
-    }
-
-    /// How many events it appends.
-    fn events(&self) -> usize {
-        self.events
     }
 }

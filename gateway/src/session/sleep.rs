@@ -63,9 +63,13 @@ impl Session {
         }
     }
 
-    /// Whether the session may sleep now: awake, idle, and its log keeps snapshots.
+    /// Whether the session may sleep now: awake, idle and not compacting, and its log keeps
+    /// snapshots.
     pub fn can_sleep(&self) -> bool {
-        self.core.is_some() && self.status == Status::Idle && self.log.keeps_snapshots()
+        self.core.is_some()
+            && self.status == Status::Idle
+            && !self.compacting
+            && self.log.keeps_snapshots()
     }
 
     /// Drops the core instance once a snapshot of its state is durable; answers whether it

@@ -42,6 +42,7 @@ fn settings(data: PathBuf) -> Settings {
         limits: Default::default(),
         connections: Default::default(),
         tenants: Default::default(),
+        windows: Default::default(),
     }
 }
 

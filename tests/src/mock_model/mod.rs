@@ -46,6 +46,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     /// Bodies are not kept (a benchmark's thousands of long requests).
     forget: std::sync::atomic::AtomicBool,
+    /// Usage reports the request's size ([`MockModel::count_prompt_tokens`]).
+    counted: std::sync::atomic::AtomicBool,
     /// How many requests have arrived.
     arrived: tokio::sync::watch::Sender<usize>,
 }
@@ -57,6 +59,7 @@ impl Default for Shared {
             routed: Mutex::default(),
             requests: Mutex::default(),
             forget: false.into(),
+            counted: false.into(),
             arrived: tokio::sync::watch::Sender::new(0),
         }
     }
@@ -129,6 +132,12 @@ impl MockModel {
         self.shared.forget.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// From now on, every reply's usage (unless scripted) counts a prompt token per four bytes
+    /// of the request's messages, so a growing conversation reports growing `prompt_tokens`.
+    pub fn count_prompt_tokens(&self) {
+        self.shared.counted.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The `Authorization` header of every request received so far, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
         lock(&self.shared.requests).iter().map(|r| r.authorization.clone()).collect()
@@ -169,7 +178,10 @@ async fn chat_completions(
             last.and_then(|last| routed.iter().position(|(marker, _)| last.contains(marker)));
         found.map(|index| routed.remove(index).1)
     };
-    let reply = routed.unwrap_or_else(|| lock(&shared.script).pop_front().unwrap_or_default());
+    let mut reply = routed.unwrap_or_else(|| lock(&shared.script).pop_front().unwrap_or_default());
+    if shared.counted.load(std::sync::atomic::Ordering::Relaxed) {
+        reply = reply.counted();
+    }
     match reply.play(&body, number) {
         Played::Status { status, retry_after, body } => {
             let status = StatusCode::from_u16(status).expect("a scripted status is valid");

@@ -39,6 +39,8 @@ struct Script {
     delay: Duration,
     fault: Option<Fault>,
     gate: Option<Arc<Notify>>,
+    /// Report a prompt token per four bytes of the request's messages.
+    counted: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -172,6 +174,15 @@ impl Reply {
         self
     }
 
+    /// Unless its usage is scripted, reports the request's size as its prompt tokens: a token per
+    /// four bytes of the request's messages, as a real tokenizer roughly would.
+    pub(super) fn counted(mut self) -> Reply {
+        if let Kind::Stream(script) = &mut self.kind {
+            script.counted = true;
+        }
+        self
+    }
+
     fn stream(script: Script) -> Reply {
         Reply { kind: Kind::Stream(script) }
     }
@@ -295,7 +306,11 @@ impl Script {
         frames
             .push(chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish}]), Value::Null));
         if wants_usage {
-            let (prompt, completion) = self.usage.unwrap_or((10, delta_frames));
+            let prompt = match self.counted {
+                true => request["messages"].to_string().len() as u64 / 4,
+                false => 10,
+            };
+            let (prompt, completion) = self.usage.unwrap_or((prompt, delta_frames));
             let mut usage = json!({
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,

@@ -3,11 +3,13 @@
 //! logs can be compared byte for byte.
 
 mod cancel;
+mod compaction;
 mod limits;
 mod recovery;
 mod turns;
 
 pub use cancel::*;
+pub use compaction::*;
 pub use limits::*;
 pub use recovery::*;
 pub use turns::*;
@@ -132,6 +134,29 @@ pub const ALL: &[(&str, Scenario)] = &[
     (
         "host_events_are_logged_in_place_and_change_nothing_else",
         host_events_are_logged_in_place_and_change_nothing_else,
+    ),
+    (
+        "pressure_compacts_inside_the_turn_that_needed_it",
+        pressure_compacts_inside_the_turn_that_needed_it,
+    ),
+    (
+        "a_compaction_keeps_the_last_tool_calls_and_their_results",
+        a_compaction_keeps_the_last_tool_calls_and_their_results,
+    ),
+    ("overflow_compacts_once_and_retries_the_step", overflow_compacts_once_and_retries_the_step),
+    (
+        "a_second_overflow_ends_the_turn_context_overflow",
+        a_second_overflow_ends_the_turn_context_overflow,
+    ),
+    ("replay_never_asks_for_the_summary_again", replay_never_asks_for_the_summary_again),
+    (
+        "compact_at_idle_keeps_status_idle_and_latches_a_waking_send",
+        compact_at_idle_keeps_status_idle_and_latches_a_waking_send,
+    ),
+    ("a_cancel_abandons_a_compaction_at_idle", a_cancel_abandons_a_compaction_at_idle),
+    (
+        "a_cancel_during_a_turns_compaction_ends_it_aborted",
+        a_cancel_during_a_turns_compaction_ends_it_aborted,
     ),
 ];
 

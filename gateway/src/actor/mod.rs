@@ -17,12 +17,12 @@ use crate::session::{
     Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError, SharedInbox,
 };
 use crate::store::Store;
+use group::{Member, feed_group, gather, groupable};
+
+mod group;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
-
-/// The most sends that arrived together fed with one commit.
-const MAX_GROUP: usize = 256;
 
 /// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
 pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
@@ -59,6 +59,8 @@ pub struct View {
     pub goal: Option<(Goal, bool)>,
     /// The parent of a continuable child, which alone may give it work.
     pub parent: Option<String>,
+    /// A compaction at idle runs: not at rest.
+    pub compacting: bool,
 }
 
 enum Command {
@@ -240,6 +242,7 @@ fn view_of(session: &Session) -> View {
         inbox: session.inbox(),
         goal: session.goal(),
         parent: session.parent().map(str::to_owned),
+        compacting: session.compacting(),
     }
 }
 
@@ -326,14 +329,6 @@ async fn run(
     }
 }
 
-/// A send waiting to be fed with the others that arrived with it.
-struct Member {
-    input: Input,
-    key: Option<IdempotencyKey>,
-    owner: Option<oneshot::Sender<u64>>,
-    reply: oneshot::Sender<Result<Admission, SessionError>>,
-}
-
 /// Carries out one command. Sends that are already waiting behind it join it in one group
 /// commit; answers the first command that could not join.
 async fn obey(
@@ -375,74 +370,6 @@ async fn obey(
     }
 }
 
-/// Sends join a group; a continuable child's are checked one by one against its status.
-fn groupable(session: &Session, input: &Input) -> bool {
-    matches!(input, Input::Send { .. }) && session.parent().is_none()
-}
-
-/// Moves the sends already waiting into `group` (each idempotency key at most once); answers
-/// the first command that cannot join.
-fn gather(
-    session: &Session,
-    commands: &mut mpsc::Receiver<Box<Command>>,
-    group: &mut Vec<Member>,
-) -> Option<Command> {
-    while group.len() < MAX_GROUP {
-        let Ok(command) = commands.try_recv() else { return None };
-        match *command {
-            Command::Feed { input: Some(input), key, owner, reply }
-                if groupable(session, &input)
-                    && key.as_ref().is_none_or(|key| {
-                        !group.iter().any(|m| m.key.as_ref().is_some_and(|k| k.key == key.key))
-                    }) =>
-            {
-                group.push(Member { input, key, owner, reply });
-            }
-            other => return Some(other),
-        }
-    }
-    None
-}
-
-/// Feeds a group of sends with one commit and answers each of them.
-async fn feed_group(
-    session: &mut Session,
-    store: Option<&Store>,
-    group: Vec<Member>,
-    owners: &mut Vec<oneshot::Sender<u64>>,
-) {
-    // A replayed or conflicting key is answered at once; the others are fed.
-    let mut fed = Vec::with_capacity(group.len());
-    for member in group {
-        match replay(session.id(), store, member.key.as_ref()).await {
-            Ok(None) => fed.push(member),
-            Ok(Some(admission)) => drop(member.reply.send(Ok(admission))),
-            Err(error) => drop(member.reply.send(Err(error))),
-        }
-    }
-    let (inputs, answers): (Vec<_>, Vec<_>) =
-        fed.into_iter().map(|m| ((m.input, m.key), (m.owner, m.reply))).unzip();
-    match session.feed_group(inputs).await {
-        Ok(outcomes) => {
-            for (fed, (owner, reply)) in outcomes.into_iter().zip(answers) {
-                let outcome = Ok(Admission::Fed(fed));
-                if let Some(owner) = owner.filter(|_| admitted(&outcome)) {
-                    owners.push(owner);
-                }
-                let _ = reply.send(outcome);
-            }
-        }
-        Err(error) => {
-            // None of them was applied: each sender is told so, and may send again.
-            for (_, reply) in answers {
-                let _ = reply.send(Err(error.shared()));
-            }
-        }
-    }
-    settle(session, owners);
-    drive_goal(session).await;
-}
-
 /// Whether an input was fed and wrote its first event (an owned interval starts there).
 fn admitted(outcome: &Result<Admission, SessionError>) -> bool {
     matches!(outcome, Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(_) })))
@@ -462,7 +389,9 @@ async fn drive_goal(session: &mut Session) {
 fn settle(session: &mut Session, owners: &mut Vec<oneshot::Sender<u64>>) {
     let end = match session.take_went_idle() {
         Some(seq) => seq,
-        None if session.status() == Status::Idle => session.next_seq().saturating_sub(1),
+        None if session.status() == Status::Idle && !session.compacting() => {
+            session.next_seq().saturating_sub(1)
+        }
         None => return,
     };
     for owner in owners.drain(..) {

@@ -1,0 +1,88 @@
+//! Group commit: the sends already waiting behind one join it, and all of them are fed and
+//! committed together (one fsync), each answered what it alone did.
+
+use airlock_core::Input;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Admission, Command, admitted, drive_goal, replay, settle};
+use crate::session::{IdempotencyKey, Session, SessionError};
+use crate::store::Store;
+
+/// The most sends that arrived together fed with one commit.
+const MAX_GROUP: usize = 256;
+
+/// A send waiting to be fed with the others that arrived with it.
+pub(super) struct Member {
+    pub(super) input: Input,
+    pub(super) key: Option<IdempotencyKey>,
+    pub(super) owner: Option<oneshot::Sender<u64>>,
+    pub(super) reply: oneshot::Sender<Result<Admission, SessionError>>,
+}
+
+/// Sends join a group; a continuable child's are checked one by one against its status.
+pub(super) fn groupable(session: &Session, input: &Input) -> bool {
+    matches!(input, Input::Send { .. }) && session.parent().is_none()
+}
+
+/// Moves the sends already waiting into `group` (each idempotency key at most once); answers
+/// the first command that cannot join.
+pub(super) fn gather(
+    session: &Session,
+    commands: &mut mpsc::Receiver<Box<Command>>,
+    group: &mut Vec<Member>,
+) -> Option<Command> {
+    while group.len() < MAX_GROUP {
+        let Ok(command) = commands.try_recv() else { return None };
+        match *command {
+            Command::Feed { input: Some(input), key, owner, reply }
+                if groupable(session, &input)
+                    && key.as_ref().is_none_or(|key| {
+                        !group.iter().any(|m| m.key.as_ref().is_some_and(|k| k.key == key.key))
+                    }) =>
+            {
+                group.push(Member { input, key, owner, reply });
+            }
+            other => return Some(other),
+        }
+    }
+    None
+}
+
+/// Feeds a group of sends with one commit and answers each of them.
+pub(super) async fn feed_group(
+    session: &mut Session,
+    store: Option<&Store>,
+    group: Vec<Member>,
+    owners: &mut Vec<oneshot::Sender<u64>>,
+) {
+    // A replayed or conflicting key is answered at once; the others are fed.
+    let mut fed = Vec::with_capacity(group.len());
+    for member in group {
+        match replay(session.id(), store, member.key.as_ref()).await {
+            Ok(None) => fed.push(member),
+            Ok(Some(admission)) => drop(member.reply.send(Ok(admission))),
+            Err(error) => drop(member.reply.send(Err(error))),
+        }
+    }
+    let (inputs, answers): (Vec<_>, Vec<_>) =
+        fed.into_iter().map(|m| ((m.input, m.key), (m.owner, m.reply))).unzip();
+    match session.feed_group(inputs).await {
+        Ok(outcomes) => {
+            for (fed, (owner, reply)) in outcomes.into_iter().zip(answers) {
+                let outcome = Ok(Admission::Fed(fed));
+                if let Some(owner) = owner.filter(|_| admitted(&outcome)) {
+                    owners.push(owner);
+                }
+                let _ = reply.send(outcome);
+            }
+        }
+        Err(error) => {
+            // None of them was applied: each sender is told so, and may send again.
+            for (_, reply) in answers {
+                let _ = reply.send(Err(error.shared()));
+            }
+        }
+    }
+    settle(session, owners);
+    drive_goal(session).await;
+}

@@ -69,7 +69,7 @@ async fn metrics_count_sessions_turns_enqueues_commits_and_subscribers() {
     let value = |name: &str| -> f64 {
         let line = text
             .lines()
-            .find(|l| l.starts_with(name))
+            .find(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with(' ')))
             .unwrap_or_else(|| panic!("{name} in {text}"));
         line.rsplit(' ').next().unwrap().parse().unwrap()
     };

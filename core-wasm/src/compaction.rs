@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::agent::{Agent, Phase};
 use crate::event::{CompactionTrigger, ContextCompaction, EventData};
-use crate::io::{ModelRequest, Output, Status};
+use crate::io::{ModelRequest, Output, Status, ToolSpec};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, ModelError, Role, Source, StreamChunk};
 
@@ -93,6 +93,23 @@ pub fn estimate(message: &Message) -> u64 {
     4 + message.content.iter().map(bytes).sum::<u64>().div_ceil(4)
 }
 
+/// The estimated prompt tokens of a whole request: its system prompt and tools, and every
+/// message ([`estimate`]).
+pub fn estimate_request(
+    system: Option<&str>,
+    tools: &[ToolSpec],
+    messages: &[Arc<Message>],
+) -> u64 {
+    fixed_tokens(system, tools) + messages.iter().map(|m| estimate(m)).sum::<u64>()
+}
+
+/// The estimated tokens every request carries: the system prompt and the tools.
+fn fixed_tokens(system: Option<&str>, tools: &[ToolSpec]) -> u64 {
+    let tools: usize =
+        tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.len()).sum();
+    (system.map_or(0, str::len) + tools).div_ceil(4) as u64
+}
+
 impl Agent {
     /// The estimated prompt tokens of the next request: the provider's last count plus an
     /// estimate of the messages after the ones it counted; with no count (a new or just
@@ -106,13 +123,8 @@ impl Agent {
         counted + history[from..].iter().map(|m| estimate(m)).sum::<u64>()
     }
 
-    /// The estimated tokens every request carries: the system prompt and the tools.
     fn fixed_tokens(&self) -> u64 {
-        let system = self.config.system.as_ref().map_or(0, String::len);
-        let tools: usize = (self.config.tools.iter())
-            .map(|t| t.name.len() + t.description.len() + t.parameters.len())
-            .sum();
-        (system + tools).div_ceil(4) as u64
+        fixed_tokens(self.config.system.as_deref(), &self.config.tools)
     }
 
     /// How many leading messages a compaction would summarize: all but those the model has not

@@ -31,7 +31,7 @@ mod guest;
 pub mod testkit;
 
 pub use agent::Agent;
-pub use compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX, estimate};
+pub use compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX, estimate, estimate_request};
 pub use durable::{Durable, OpenStep, OpenTurn, PromptMark};
 pub use event::*;
 pub use inbox::{Delivery, Inbox};

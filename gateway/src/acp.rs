@@ -282,7 +282,7 @@ impl Bridge {
         tokio::spawn(async move {
             let input = Input::Cancel { cause: CancelCause::User, keep_inbox: false };
             if let Err(error) = handle.feed(input, None).await {
-                eprintln!("airlock: session {}: cancel failed: {error}", handle.id());
+                tracing::error!(session_id = handle.id(), %error, "cancel failed");
             }
         });
     }

@@ -112,7 +112,7 @@ impl Follower {
             match self.next().await {
                 Ok(update) => return update,
                 Err(error) => {
-                    eprintln!("airlock: session {}: {error}; retrying", self.session_id);
+                    tracing::warn!(session_id = %self.session_id, %error, "reading the log failed; retrying");
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
             }

@@ -1,13 +1,23 @@
-//! Process metrics, served as Prometheus text at `/metrics`: live and stored sessions, evictions
-//! and wakes, turns, enqueue latency, group-commit sizes, SSE subscribers.
+//! Process metrics at `/metrics`: sessions (live, stored, asleep, evicted, woken), turns by end
+//! reason, HTTP requests by route and status, model calls (outcome, latency, time to first token,
+//! tokens), tool calls, enqueue and commit latency, commit batch sizes, SSE subscribers and the
+//! core's fuel per call. Served as OpenMetrics when the scrape asks for it, else as the
+//! Prometheus text format 0.0.4 ([`Metrics::render`]).
 
 use std::sync::LazyLock;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+/// A metric's labels, as `(name, value)` pairs.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// Histograms by label, each with the buckets its constructor gives.
+pub type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process.
 pub struct Metrics {
@@ -23,18 +33,43 @@ pub struct Metrics {
     pub wakes: Counter,
     /// Seconds to bring a stored session back into memory.
     pub wake_seconds: Histogram,
-    /// Turns ended, whatever their reason.
-    pub turns: Counter,
+    /// Turns ended, by `reason` (the end reason's kind).
+    pub turns: Family<Labels, Counter>,
+    /// HTTP requests answered, by `method`, `route` (the matched path) and `status`.
+    pub http_requests: Family<Labels, Counter>,
+    /// Seconds to answer an HTTP request (to its head), by `method` and `route`.
+    pub http_seconds: Histograms,
+    /// Model calls ended, by `provider`, `model` and `outcome` (`ok`, `aborted`, or the error
+    /// code).
+    pub model_calls: Family<Labels, Counter>,
+    /// Seconds a model call took to its end, by `provider` and `model`.
+    pub model_seconds: Histograms,
+    /// Seconds from a model call's start to its first chunk, by `provider` and `model`.
+    pub model_first_chunk_seconds: Histograms,
+    /// Tokens the providers reported, by `provider`, `model` and `kind` (`input`, `output`).
+    pub model_tokens: Family<Labels, Counter>,
+    /// Tool calls ended, by `tool` and `outcome` (`ok` or the error code).
+    pub tool_calls: Family<Labels, Counter>,
+    /// Seconds a tool call took, by `tool`.
+    pub tool_seconds: Histograms,
     /// Seconds from a message request to its durable receipt.
     pub enqueue_seconds: Histogram,
     /// Jobs committed per SQLite transaction.
     pub commit_batch: Histogram,
+    /// Seconds one SQLite transaction of the writer took, fsync included.
+    pub commit_seconds: Histogram,
     /// Open SSE streams.
     pub sse_subscribers: Gauge,
     /// Session commits that failed: each session was rebuilt from its log, to recover once
     /// storage takes commits again.
     pub commit_failures: Counter,
+    /// Fuel (about one per wasm instruction) one call into the core used.
+    pub core_fuel: Histogram,
     registry: Registry,
+}
+
+fn seconds() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
 }
 
 static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
@@ -46,52 +81,82 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         evictions: Counter::default(),
         wakes: Counter::default(),
         wake_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
-        turns: Counter::default(),
+        turns: Family::default(),
+        http_requests: Family::default(),
+        http_seconds: Family::new_with_constructor(seconds),
+        model_calls: Family::default(),
+        model_seconds: Family::new_with_constructor(seconds),
+        model_first_chunk_seconds: Family::new_with_constructor(seconds),
+        model_tokens: Family::default(),
+        tool_calls: Family::default(),
+        tool_seconds: Family::new_with_constructor(seconds),
         enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
+        commit_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
         sse_subscribers: Gauge::default(),
         commit_failures: Counter::default(),
+        core_fuel: Histogram::new(exponential_buckets(1_000.0, 4.0, 12)),
         registry: Registry::default(),
     };
-    registry.register("sessions", "Sessions in memory", metrics.sessions.clone());
-    registry.register(
-        "stored_sessions",
-        "Sessions stored, in memory or not",
-        metrics.stored_sessions.clone(),
-    );
-    registry.register(
+    let m = &metrics;
+    let r = &mut registry;
+    r.register("sessions", "Sessions in memory", m.sessions.clone());
+    r.register("stored_sessions", "Sessions stored, in memory or not", m.stored_sessions.clone());
+    r.register(
         "sessions_asleep",
         "Sessions in memory whose core instance sleeps until their next input",
-        metrics.asleep.clone(),
+        m.asleep.clone(),
     );
-    registry.register(
-        "evictions",
-        "Sessions dropped from memory at rest",
-        metrics.evictions.clone(),
-    );
-    registry.register("wakes", "Stored sessions brought back into memory", metrics.wakes.clone());
-    registry.register(
+    r.register("evictions", "Sessions dropped from memory at rest", m.evictions.clone());
+    r.register("wakes", "Stored sessions brought back into memory", m.wakes.clone());
+    r.register(
         "wake_seconds",
         "Time to bring a stored session back into memory",
-        metrics.wake_seconds.clone(),
+        m.wake_seconds.clone(),
     );
-    registry.register("turns", "Turns ended", metrics.turns.clone());
-    registry.register(
+    r.register("turns", "Turns ended, by end reason", m.turns.clone());
+    r.register("http_requests", "HTTP requests answered", m.http_requests.clone());
+    r.register(
+        "http_request_duration_seconds",
+        "Time to answer an HTTP request, to its response head",
+        m.http_seconds.clone(),
+    );
+    r.register("model_calls", "Model calls ended, by outcome", m.model_calls.clone());
+    r.register(
+        "model_call_duration_seconds",
+        "Time from a model call's start to its end",
+        m.model_seconds.clone(),
+    );
+    r.register(
+        "model_first_chunk_seconds",
+        "Time from a model call's start to its first chunk",
+        m.model_first_chunk_seconds.clone(),
+    );
+    r.register("model_tokens", "Tokens the providers reported", m.model_tokens.clone());
+    r.register("tool_calls", "Tool calls ended, by outcome", m.tool_calls.clone());
+    r.register("tool_call_duration_seconds", "Time a tool call took", m.tool_seconds.clone());
+    r.register(
         "enqueue_seconds",
         "Time from a message request to its durable receipt",
-        metrics.enqueue_seconds.clone(),
+        m.enqueue_seconds.clone(),
     );
-    registry.register(
+    r.register(
         "commit_batch_size",
         "Jobs committed per SQLite transaction",
-        metrics.commit_batch.clone(),
+        m.commit_batch.clone(),
     );
-    registry.register("sse_subscribers", "Open SSE streams", metrics.sse_subscribers.clone());
-    registry.register(
+    r.register(
+        "commit_duration_seconds",
+        "Time one SQLite transaction took, fsync included",
+        m.commit_seconds.clone(),
+    );
+    r.register("sse_subscribers", "Open SSE streams", m.sse_subscribers.clone());
+    r.register(
         "commit_failures",
         "Session commits that failed (the session recovers from its log once storage returns)",
-        metrics.commit_failures.clone(),
+        m.commit_failures.clone(),
     );
+    r.register("core_fuel_per_call", "Fuel one call into the core used", m.core_fuel.clone());
     Metrics { registry, ..metrics }
 });
 
@@ -100,13 +165,77 @@ pub fn global() -> &'static Metrics {
     &METRICS
 }
 
+/// The two text formats `/metrics` speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `application/openmetrics-text; version=1.0.0`.
+    OpenMetrics,
+    /// `text/plain; version=0.0.4`, what a scrape that asks for nothing else gets.
+    Prometheus,
+}
+
+impl Format {
+    /// The format an `Accept` header asks for: OpenMetrics only when it names it.
+    pub fn accepted(accept: Option<&str>) -> Format {
+        match accept {
+            Some(accept) if accept.contains("application/openmetrics-text") => Format::OpenMetrics,
+            _ => Format::Prometheus,
+        }
+    }
+
+    /// The response's `Content-Type`.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
 impl Metrics {
-    /// The Prometheus text exposition of every metric.
-    pub fn render(&self) -> String {
+    /// Every metric, in `format`.
+    pub fn render(&self, format: Format) -> String {
         let mut text = String::new();
         encode(&mut text, &self.registry).expect("writing to a String cannot fail");
-        text
+        match format {
+            Format::OpenMetrics => text,
+            Format::Prometheus => prometheus_text(&text),
+        }
     }
+}
+
+/// OpenMetrics text as the Prometheus text format 0.0.4: a counter's family is named with its
+/// `_total` suffix (as its samples are), there is no `# UNIT` and no `# EOF`.
+fn prometheus_text(open_metrics: &str) -> String {
+    let mut out = String::with_capacity(open_metrics.len());
+    let mut help: Option<&str> = None;
+    for line in open_metrics.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            help = Some(rest);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, "untyped"));
+            let suffix = if kind == "counter" { "_total" } else { "" };
+            if let Some(help) = help.take() {
+                let text = help.split_once(' ').map_or("", |(_, text)| text);
+                out.push_str(&format!("# HELP {name}{suffix} {text}\n"));
+            }
+            out.push_str(&format!("# TYPE {name}{suffix} {kind}\n"));
+            continue;
+        }
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// One outcome label value per error code: `ok`, or the code in lower case.
+pub fn outcome(error_code: Option<&str>) -> String {
+    error_code.map_or_else(|| "ok".to_owned(), str::to_lowercase)
 }
 
 /// Counts an open SSE stream for as long as it lives.

@@ -131,10 +131,11 @@ pub struct Summary {
     /// turn ended).
     #[schema(value_type = Option<String>)]
     pub finish_reason: Option<&'static str>,
-    /// Token usage summed over the assistant messages: `{inputTokens, outputTokens,
-    /// cacheReadTokens?, reasoningTokens?}`.
-    #[schema(value_type = Object)]
-    pub usage: Usage,
+    /// Token usage summed over the assistant messages that carried it: `{inputTokens,
+    /// outputTokens, cacheReadTokens?, reasoningTokens?}`; absent when the provider sent none.
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// The last `turn/end`'s full reason.
     #[serde(skip)]
     pub finish: Option<TurnEndReason>,
@@ -149,7 +150,7 @@ pub fn summarize<S: AsRef<str>>(events: &[S]) -> Summary {
             Ok(Some(Event { data: EventData::AssistantMessage(assistant), .. })) => {
                 summary.final_response = text_of(&assistant.message.content);
                 if let Some(usage) = &assistant.usage {
-                    add_usage(&mut summary.usage, usage);
+                    add_usage(summary.usage.get_or_insert_default(), usage);
                 }
             }
             Ok(Some(Event { data: EventData::TurnEnd(end), .. })) => {

@@ -113,7 +113,9 @@ impl Gateway {
     /// Opens the store and recovers every session (before anything is served).
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
         let sessions = Sessions::open(&settings).await?;
-        sessions.recover().await?;
+        let recovered = sessions.recover().await?;
+        let (data, model) = (settings.data.display().to_string(), &settings.model);
+        tracing::info!(data, model, recovered, "sessions recovered");
         Ok(Gateway::over(sessions.registry, settings))
     }
 
@@ -154,10 +156,12 @@ impl Gateway {
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
         let stopping = move || {
+            tracing::info!("shutting down: open streams end, requests in flight finish");
             registry.begin_shutdown();
             let _ = stop.send(true);
         };
         connections::serve(listener, router, self.settings.connections, shutdown, stopping).await;
+        tracing::info!("stopped");
     }
 }
 

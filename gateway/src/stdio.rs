@@ -188,7 +188,7 @@ pub async fn serve(
     }
     // Everything acknowledged is committed already; the barrier makes sure of the rest.
     if let Err(error) = server.registry.store().flush().await {
-        eprintln!("airlock: {error}");
+        tracing::error!(%error, "flushing the store at shutdown failed");
     }
     server.stop_forwarding().await;
     drop(server);

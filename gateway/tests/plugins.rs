@@ -209,3 +209,33 @@ async fn python_plugin_is_loaded_and_called() {
     let output = plugin.call("wordcount", r#"{"txt": 1}"#).await;
     assert_eq!(code(&output), Some("BAD_ARGUMENTS"));
 }
+
+/// The JavaScript plugin (`plugins/slugify-js`, `jco componentize` from npm): `.ci/run` builds it
+/// with its `build.sh` and then runs this test.
+#[tokio::test]
+#[ignore = "needs plugins/slugify-js/build.sh (jco from npm); .ci/run runs it"]
+async fn javascript_plugin_is_loaded_and_called() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/slugify-js");
+    let cache = tempfile::tempdir().unwrap();
+    let host = PluginHost::new(Some(cache.path())).unwrap();
+    let plugin = host.load(&dir).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plugin.specs()[0].name, "slugify");
+    assert!(plugin.specs()[0].parallel_safe);
+    let output = plugin.call("slugify", r#"{"text": "Crème Brûlée, 2nd ed."}"#).await;
+    assert_eq!(code(&output), None, "{output:?}");
+    let slug: Value = serde_json::from_str(&text(&output)).unwrap();
+    assert_eq!(slug, json!({"slug": "creme-brulee-2nd-ed"}));
+    let output = plugin.call("slugify", r#"{"text": "Straße Łódź", "separator": "_"}"#).await;
+    assert_eq!(text(&output), r#"{"slug":"strasse_lodz"}"#);
+    let output = plugin.call("slugify", r#"{"txt": 1}"#).await;
+    assert_eq!(code(&output), Some("BAD_ARGUMENTS"), "{output:?}");
+    assert!(text(&output).contains("`txt`"), "{output:?}");
+    // The longest text it takes fits the plugin.toml's fuel and memory; one more is refused.
+    let longest: String = "Crème brûlée. ".chars().cycle().take(10_000).collect();
+    let longest = json!({ "text": longest }).to_string();
+    let output = plugin.call("slugify", &longest).await;
+    assert_eq!(code(&output), None, "{output:?}");
+    let longer = json!({"text": "x".repeat(10_001)}).to_string();
+    assert_eq!(code(&plugin.call("slugify", &longer).await), Some("BAD_ARGUMENTS"));
+    assert_eq!(code(&plugin.call("unslugify", "{}").await), Some("FAILED"));
+}

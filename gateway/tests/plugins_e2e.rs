@@ -166,3 +166,22 @@ async fn parallel_safe_calls_overlap_and_an_exclusive_call_runs_alone_with_resul
     assert!(a.0 < b.1 && b.0 < a.1, "the parallel-safe calls overlapped: {a:?} {b:?}");
     assert!(c.0 >= a.1.max(b.1), "the exclusive call ran after both: {c:?} after {a:?} {b:?}");
 }
+
+/// The JavaScript plugin from the repository's own `plugins/` (as `--plugins plugins` names it):
+/// listed among the tools, and called by the demo model.
+#[tokio::test]
+#[ignore = "needs plugins/slugify-js/build.sh (jco from npm); .ci/run runs it"]
+async fn the_javascript_plugin_is_listed_and_the_demo_model_calls_it() {
+    let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
+    let w = world_with(&[("AIRLOCK_PLUGINS", plugins.to_str().unwrap())]).await;
+    let (_, tools) = w.gw.get("/v1/tools").await;
+    let items = tools["items"].as_array().unwrap();
+    let slugify = items.iter().find(|t| t["name"] == "slugify").expect("slugify is listed");
+    assert_eq!(slugify["origin"], "plugin:slugify-js");
+    let s = session(&w, json!({"model": "demo"})).await;
+    let task = r#"/tool slugify {"text": "Crème Brûlée, 2nd ed."}"#;
+    let (code, run) = w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": task})).await;
+    assert_eq!(code, 200, "{run}");
+    let answer = r#"The slugify tool returned: {"slug":"creme-brulee-2nd-ed"}"#;
+    assert_eq!(run["finalResponse"], answer, "{run}");
+}

@@ -100,6 +100,19 @@ pub struct Gateway {
     model_url: String,
     cache: PathBuf,
     env: Vec<(String, String)>,
+    /// What it wrote to stderr.
+    logged: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    drain: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The address a "listening" line names: `airlock: listening on URL`, or with
+/// `--log-format json` an object whose `message` is `listening` and whose `address` is URL.
+fn listening(line: &str) -> Option<String> {
+    if let Some(url) = line.strip_prefix("airlock: listening on ") {
+        return Some(url.trim().to_owned());
+    }
+    let event: Value = serde_json::from_str(line).ok()?;
+    (event["message"] == "listening").then(|| event["address"].as_str().map(str::to_owned))?
 }
 
 impl Gateway {
@@ -133,15 +146,20 @@ impl Gateway {
             .expect("airlock starts");
         let stderr = child.stderr.take().expect("stderr is piped");
         let mut lines = BufReader::new(stderr).lines();
+        let logged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let base = loop {
             let line =
                 lines.next().expect("airlock says where it listens").expect("stderr is text");
-            if let Some(url) = line.strip_prefix("airlock: listening on ") {
-                break url.trim().to_owned();
+            logged.lock().unwrap().push(line.clone());
+            if let Some(url) = listening(&line) {
+                break url;
             }
         };
         // Keep draining stderr so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
+        let keep = logged.clone();
+        let drain = std::thread::spawn(move || {
+            lines.map_while(Result::ok).for_each(|line| keep.lock().unwrap().push(line))
+        });
         Gateway {
             child,
             base,
@@ -150,7 +168,27 @@ impl Gateway {
             model_url: model_url.to_owned(),
             cache: cache.to_owned(),
             env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            logged,
+            drain: Some(drain),
         }
+    }
+
+    /// SIGTERM, as a service manager stops it; answers once the process has exited and its
+    /// whole log is read.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        assert!(sent.success(), "SIGTERM to {pid}");
+        let status = self.child.wait().expect("the process is reaped");
+        if let Some(drain) = self.drain.take() {
+            drain.join().expect("the stderr reader ends with the process");
+        }
+        status
+    }
+
+    /// Every line the gateway wrote to stderr so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.logged.lock().unwrap().clone()
     }
 
     /// `kill -9`, then a new process on the same file.

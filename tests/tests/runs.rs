@@ -257,3 +257,16 @@ async fn a_run_with_empty_content_is_refused_naming_the_field() {
     assert_eq!((code, body["error"]["details"]["field"].as_str()), (400, Some("content")));
     assert!(w.gw.log(&s).await.is_empty(), "a refused request writes nothing");
 }
+
+#[tokio::test]
+async fn a_run_whose_provider_sent_no_usage_has_no_usage_and_one_that_did_sums_it() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    w.mock.push(Reply::text("no counts", 2).without_usage());
+    let (code, result) = w.gw.post(&runs(&s), json!({"content": "hi"})).await;
+    assert_eq!(code, 200, "{result}");
+    assert!(result.get("usage").is_none(), "absent, not zeros: {result}");
+    w.mock.push(Reply::text("counted", 2).usage(12, 3));
+    let (_, result) = w.gw.post(&runs(&s), json!({"content": "again"})).await;
+    assert_eq!(result["usage"], json!({"inputTokens": 12, "outputTokens": 3}));
+}

@@ -298,7 +298,7 @@ async fn run(
                 repair_in = match session.repair().await {
                     Ok(()) => REPAIR_FIRST,
                     Err(error) => {
-                        eprintln!("airlock: session {}: still cannot recover: {error}", session.id());
+                        tracing::error!(session_id = session.id(), %error, "still cannot recover");
                         (repair_in * 2).min(REPAIR_MOST)
                     }
                 };
@@ -319,7 +319,7 @@ async fn run(
                 let more = MAX_ANSWERS_PER_COMMIT.saturating_sub(answers.len());
                 answers.extend(session.ready_answers(more));
                 if let Err(error) = session.feed_all(answers, None).await {
-                    eprintln!("airlock: session {}: {error}", session.id());
+                    tracing::error!(session_id = session.id(), %error, "feeding answers failed");
                 }
                 settle(&mut session, &mut owners);
                 drive_goal(&mut session).await;
@@ -379,7 +379,7 @@ fn admitted(outcome: &Result<Admission, SessionError>) -> bool {
 /// An agent still idle then may keep a snapshot.
 async fn drive_goal(session: &mut Session) {
     if let Err(error) = session.drive_goal().await {
-        eprintln!("airlock: session {}: goal round: {error}", session.id());
+        tracing::error!(session_id = session.id(), %error, "goal round failed");
     }
     session.snapshot_if_due().await;
 }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::response::Response;
 use tokio::sync::watch;
 use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
@@ -96,6 +97,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .method_not_allowed_fallback(error::method_not_allowed)
         .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })
         .layer(axum::middleware::from_fn(error::refuse_oversized))
+        .layer(axum::middleware::from_fn(measured))
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(state);
     match cors {
@@ -122,12 +124,37 @@ async fn readyz() -> &'static str {
     "ready\n"
 }
 
-/// Prometheus metrics: live sessions, turns, enqueue latency, commit batch sizes, SSE subscribers.
+/// Prometheus metrics (`docs/http-api.md`): the text format 0.0.4, or OpenMetrics when the
+/// scrape's `Accept` names `application/openmetrics-text`.
 #[utoipa::path(
     get, path = "/metrics", operation_id = "metrics", tag = "service",
-    responses((status = 200, description = "OpenMetrics text exposition", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8"))
+    responses((status = 200, description = "The metrics, in the text format the scrape asked for", content(
+        (String = "text/plain; version=0.0.4; charset=utf-8"),
+        (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    )))
 )]
-async fn metrics() -> impl axum::response::IntoResponse {
-    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(axum::http::header::CONTENT_TYPE, content_type)], crate::metrics::global().render())
+async fn metrics(headers: axum::http::HeaderMap) -> impl axum::response::IntoResponse {
+    let accept = headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = crate::metrics::Format::accepted(accept);
+    let content_type = format.content_type();
+    ([(axum::http::header::CONTENT_TYPE, content_type)], crate::metrics::global().render(format))
+}
+
+/// Counts, times and logs every request by method, matched route and status; what is logged while
+/// it is handled carries its method and route.
+async fn measured(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let route = request.extensions().get::<axum::extract::MatchedPath>();
+    let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
+    let labels = vec![("method", request.method().as_str().to_owned()), ("route", route)];
+    let started = std::time::Instant::now();
+    let span = tracing::info_span!("request", method = labels[0].1, route = labels[1].1);
+    let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
+    let took = started.elapsed();
+    let status = response.status().as_u16();
+    span.in_scope(|| tracing::info!(status, latency_ms = took.as_secs_f64() * 1e3, "answered"));
+    let metrics = crate::metrics::global();
+    metrics.http_seconds.get_or_create(&labels).observe(took.as_secs_f64());
+    let status = ("status", status.to_string());
+    metrics.http_requests.get_or_create(&[labels, vec![status]].concat()).inc();
+    response
 }

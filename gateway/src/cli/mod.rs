@@ -6,6 +6,7 @@ mod data_lock;
 mod embedded;
 mod file;
 mod keys;
+pub mod log;
 mod progress;
 mod run;
 mod serve;
@@ -35,6 +36,10 @@ pub struct Cli {
     /// Settings file for `serve` (default: `./airlock.toml` when it exists).
     #[arg(long, global = true, env = "AIRLOCK_CONFIG")]
     config: Option<PathBuf>,
+    /// How the log on stderr is written: `text`, or `json` lines. `AIRLOCK_LOG` (or `RUST_LOG`)
+    /// filters it: `info` by default for `serve`, `error` for the others.
+    #[arg(long, global = true, env = "AIRLOCK_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: log::LogFormat,
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,9 +75,12 @@ impl Cli {
     /// Runs the chosen subcommand.
     pub async fn execute(self) -> ExitCode {
         let cache_dir = self.cache_dir.or_else(crate::core_host::default_cache_dir);
+        let serving = matches!(self.command, Command::Serve(_));
+        // The commands that answer a person say what failed themselves: they log errors only.
+        log::init(self.log_format, if serving { "info" } else { "error" });
         match self.command {
             Command::Run(args) => run::run(args, cache_dir).await,
-            Command::Serve(args) => serve::serve(args, cache_dir).await,
+            Command::Serve(args) => serve::serve(args, cache_dir, self.log_format).await,
             Command::Stdio(args) => stdio::run(args, cache_dir).await,
             Command::Acp(args) => acp::run(args, cache_dir).await,
             Command::Keys(args) => keys::run(args).await,

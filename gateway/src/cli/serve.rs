@@ -81,7 +81,11 @@ pub struct ServeArgs {
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
-pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
+pub async fn serve(
+    args: ServeArgs,
+    cache_dir: Option<PathBuf>,
+    log_format: super::log::LogFormat,
+) -> ExitCode {
     let _lock = match DataLock::take(&args.data) {
         Ok(lock) => lock,
         Err(error) => {
@@ -128,8 +132,13 @@ pub async fn serve(args: ServeArgs, cache_dir: Option<PathBuf>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Tests and scripts read the port from this line.
-    eprintln!("airlock: listening on http://{addr}");
+    // Tests and scripts read the port from this line (in JSON, from its `address`).
+    match log_format {
+        super::log::LogFormat::Text => eprintln!("airlock: listening on http://{addr}"),
+        super::log::LogFormat::Json => {
+            tracing::info!(address = %format!("http://{addr}"), "listening")
+        }
+    }
     gateway.run(listener, shutdown_signal()).await;
     ExitCode::SUCCESS
 }

@@ -216,7 +216,10 @@ fn enter<R>(
     f: impl FnOnce(&mut Store<SessionState>) -> wasmtime::Result<R>,
 ) -> Result<R, CoreError> {
     store.set_fuel(fuel).map_err(|e| trapped(store, call, fuel, &e))?;
-    f(store).map_err(|e| trapped(store, call, fuel, &e))
+    let answer = f(store).map_err(|e| trapped(store, call, fuel, &e))?;
+    let left = store.get_fuel().unwrap_or(0);
+    crate::metrics::global().core_fuel.observe(fuel.saturating_sub(left) as f64);
+    Ok(answer)
 }
 
 fn trapped(

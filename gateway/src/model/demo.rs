@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use airlock_core::{
     COMPACTION_INSTRUCTION, ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role,
-    StreamChunk, Usage,
+    StreamChunk, Usage, estimate_request,
 };
 use futures::stream;
 
@@ -34,7 +34,14 @@ impl ModelProvider for Demo {
     }
 
     fn stream(&self, request: ModelRequest) -> ChunkStream {
-        Box::pin(stream::iter(respond(&request.messages)))
+        let prompt = estimate_request(request.system.as_deref(), &request.tools, &request.messages);
+        let mut chunks = respond(&request.messages);
+        for chunk in &mut chunks {
+            if let Ok(StreamChunk::Usage { usage }) = chunk {
+                usage.input_tokens = prompt;
+            }
+        }
+        Box::pin(stream::iter(chunks))
     }
 }
 
@@ -98,7 +105,8 @@ fn answer(text: &str, messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, Mode
     chunks
 }
 
-/// Counts prompt tokens as the core estimates them, and words as output tokens.
+/// Words as output tokens; the prompt's are counted from the whole request as the core
+/// estimates them ([`Demo::stream`]), the messages' alone here.
 fn usage(messages: &[Arc<Message>], output_tokens: u64) -> StreamChunk {
     let input_tokens = messages.iter().map(|m| airlock_core::estimate(m)).sum();
     StreamChunk::Usage { usage: Usage { input_tokens, output_tokens, ..Usage::default() } }

@@ -111,10 +111,8 @@ impl PluginHost {
             let plugin_dir = dir.join(&name);
             if !plugin_dir.join(format!("{name}.wasm")).is_file() {
                 // One plugin not built yet (e.g. one in another language) must not stop the rest.
-                eprintln!(
-                    "airlock: plugin {name:?} skipped: {} has no {name}.wasm; build it first",
-                    plugin_dir.display()
-                );
+                let wanted = plugin_dir.join(format!("{name}.wasm"));
+                tracing::warn!(plugin = name, wanted = %wanted.display(), "plugin skipped: not built");
                 continue;
             }
             plugins.push(self.load(&plugin_dir).await?);

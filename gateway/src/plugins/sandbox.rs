@@ -100,7 +100,13 @@ impl LogHost for CallState {
         while !message.is_char_boundary(end) {
             end -= 1;
         }
-        eprintln!("airlock: plugin {}: {level:?}: {}", self.name, &message[..end]);
+        let (plugin, message) = (&*self.name, &message[..end]);
+        match level {
+            Level::Debug => tracing::debug!(plugin, message),
+            Level::Info => tracing::info!(plugin, message),
+            Level::Warn => tracing::warn!(plugin, message),
+            Level::Error => tracing::error!(plugin, message),
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use futures::{FutureExt, StreamExt};
 
 use tokio::time::Instant;
 
-use super::Session;
 use super::chunks::{self, Pending};
+use super::{Session, measure};
 use crate::tools::ToolContext;
 
 impl Session {
@@ -31,6 +31,8 @@ impl Session {
     /// at most one batch per [`chunks::WINDOW`], its text merged ([`chunks`]).
     fn start_model_stream(&mut self, request: airlock_core::ModelRequest) {
         let request_id = request.request_id;
+        let (provider, model) = (self.model.provider(), self.model.model());
+        let mut call = measure::ModelCall::start(self.id(), provider, model);
         let mut stream = self.model.stream(request);
         let send_all = self.batch_sender();
         let handle = self.tasks.spawn(async move {
@@ -51,8 +53,10 @@ impl Session {
                 };
                 // What else has arrived (the rest of one read, often up to the end) goes along:
                 // one commit for all of it, not one per chunk.
+                call.saw(&item);
                 let mut ended = pending.push(request_id, item);
                 while !ended && let Some(item) = arrived(&mut stream).await {
+                    call.saw(&item);
                     ended = pending.push(request_id, item);
                 }
                 if ended {
@@ -78,8 +82,12 @@ impl Session {
                     };
                     let running = self.tools.call(&call.name, context, &call.arguments);
                     let send = self.sender();
+                    let session_id = self.config.session_id.clone();
                     self.tasks.spawn(async move {
+                        let started = Instant::now();
                         let output = running.await;
+                        let code = output.error_code.as_deref();
+                        measure::tool_call(&session_id, &call.name, started, code);
                         let outcome = ToolOutcome {
                             call_id: call.call_id,
                             content: output.content,

@@ -63,9 +63,10 @@ impl Loaded {
             let tail = log.read_from(&config.session_id, snapshot.next_seq).await?;
             match Loaded::from_snapshot(host, config, &snapshot, &tail) {
                 Ok(loaded) => return Ok(loaded),
-                Err(error) => eprintln!(
-                    "airlock: session {}: its snapshot did not restore ({error}); replaying its log",
-                    config.session_id
+                Err(error) => tracing::warn!(
+                    session_id = %config.session_id,
+                    %error,
+                    "the snapshot did not restore; replaying the log"
                 ),
             }
         }

@@ -18,6 +18,7 @@ mod effects;
 mod error;
 mod load;
 mod log;
+mod measure;
 mod notice;
 mod observe;
 mod sleep;

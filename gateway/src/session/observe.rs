@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status};
+use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status, TurnEndReason};
 use tokio::sync::watch;
 
 use super::child::Parent;
@@ -15,10 +15,12 @@ use crate::goal::Driver;
 use crate::store::{IdempotencyRecord, Index};
 
 /// The event types some part follows; the others are not parsed at all.
-const OBSERVED: [&str; 6] = [
+const OBSERVED: [&str; 8] = [
     "agent/inbox/spliced",
     "turn/start",
     "turn/end",
+    "llm/retry",
+    "context/compaction",
     "user/message",
     "goal/change",
     "subagent/descriptor",
@@ -69,13 +71,48 @@ impl Observe for TurnCancel {
     }
 }
 
-/// The `airlock_turns_total` metric.
-struct TurnMetric;
+/// A session's turns in the metrics (`airlock_turns_total`) and the log: how each ended, its
+/// retried model calls and its compactions.
+struct TurnLog<'s>(&'s str);
 
-impl Observe for TurnMetric {
+impl Observe for TurnLog<'_> {
     fn observe(&mut self, event: &Event, _: &Inbox) {
-        if let EventData::TurnEnd(_) = event.data {
-            crate::metrics::global().turns.inc();
+        let session_id = self.0;
+        match &event.data {
+            EventData::TurnEnd(end) => {
+                let reason = end.reason.kind();
+                crate::metrics::global()
+                    .turns
+                    .get_or_create(&vec![("reason", reason.into())])
+                    .inc();
+                match &end.reason {
+                    TurnEndReason::Error { error } => tracing::warn!(
+                        session_id,
+                        turn = end.turn,
+                        reason,
+                        code = error.code,
+                        error = error.message,
+                        "turn ended"
+                    ),
+                    _ => tracing::info!(session_id, turn = end.turn, reason, "turn ended"),
+                }
+            }
+            EventData::LlmRetry(retry) => tracing::warn!(
+                session_id,
+                turn = retry.turn,
+                step = retry.step,
+                attempt = retry.attempt,
+                code = retry.error.code,
+                error = retry.error.message,
+                delay_ms = retry.delay_ms,
+                "model call failed; retrying"
+            ),
+            EventData::ContextCompaction(compaction) => tracing::info!(
+                session_id, trigger = ?compaction.trigger, through_seq = compaction.through_seq,
+                tokens_before = compaction.tokens_before, tokens_after = compaction.tokens_after,
+                "conversation compacted"
+            ),
+            _ => {}
         }
     }
 }
@@ -88,8 +125,12 @@ impl Session {
             return false;
         }
         let Ok(Some(event)) = Event::parse(json) else { return false };
-        let parts: [&mut dyn Observe; 4] =
-            [&mut self.goal, &mut self.parent, &mut self.cancel, &mut TurnMetric];
+        let parts: [&mut dyn Observe; 4] = [
+            &mut self.goal,
+            &mut self.parent,
+            &mut self.cancel,
+            &mut TurnLog(&self.config.session_id),
+        ];
         let mut inbox = self.inbox.lock();
         for part in parts {
             part.observe(&event, &inbox);

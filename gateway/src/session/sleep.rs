@@ -38,7 +38,7 @@ impl Session {
         let state = match core.snapshot() {
             Ok(state) => state,
             Err(error) => {
-                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                tracing::warn!(session_id = self.id(), %error, "no snapshot");
                 return false;
             }
         };
@@ -57,7 +57,7 @@ impl Session {
                 true
             }
             Err(error) => {
-                eprintln!("airlock: session {}: no snapshot: {error}", self.id());
+                tracing::warn!(session_id = self.id(), %error, "no snapshot");
                 false
             }
         }

@@ -102,7 +102,7 @@ impl Settlements {
             }
             let Some(last_seq) = view.next_seq.checked_sub(1) else { continue };
             if let Err(error) = self.settle(&parent_id, &child, last_seq).await {
-                eprintln!("airlock: subagent {}: no settlement notice: {error}", child.id());
+                tracing::error!(child_id = child.id(), %error, "no settlement notice");
             }
         }
     }
@@ -123,7 +123,7 @@ impl Settlements {
             }
         };
         if let Err(error) = settled.await {
-            eprintln!("airlock: subagent {}: no settlement notice: {error}", child.id());
+            tracing::error!(child_id = child.id(), %error, "no settlement notice");
         }
     }
 
@@ -165,7 +165,7 @@ impl Settlements {
         {
             // A parent takes its children's notices (see `session/child.rs`); never silently.
             let message = refusal.message;
-            eprintln!("airlock: subagent {}: the parent refused the notice: {message}", child.id());
+            tracing::error!(child_id = child.id(), %message, "the parent refused the notice");
             return Ok(());
         }
         // A parent that is itself a continuable child got work its own parent is owed news of.

@@ -41,6 +41,8 @@ struct Script {
     gate: Option<Arc<Notify>>,
     /// Report a prompt token per four bytes of the request's messages.
     counted: bool,
+    /// Send no usage frame even when the request asks for one.
+    no_usage: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -118,6 +120,12 @@ impl Reply {
     /// delta frame).
     pub fn usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
         self.script().usage = Some((prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// Sends no usage frame, as some OpenAI-compatible servers do even when asked for one.
+    pub fn without_usage(mut self) -> Reply {
+        self.script().no_usage = true;
         self
     }
 
@@ -285,7 +293,8 @@ impl Script {
         }
         let default_finish = if self.calls.is_empty() { "stop" } else { "tool_calls" };
         let finish = self.finish.as_deref().unwrap_or(default_finish);
-        let wants_usage = request["stream_options"]["include_usage"] == json!(true);
+        let wants_usage =
+            request["stream_options"]["include_usage"] == json!(true) && !self.no_usage;
         let chunk = |choices: Value, usage: Value| {
             json!({
                 "id": format!("chatcmpl-mock-{number}"),

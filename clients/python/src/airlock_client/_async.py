@@ -1,0 +1,250 @@
+"""``AsyncAirlock``: the asyncio client, call for call the same as ``Airlock``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
+
+import httpx
+from httpx_sse import EventSource
+
+from . import _protocol as api
+from ._errors import AirlockError
+from ._models import (
+    Delivery,
+    Event,
+    EventPage,
+    Frame,
+    Goal,
+    QueueItem,
+    Receipt,
+    RunResult,
+    SendReceipt,
+    Session,
+    SessionPage,
+    SessionStatus,
+    Tool,
+)
+from ._protocol import Content
+from ._stream import STREAM_TIMEOUT, AsyncEventStream, Follower, only_events
+from ._sync import DEFAULT_URL
+from ._version import USER_AGENT
+
+T = TypeVar("T")
+
+
+class AsyncAirlock:
+    """An asyncio client of one Airlock gateway; see ``Airlock`` for what each call does.
+
+    Close it with ``await aclose()`` or use ``async with``.
+
+    >>> async with AsyncAirlock("http://127.0.0.1:7700") as airlock:
+    ...     result = await airlock.run("hello")
+    """
+
+    def __init__(
+        self, base_url: str = DEFAULT_URL, api_key: str | None = None, *, timeout: float = 30.0
+    ) -> None:
+        headers = {"User-Agent": USER_AGENT}
+        if api_key is not None:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout)
+
+    async def aclose(self) -> None:
+        """Closes the client's connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncAirlock:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _do(self, call: api.Call[T]) -> T:
+        try:
+            response = await self._http.request(call.method, call.path, **api.request_args(call))
+        except httpx.TransportError as exc:
+            raise AirlockError.from_transport(exc) from exc
+        return api.answer(call, response)
+
+    # Sessions
+
+    async def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        tools: Sequence[str] | None = None,
+        metadata: Any = None,
+    ) -> Session:
+        """Creates a session (or returns the existing one with the same settings)."""
+        return await self._do(api.create_session(session_id, model, system, tools, metadata))
+
+    async def get_session(self, session_id: str) -> Session:
+        """Returns a session: its status, last seq, pending counts, model and goal."""
+        return await self._do(api.get_session(session_id))
+
+    async def list_sessions(
+        self, *, cursor: str | None = None, limit: int | None = None
+    ) -> SessionPage:
+        """Returns a page of sessions, ordered by id."""
+        return await self._do(api.list_sessions(cursor, limit))
+
+    async def session_status(self, session_id: str) -> SessionStatus:
+        """Returns whether the session is ``idle`` or ``running``, and its last seq."""
+        return await self._do(api.session_status(session_id))
+
+    async def children(self, session_id: str) -> list[Session]:
+        """Returns the subagent sessions the session started, oldest first."""
+        return await self._do(api.children(session_id))
+
+    async def dispose_session(self, session_id: str) -> None:
+        """Disposes of a session; its log and receipts stay readable."""
+        await self._do(api.dispose_session(session_id))
+
+    async def tools(self) -> list[Tool]:
+        """Returns the tools the gateway offers to models."""
+        return await self._do(api.tools())
+
+    # Input
+
+    async def send(
+        self,
+        session_id: str,
+        content: Content,
+        *,
+        delivery: Delivery | None = None,
+        idempotency_key: str | None = None,
+    ) -> SendReceipt:
+        """Queues a message and returns once it is durable: ``{message_id, seq}``."""
+        return await self._do(api.send(session_id, content, delivery, idempotency_key))
+
+    async def receipt(self, session_id: str, message_id: str) -> Receipt:
+        """Returns where a sent message is: ``pending``, ``claimed`` or ``canceled``."""
+        return await self._do(api.receipt(session_id, message_id))
+
+    async def queue(self, session_id: str) -> list[QueueItem]:
+        """Returns the session's pending messages, ``next-step`` items first."""
+        return await self._do(api.queue(session_id))
+
+    async def edit_queued(self, session_id: str, message_id: str, content: Content) -> None:
+        """Replaces the content of a pending message."""
+        await self._do(api.edit_queued(session_id, message_id, content))
+
+    async def remove_queued(self, session_id: str, message_id: str) -> None:
+        """Removes a pending message from the queue."""
+        await self._do(api.remove_queued(session_id, message_id))
+
+    async def steer_queued(self, session_id: str, message_id: str) -> None:
+        """Turns a queued followup into steering for the running turn."""
+        await self._do(api.steer_queued(session_id, message_id))
+
+    async def cancel(self, session_id: str, *, keep_inbox: bool = True) -> None:
+        """Cancels the running turn, keeping (or with ``keep_inbox=False`` clearing) the
+        queue."""
+        await self._do(api.cancel(session_id, keep_inbox))
+
+    async def compact(self, session_id: str) -> None:
+        """Starts summarizing an idle session's conversation."""
+        await self._do(api.compact(session_id))
+
+    # Owned runs
+
+    async def run(
+        self,
+        content: Content,
+        *,
+        session_id: str | None = None,
+        delivery: Delivery | None = None,
+        model: str | None = None,
+        system: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> RunResult:
+        """Sends a message (in a new session, or in ``session_id``) and waits until the agent is
+        idle again; returns what it did."""
+        return await self._do(api.run(content, session_id, delivery, model, system, timeout_ms))
+
+    # Goals
+
+    async def set_goal(
+        self, session_id: str, objective: str, *, max_rounds: int | None = None
+    ) -> Goal:
+        """Gives the session a goal (replacing any), worked on in rounds."""
+        return await self._do(api.set_goal(session_id, objective, max_rounds))
+
+    async def get_goal(self, session_id: str) -> Goal:
+        """Returns the session's goal; ``goal-not-found`` (404) when it has none."""
+        return await self._do(api.get_goal(session_id))
+
+    async def pause_goal(self, session_id: str) -> Goal:
+        """Pauses an active goal."""
+        return await self._do(api.goal_action(session_id, "pause"))
+
+    async def resume_goal(self, session_id: str) -> Goal:
+        """Makes a paused (or active) goal active again."""
+        return await self._do(api.goal_action(session_id, "resume"))
+
+    async def complete_goal(self, session_id: str) -> Goal:
+        """Marks the goal complete."""
+        return await self._do(api.goal_action(session_id, "complete"))
+
+    async def clear_goal(self, session_id: str) -> None:
+        """Removes the session's goal."""
+        await self._do(api.clear_goal(session_id))
+
+    # Observation
+
+    async def event_page(
+        self, session_id: str, *, after: int | None = None, limit: int | None = None
+    ) -> EventPage:
+        """Returns one page of the log after seq ``after``."""
+        return await self._do(api.event_page(session_id, after, limit))
+
+    def events(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[Event]:
+        """Follows the session's log after seq ``after``, reconnecting as needed; see
+        ``Airlock.events``. Use with ``async for``."""
+        follower = Follower(session_id, after)
+        return AsyncEventStream(self._follow(follower), follower, only_events)
+
+    def frames(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[Frame]:
+        """Like ``events()``, with the live notices between the events."""
+        follower = Follower(session_id, after)
+        return AsyncEventStream(self._follow(follower), follower, lambda _: True)
+
+    async def _follow(self, follower: Follower) -> AsyncIterator[Frame]:
+        path = api.events_path(follower.session_id)
+        while True:
+            ended = False
+            try:
+                async with self._http.stream(
+                    "GET", path, headers=follower.headers(), timeout=STREAM_TIMEOUT
+                ) as response:
+                    if response.is_success:
+                        follower.opened()
+                        async for sse in EventSource(response).aiter_sse():
+                            frame = follower.decode(sse)
+                            if frame is not None:
+                                yield frame
+                        ended = True
+                    else:
+                        await response.aread()
+                        follower.refused(AirlockError.from_response(response))
+            except httpx.TransportError as exc:
+                follower.dropped(exc)
+            if ended:
+                if follower.final:
+                    return
+                if await self._is_disposed(follower.session_id):
+                    follower.final = True
+                    continue
+            await asyncio.sleep(follower.next_delay())
+
+    async def _is_disposed(self, session_id: str) -> bool:
+        try:
+            return (await self.get_session(session_id)).disposed
+        except AirlockError as error:
+            if error.status is None or error.status >= 500:
+                return False
+            raise

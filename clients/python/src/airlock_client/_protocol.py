@@ -1,0 +1,256 @@
+"""Each API operation as a ``Call``: the request to make and how to read its answer.
+
+The sync and async clients share these, so each of their methods is a one-line ``_do(call)``
+and the HTTP details (paths, camelCase bodies, headers) live in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from ._errors import AirlockError
+from ._models import (
+    Delivery,
+    EventPage,
+    Goal,
+    QueueItem,
+    Receipt,
+    RunResult,
+    SendReceipt,
+    Session,
+    SessionPage,
+    SessionStatus,
+    Tool,
+)
+
+T = TypeVar("T")
+
+Content = str | Sequence[Mapping[str, Any]]
+"""A message's content: a string (one text block) or a list of content blocks
+(see ``text_block`` and ``image_block``)."""
+
+NO_BODY: Any = object()
+"""A request sent without a body (the gateway reads a body-less POST as ``{}``)."""
+
+# How much longer than a run's own timeout the client waits for the gateway's 504.
+_RUN_TIMEOUT_MARGIN_S = 30.0
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request and the function that turns its decoded JSON answer into ``T``."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    body: Any = NO_BODY
+    params: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: Any = httpx.USE_CLIENT_DEFAULT
+
+
+def _seg(value: str) -> str:
+    """A path segment, percent-encoded."""
+    return quote(str(value), safe="")
+
+
+def _session(session_id: str, *rest: str) -> str:
+    return "/".join(["/v1/sessions", _seg(session_id), *rest])
+
+
+def _compact(**fields: Any) -> dict[str, Any]:
+    """A body with the fields that are not ``None``."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _content(content: Content) -> Any:
+    return content if isinstance(content, str) else [dict(block) for block in content]
+
+
+def _nothing(_: Any) -> None:
+    return None
+
+
+# Sessions
+
+
+def create_session(
+    session_id: str | None,
+    model: str | None,
+    system: str | None,
+    tools: Sequence[str] | None,
+    metadata: Any,
+) -> Call[Session]:
+    body = _compact(
+        sessionId=session_id,
+        model=model,
+        system=system,
+        tools=list(tools) if tools is not None else None,
+        metadata=metadata,
+    )
+    return Call("POST", "/v1/sessions", Session.from_json, body=body)
+
+
+def list_sessions(cursor: str | None, limit: int | None) -> Call[SessionPage]:
+    params = _compact(cursor=cursor, limit=limit)
+    return Call("GET", "/v1/sessions", SessionPage.from_json, params=params)
+
+
+def get_session(session_id: str) -> Call[Session]:
+    return Call("GET", _session(session_id), Session.from_json)
+
+
+def session_status(session_id: str) -> Call[SessionStatus]:
+    return Call("GET", _session(session_id, "status"), SessionStatus.from_json)
+
+
+def children(session_id: str) -> Call[list[Session]]:
+    def parse(obj: Any) -> list[Session]:
+        return [Session.from_json(s) for s in obj["items"]]
+
+    return Call("GET", _session(session_id, "children"), parse)
+
+
+def dispose_session(session_id: str) -> Call[None]:
+    return Call("DELETE", _session(session_id), _nothing)
+
+
+def tools() -> Call[list[Tool]]:
+    def parse(obj: Any) -> list[Tool]:
+        return [Tool.from_json(t) for t in obj["items"]]
+
+    return Call("GET", "/v1/tools", parse)
+
+
+# Input
+
+
+def send(
+    session_id: str, content: Content, delivery: Delivery | None, idempotency_key: str | None
+) -> Call[SendReceipt]:
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else {}
+    body = _compact(content=_content(content), delivery=delivery)
+    return Call(
+        "POST", _session(session_id, "messages"), SendReceipt.from_json, body=body, headers=headers
+    )
+
+
+def receipt(session_id: str, message_id: str) -> Call[Receipt]:
+    return Call("GET", _session(session_id, "messages", _seg(message_id)), Receipt.from_json)
+
+
+def queue(session_id: str) -> Call[list[QueueItem]]:
+    def parse(obj: Any) -> list[QueueItem]:
+        return [QueueItem.from_json(i) for i in obj["items"]]
+
+    return Call("GET", _session(session_id, "queue"), parse)
+
+
+def edit_queued(session_id: str, message_id: str, content: Content) -> Call[None]:
+    path = _session(session_id, "queue", _seg(message_id))
+    return Call("PATCH", path, _nothing, body={"content": _content(content)})
+
+
+def remove_queued(session_id: str, message_id: str) -> Call[None]:
+    return Call("DELETE", _session(session_id, "queue", _seg(message_id)), _nothing)
+
+
+def steer_queued(session_id: str, message_id: str) -> Call[None]:
+    return Call("POST", _session(session_id, "queue", _seg(message_id), "steer"), _nothing)
+
+
+def cancel(session_id: str, keep_inbox: bool) -> Call[None]:
+    return Call("POST", _session(session_id, "cancel"), _nothing, body={"keepInbox": keep_inbox})
+
+
+def compact(session_id: str) -> Call[None]:
+    return Call("POST", _session(session_id, "compact"), _nothing, body={})
+
+
+# Owned runs
+
+
+def run(
+    content: Content,
+    session_id: str | None,
+    delivery: Delivery | None,
+    model: str | None,
+    system: str | None,
+    timeout_ms: int | None,
+) -> Call[RunResult]:
+    # The HTTP request lasts as long as the run: no read timeout unless the run has one.
+    timeout = (
+        httpx.Timeout(30.0, read=timeout_ms / 1000 + _RUN_TIMEOUT_MARGIN_S)
+        if timeout_ms is not None
+        else httpx.Timeout(30.0, read=None)
+    )
+    if session_id is None:
+        if delivery is not None:
+            raise ValueError("delivery applies to a run in an existing session (give session_id)")
+        body = _compact(content=_content(content), model=model, system=system, timeoutMs=timeout_ms)
+        return Call("POST", "/v1/runs", RunResult.from_json, body=body, timeout=timeout)
+    if model is not None or system is not None:
+        raise ValueError("model and system apply to a run in a new session (omit session_id)")
+    body = _compact(content=_content(content), delivery=delivery, timeoutMs=timeout_ms)
+    return Call(
+        "POST", _session(session_id, "runs"), RunResult.from_json, body=body, timeout=timeout
+    )
+
+
+# Goals
+
+
+def set_goal(session_id: str, objective: str, max_rounds: int | None) -> Call[Goal]:
+    body = _compact(objective=objective, maxRounds=max_rounds)
+    return Call("PUT", _session(session_id, "goal"), Goal.from_json, body=body)
+
+
+def get_goal(session_id: str) -> Call[Goal]:
+    return Call("GET", _session(session_id, "goal"), Goal.from_json)
+
+
+def goal_action(session_id: str, action: str) -> Call[Goal]:
+    """``pause``, ``resume`` or ``complete``."""
+    return Call("POST", _session(session_id, "goal", action), Goal.from_json)
+
+
+def clear_goal(session_id: str) -> Call[None]:
+    return Call("DELETE", _session(session_id, "goal"), _nothing)
+
+
+# Observation
+
+
+def event_page(session_id: str, after: int | None, limit: int | None) -> Call[EventPage]:
+    # An empty log's page says nextAfter -1, which the gateway refuses as `after`: both mean
+    # "from the start", which is no `after` at all.
+    if after is not None and after < 0:
+        after = None
+    params = _compact(format="json", after=after, limit=limit)
+    return Call("GET", _session(session_id, "events"), EventPage.from_json, params=params)
+
+
+def events_path(session_id: str) -> str:
+    return _session(session_id, "events")
+
+
+def answer(call: Call[T], response: httpx.Response) -> T:
+    """The parsed answer to ``call``, or the ``AirlockError`` the gateway answered with."""
+    if not response.is_success:
+        raise AirlockError.from_response(response)
+    return call.parse(response.json() if response.content else None)
+
+
+def request_args(call: Call[Any]) -> dict[str, Any]:
+    """The keyword arguments of ``httpx.Client.request`` for ``call``."""
+    args: dict[str, Any] = {"headers": call.headers, "timeout": call.timeout}
+    if call.params:
+        args["params"] = call.params
+    if call.body is not NO_BODY:
+        args["json"] = call.body
+    return args

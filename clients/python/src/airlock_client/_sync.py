@@ -1,0 +1,279 @@
+"""``Airlock``: the blocking client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+import httpx
+from httpx_sse import EventSource
+
+from . import _protocol as api
+from ._errors import AirlockError
+from ._models import (
+    Delivery,
+    Event,
+    EventPage,
+    Frame,
+    Goal,
+    QueueItem,
+    Receipt,
+    RunResult,
+    SendReceipt,
+    Session,
+    SessionPage,
+    SessionStatus,
+    Tool,
+)
+from ._protocol import Content
+from ._stream import STREAM_TIMEOUT, EventStream, Follower, only_events
+from ._version import USER_AGENT
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:7700"
+
+
+class Airlock:
+    """A client of one Airlock gateway.
+
+    ``api_key`` is sent as ``Authorization: Bearer`` (needed once the gateway has keys);
+    ``timeout`` bounds every request in seconds, except runs, which last as long as they run,
+    and event streams, which last until closed. Close the client with ``close()`` or use it as
+    a context manager. Every refused request raises ``AirlockError``.
+
+    >>> Airlock("http://127.0.0.1:7700").run("hello").final_response
+    'You said: "hello". I am the demo model, …'
+    """
+
+    def __init__(
+        self, base_url: str = DEFAULT_URL, api_key: str | None = None, *, timeout: float = 30.0
+    ) -> None:
+        headers = {"User-Agent": USER_AGENT}
+        if api_key is not None:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        """Closes the client's connections."""
+        self._http.close()
+
+    def __enter__(self) -> Airlock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _do(self, call: api.Call[T]) -> T:
+        try:
+            response = self._http.request(call.method, call.path, **api.request_args(call))
+        except httpx.TransportError as exc:
+            raise AirlockError.from_transport(exc) from exc
+        return api.answer(call, response)
+
+    # Sessions
+
+    def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        tools: Sequence[str] | None = None,
+        metadata: Any = None,
+    ) -> Session:
+        """Creates a session (or returns the existing one if ``session_id`` exists with the same
+        settings). ``model`` defaults to the gateway's, ``tools`` to all of them; ``metadata``
+        is any JSON, kept with the session."""
+        return self._do(api.create_session(session_id, model, system, tools, metadata))
+
+    def get_session(self, session_id: str) -> Session:
+        """Returns a session: its status, last seq, pending counts, model and goal."""
+        return self._do(api.get_session(session_id))
+
+    def list_sessions(self, *, cursor: str | None = None, limit: int | None = None) -> SessionPage:
+        """Returns a page of sessions (ordered by id, 100 by default, at most 1000)."""
+        return self._do(api.list_sessions(cursor, limit))
+
+    def session_status(self, session_id: str) -> SessionStatus:
+        """Returns whether the session is ``idle`` or ``running``, and its last seq."""
+        return self._do(api.session_status(session_id))
+
+    def children(self, session_id: str) -> list[Session]:
+        """Returns the subagent sessions the session started, oldest first."""
+        return self._do(api.children(session_id))
+
+    def dispose_session(self, session_id: str) -> None:
+        """Disposes of a session: cancels its work and refuses input from now on; its log and
+        receipts stay readable. Disposing twice is fine."""
+        self._do(api.dispose_session(session_id))
+
+    def tools(self) -> list[Tool]:
+        """Returns the tools the gateway offers to models."""
+        return self._do(api.tools())
+
+    # Input
+
+    def send(
+        self,
+        session_id: str,
+        content: Content,
+        *,
+        delivery: Delivery | None = None,
+        idempotency_key: str | None = None,
+    ) -> SendReceipt:
+        """Queues a message and returns once it is durable: ``{message_id, seq}``.
+
+        It does not wait for the agent; follow ``events()`` or use ``run()`` for that.
+        ``delivery`` is ``followup`` (the default), ``steer`` or ``inject``. A retry with the
+        same ``idempotency_key`` and body returns the first answer and queues nothing; the
+        same key with another body or session raises ``AirlockError`` 409
+        ``idempotency-conflict``.
+        """
+        return self._do(api.send(session_id, content, delivery, idempotency_key))
+
+    def receipt(self, session_id: str, message_id: str) -> Receipt:
+        """Returns where a sent message is: ``pending``, ``claimed`` by a turn, or
+        ``canceled``."""
+        return self._do(api.receipt(session_id, message_id))
+
+    def queue(self, session_id: str) -> list[QueueItem]:
+        """Returns the session's pending messages, ``next-step`` items first."""
+        return self._do(api.queue(session_id))
+
+    def edit_queued(self, session_id: str, message_id: str, content: Content) -> None:
+        """Replaces the content of a pending message; it keeps its id, place and delivery."""
+        self._do(api.edit_queued(session_id, message_id, content))
+
+    def remove_queued(self, session_id: str, message_id: str) -> None:
+        """Removes a pending message from the queue (its receipt becomes ``canceled``)."""
+        self._do(api.remove_queued(session_id, message_id))
+
+    def steer_queued(self, session_id: str, message_id: str) -> None:
+        """Turns a queued followup into steering for the running turn. Raises
+        ``steer-unavailable`` (409) when the session is idle or the item already steers."""
+        self._do(api.steer_queued(session_id, message_id))
+
+    def cancel(self, session_id: str, *, keep_inbox: bool = True) -> None:
+        """Cancels the running turn. The queue is kept and parked, unless ``keep_inbox`` is
+        false, which clears it first. A no-op on an idle session."""
+        self._do(api.cancel(session_id, keep_inbox))
+
+    def compact(self, session_id: str) -> None:
+        """Starts summarizing an idle session's conversation; the result is a
+        ``context/compaction`` event on its log."""
+        self._do(api.compact(session_id))
+
+    # Owned runs
+
+    def run(
+        self,
+        content: Content,
+        *,
+        session_id: str | None = None,
+        delivery: Delivery | None = None,
+        model: str | None = None,
+        system: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> RunResult:
+        """Sends a message and waits until the agent is idle again; returns what it did.
+
+        Without ``session_id`` the run is in a new session (made with ``model`` and
+        ``system``); with one, the message goes to that session as ``delivery``. With
+        ``timeout_ms`` a run not done in time raises ``AirlockError`` 504 ``run-timeout``
+        (the agent keeps working).
+        """
+        return self._do(api.run(content, session_id, delivery, model, system, timeout_ms))
+
+    # Goals
+
+    def set_goal(self, session_id: str, objective: str, *, max_rounds: int | None = None) -> Goal:
+        """Gives the session a goal (replacing any), worked on in rounds while the session is
+        otherwise idle, at most ``max_rounds`` (default 10)."""
+        return self._do(api.set_goal(session_id, objective, max_rounds))
+
+    def get_goal(self, session_id: str) -> Goal:
+        """Returns the session's goal; ``goal-not-found`` (404) when it has none."""
+        return self._do(api.get_goal(session_id))
+
+    def pause_goal(self, session_id: str) -> Goal:
+        """Pauses an active goal: no more rounds until resumed."""
+        return self._do(api.goal_action(session_id, "pause"))
+
+    def resume_goal(self, session_id: str) -> Goal:
+        """Makes a paused (or active) goal active again, with rounds running in this gateway."""
+        return self._do(api.goal_action(session_id, "resume"))
+
+    def complete_goal(self, session_id: str) -> Goal:
+        """Marks the goal complete: no more rounds."""
+        return self._do(api.goal_action(session_id, "complete"))
+
+    def clear_goal(self, session_id: str) -> None:
+        """Removes the session's goal."""
+        self._do(api.clear_goal(session_id))
+
+    # Observation
+
+    def event_page(
+        self, session_id: str, *, after: int | None = None, limit: int | None = None
+    ) -> EventPage:
+        """Returns one page of the log (up to ``limit``, default 500) after seq ``after``."""
+        return self._do(api.event_page(session_id, after, limit))
+
+    def events(self, session_id: str, *, after: int | None = None) -> EventStream[Event]:
+        """Follows the session's log: every event after seq ``after`` (from the start when
+        ``None``), then live ones, for as long as the caller iterates.
+
+        A dropped connection (a gateway restart, a network hiccup) is reconnected with backoff
+        and resumes after the last seq seen, so each event comes exactly once, in order. It
+        ends only when closed, or after the whole log of a disposed session. Failing to
+        connect the first time, or a refusal such as ``session-not-found``, raises
+        ``AirlockError``.
+        """
+        follower = Follower(session_id, after)
+        return EventStream(self._follow(follower), follower, only_events)
+
+    def frames(self, session_id: str, *, after: int | None = None) -> EventStream[Frame]:
+        """Like ``events()``, with the live notices between the events: ``StatusChange``
+        (idle/running; one on every connection), ``QueueChange`` and ``Notice`` (subagents)."""
+        follower = Follower(session_id, after)
+        return EventStream(self._follow(follower), follower, lambda _: True)
+
+    def _follow(self, follower: Follower) -> Iterator[Frame]:
+        path = api.events_path(follower.session_id)
+        while True:
+            ended = False
+            try:
+                with self._http.stream(
+                    "GET", path, headers=follower.headers(), timeout=STREAM_TIMEOUT
+                ) as response:
+                    if response.is_success:
+                        follower.opened()
+                        for sse in EventSource(response).iter_sse():
+                            frame = follower.decode(sse)
+                            if frame is not None:
+                                yield frame
+                        ended = True
+                    else:
+                        response.read()
+                        follower.refused(AirlockError.from_response(response))
+            except httpx.TransportError as exc:
+                follower.dropped(exc)
+            if ended:
+                if follower.final:
+                    return
+                if self._is_disposed(follower.session_id):
+                    follower.final = True
+                    continue
+            time.sleep(follower.next_delay())
+
+    def _is_disposed(self, session_id: str) -> bool:
+        """After a stream ended: whether it ended because the session is disposed (rather than
+        the gateway stopping, in which case it may not answer now)."""
+        try:
+            return self.get_session(session_id).disposed
+        except AirlockError as error:
+            if error.status is None or error.status >= 500:
+                return False
+            raise

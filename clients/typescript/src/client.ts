@@ -1,0 +1,313 @@
+import { AirlockError } from "./errors.js";
+import { readFrames, sleep } from "./sse.js";
+import type {
+  Content,
+  CreateSessionOptions,
+  Delivery,
+  EventsPage,
+  Goal,
+  LogEvent,
+  MessageAccepted,
+  Notice,
+  QueueItem,
+  Receipt,
+  RunResult,
+  Session,
+  SessionPage,
+  SessionStatus,
+  Tool,
+} from "./types.js";
+
+export interface AirlockOptions {
+  /** Where the gateway listens, e.g. `http://127.0.0.1:7700`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. A page served by the gateway may instead rely on
+   * the cookie that `POST /v1/login` sets. */
+  apiKey?: string;
+  /** The `fetch` to use; the global one by default. */
+  fetch?: typeof fetch;
+}
+
+export interface SendOptions {
+  /** `followup` (the default) waits for the next turn, `steer` joins the running turn, `inject`
+   * is context for the next step and wakes nothing. */
+  delivery?: Delivery;
+  /** A retry with the same key and body answers the first answer and inserts nothing. */
+  idempotencyKey?: string;
+}
+
+interface RunCommon {
+  /** Answer 504 `run-timeout` after this long; the agent keeps working. */
+  timeoutMs?: number;
+  /** Stops waiting (the run goes on in the gateway). */
+  signal?: AbortSignal;
+}
+
+/** A run in a new session (`model`, `system`) or in an existing one (`sessionId`, `delivery`). */
+export type RunOptions =
+  | (RunCommon & { sessionId?: undefined; model?: string; system?: string })
+  | (RunCommon & { sessionId: string; delivery?: Delivery });
+
+export interface EventsOptions {
+  /** Start after this seq; from the log's beginning when absent. */
+  after?: number;
+  /** Ends the iteration. */
+  signal?: AbortSignal;
+  /** Called with the stream's `session.status`, `session.queue` and subagent frames. */
+  onNotice?: (notice: Notice) => void;
+  /** The first reconnection delay (doubling on each failure up to 30 s); by default the
+   * stream's own `retry:` value. */
+  retryMs?: number;
+}
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+interface RequestInit {
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+}
+
+const NOTICES = new Set<string>([
+  "session.status",
+  "session.queue",
+  "subagent.started",
+  "subagent.finished",
+] satisfies Notice["event"][]);
+const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
+const MAX_RETRY_MS = 30_000;
+
+/** A client for one Airlock gateway. */
+export class Airlock {
+  readonly baseUrl: string;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: AirlockOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  // Sessions
+
+  createSession(options: CreateSessionOptions = {}): Promise<Session> {
+    return this.#json("POST", "/v1/sessions", { body: options });
+  }
+
+  getSession(sessionId: string): Promise<Session> {
+    return this.#json("GET", session(sessionId));
+  }
+
+  /** Sessions ordered by id; pass `nextCursor` as `cursor` for the next page. */
+  listSessions(options: { cursor?: string; limit?: number } = {}): Promise<SessionPage> {
+    return this.#json("GET", `/v1/sessions${query(options)}`);
+  }
+
+  status(sessionId: string): Promise<SessionStatus> {
+    return this.#json("GET", `${session(sessionId)}/status`);
+  }
+
+  async children(sessionId: string): Promise<Session[]> {
+    return (await this.#json<{ items: Session[] }>("GET", `${session(sessionId)}/children`)).items;
+  }
+
+  /** Cancels the session and refuses its input from now on; its log stays readable. */
+  async disposeSession(sessionId: string): Promise<void> {
+    await this.#call("DELETE", session(sessionId));
+  }
+
+  async tools(): Promise<Tool[]> {
+    return (await this.#json<{ items: Tool[] }>("GET", "/v1/tools")).items;
+  }
+
+  // Input
+
+  /** Enqueues a message; resolves once it is durable, not when the agent has answered. */
+  send(sessionId: string, content: Content, options: SendOptions = {}): Promise<MessageAccepted> {
+    const { delivery, idempotencyKey } = options;
+    return this.#json("POST", `${session(sessionId)}/messages`, {
+      body: { content, delivery },
+      headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey },
+    });
+  }
+
+  receipt(sessionId: string, messageId: string): Promise<Receipt> {
+    return this.#json("GET", `${session(sessionId)}/messages/${segment(messageId)}`);
+  }
+
+  /** The pending items: `next-step` first, then `next-turn`. */
+  async listQueue(sessionId: string): Promise<QueueItem[]> {
+    return (await this.#json<{ items: QueueItem[] }>("GET", `${session(sessionId)}/queue`)).items;
+  }
+
+  /** Replaces a pending item's content, keeping its id, place and delivery. */
+  async editQueued(sessionId: string, messageId: string, content: Content): Promise<void> {
+    await this.#call("PATCH", queued(sessionId, messageId), { body: { content } });
+  }
+
+  async removeQueued(sessionId: string, messageId: string): Promise<void> {
+    await this.#call("DELETE", queued(sessionId, messageId));
+  }
+
+  /** Turns a queued followup into steering for the running turn (409 `steer-unavailable` when
+   * the agent is idle). */
+  async steerQueued(sessionId: string, messageId: string): Promise<void> {
+    await this.#call("POST", `${queued(sessionId, messageId)}/steer`);
+  }
+
+  /** Cancels the running turn; `keepInbox: false` clears the queue first. */
+  async cancel(sessionId: string, options: { keepInbox?: boolean } = {}): Promise<void> {
+    await this.#call("POST", `${session(sessionId)}/cancel`, { body: options });
+  }
+
+  /** Starts summarizing an idle session's conversation; the result is a `context/compaction`
+   * event. */
+  async compact(sessionId: string): Promise<void> {
+    await this.#call("POST", `${session(sessionId)}/compact`, { body: {} });
+  }
+
+  // Goals
+
+  getGoal(sessionId: string): Promise<Goal> {
+    return this.#json("GET", `${session(sessionId)}/goal`);
+  }
+
+  setGoal(
+    sessionId: string,
+    objective: string,
+    options: { maxRounds?: number } = {},
+  ): Promise<Goal> {
+    return this.#json("PUT", `${session(sessionId)}/goal`, { body: { objective, ...options } });
+  }
+
+  pauseGoal(sessionId: string): Promise<Goal> {
+    return this.#json("POST", `${session(sessionId)}/goal/pause`);
+  }
+
+  resumeGoal(sessionId: string): Promise<Goal> {
+    return this.#json("POST", `${session(sessionId)}/goal/resume`);
+  }
+
+  completeGoal(sessionId: string): Promise<Goal> {
+    return this.#json("POST", `${session(sessionId)}/goal/complete`);
+  }
+
+  async clearGoal(sessionId: string): Promise<void> {
+    await this.#call("DELETE", `${session(sessionId)}/goal`);
+  }
+
+  // Results
+
+  /** Sends `content` and resolves with everything up to the next idle: in a new session unless
+   * `sessionId` is given. */
+  run(content: Content, options: RunOptions = {}): Promise<RunResult> {
+    const { sessionId, signal, ...fields } = options;
+    const path = sessionId === undefined ? "/v1/runs" : `${session(sessionId)}/runs`;
+    return this.#json("POST", path, { body: { content, ...fields }, signal });
+  }
+
+  /** One JSON page of a session's log. */
+  eventsPage(
+    sessionId: string,
+    options: { after?: number; limit?: number } = {},
+  ): Promise<EventsPage> {
+    const page = query({ format: "json", ...options });
+    return this.#json("GET", `${session(sessionId)}/events${page}`);
+  }
+
+  /**
+   * A session's log events, then live ones as they are committed, each exactly once and in seq
+   * order. A dropped connection is resumed with `Last-Event-ID` after a backoff, also across a
+   * gateway restart. It goes on until `signal` aborts or the loop stops; it ends by itself only
+   * for a disposed session, and throws an `AirlockError` that retrying cannot fix (404, 401, …).
+   */
+  async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<LogEvent, void> {
+    const { signal, onNotice } = options;
+    let last = options.after ?? -1;
+    let retryMs = options.retryMs;
+    let failures = 0;
+    while (!signal?.aborted) {
+      let waitMs = 0;
+      try {
+        const response = await this.#request("GET", `${session(sessionId)}/events`, {
+          headers: {
+            accept: "text/event-stream",
+            ...(last >= 0 && { "last-event-id": `${last}` }),
+          },
+          signal,
+        });
+        const frames = readFrames(response.body!, (ms) => {
+          if (options.retryMs === undefined) retryMs = ms;
+        });
+        for await (const frame of frames) {
+          if (signal?.aborted) return;
+          failures = 0;
+          if (frame.event === "session.event") {
+            const event = JSON.parse(frame.data) as LogEvent;
+            if (event.seq <= last) continue;
+            last = event.seq;
+            yield event;
+          } else if (frame.event !== undefined && NOTICES.has(frame.event)) {
+            onNotice?.({ event: frame.event, data: JSON.parse(frame.data) } as Notice);
+          }
+        }
+        // The gateway ended the stream: it is stopping, or the session is disposed (then the
+        // stream sends the log and ends, and so do we).
+        if ((await this.getSession(sessionId)).disposed) return;
+      } catch (error) {
+        if (signal?.aborted) return;
+        if (error instanceof AirlockError) {
+          if (!RETRYABLE.has(error.status)) throw error;
+          waitMs = (error.retryAfter ?? 0) * 1000;
+        } else if (!(error instanceof TypeError)) {
+          throw error; // fetch reports a failed or dropped connection as a TypeError
+        }
+      }
+      const backoff = (retryMs ?? 1000) * 2 ** failures;
+      failures += 1;
+      await sleep(Math.max(waitMs, Math.min(backoff, MAX_RETRY_MS)), signal);
+    }
+  }
+
+  // Plumbing
+
+  async #json<T>(method: Method, path: string, init?: RequestInit): Promise<T> {
+    return (await (await this.#request(method, path, init)).json()) as T;
+  }
+
+  /** A request whose answer says nothing more than its status. */
+  async #call(method: Method, path: string, init?: RequestInit): Promise<void> {
+    await (await this.#request(method, path, init)).arrayBuffer();
+  }
+
+  /** Sends one request; a status outside 2xx throws its `AirlockError`. */
+  async #request(method: Method, path: string, init: RequestInit = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    const response = await this.#fetch(this.baseUrl + path, {
+      method,
+      headers,
+      body: init.body === undefined ? null : JSON.stringify(init.body),
+      signal: init.signal ?? null,
+    });
+    if (!response.ok) throw await AirlockError.from(response);
+    return response;
+  }
+}
+
+const segment = encodeURIComponent;
+const session = (sessionId: string) => `/v1/sessions/${segment(sessionId)}`;
+const queued = (sessionId: string, messageId: string) =>
+  `${session(sessionId)}/queue/${segment(messageId)}`;
+
+/** `?a=1&b=2` for the fields that are set. */
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) search.set(name, `${value}`);
+  }
+  const text = search.toString();
+  return text && `?${text}`;
+}

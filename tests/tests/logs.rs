@@ -1,0 +1,48 @@
+//! The gateway's log as an operator reads it: `--log-format json` writes one JSON object per
+//! line on stderr, and a failing turn, a 404 and a shutdown each leave a line saying what
+//! happened, with the session, the status or the reason.
+
+use airlock_tests::Reply;
+use airlock_tests::world::world_with;
+use serde_json::{Value, json};
+
+/// The log's JSON lines; a line that is not JSON fails the test.
+fn json_lines(lines: &[String]) -> Vec<Value> {
+    lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+/// The first line whose `message` is `message` and whose fields include `fields`.
+fn find<'l>(log: &'l [Value], message: &str, fields: &Value) -> &'l Value {
+    let has = |line: &Value| {
+        line["message"] == message
+            && fields.as_object().unwrap().iter().all(|(key, value)| &line[key] == value)
+    };
+    log.iter().find(|line| has(line)).unwrap_or_else(|| panic!("{message} {fields} in {log:#?}"))
+}
+
+#[tokio::test]
+async fn json_log_lines_name_a_failing_turn_a_404_and_the_shutdown() {
+    let mut w = world_with(&[("AIRLOCK_LOG_FORMAT", "json"), ("AIRLOCK_LOG", "info")]).await;
+    // No idle keep-alive connection: the shutdown waits for none.
+    w.gw.client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let s = w.gw.session().await;
+    w.mock.push(Reply::status(401));
+    let (code, run) = w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": "hi"})).await;
+    assert_eq!((code, run["finishReason"].as_str()), (200, Some("error")), "{run}");
+    assert_eq!(w.gw.get("/v1/sessions/nobody").await.0, 404);
+    assert!(w.gw.terminate().success(), "SIGTERM stops it cleanly");
+
+    let log = json_lines(&w.gw.log_lines());
+    let failed = find(&log, "model call failed", &json!({"session_id": s, "code": "AUTH"}));
+    assert_eq!((failed["level"].as_str(), failed["status"].as_u64()), (Some("WARN"), Some(401)));
+    let ended = find(&log, "turn ended", &json!({"session_id": s, "reason": "error"}));
+    assert_eq!(ended["code"], "AUTH", "{ended}");
+    let missing = find(&log, "answered", &json!({"status": 404}));
+    assert_eq!(missing["span"]["route"], "/v1/sessions/{id}", "{missing}");
+    assert_eq!(missing["span"]["method"], "GET");
+    find(&log, "listening", &json!({}));
+    find(&log, "sessions recovered", &json!({"recovered": 0}));
+    let stopping = log.iter().position(|l| l["message"].as_str().unwrap().starts_with("shutting"));
+    let stopped = log.iter().position(|l| l["message"] == "stopped");
+    assert!(stopping.is_some() && stopping < stopped, "shutting down, then stopped: {log:#?}");
+}

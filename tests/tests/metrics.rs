@@ -1,0 +1,77 @@
+//! `/metrics` as a Prometheus server scrapes it: Debian's `promtool check metrics` accepts it, and
+//! the families an operator needs are there with their labels.
+//!
+//! Ignored by default because it needs `promtool` (Debian's `prometheus` package); `.ci/run`
+//! installs it and runs this with `--ignored`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use airlock_tests::Reply;
+use airlock_tests::world::world;
+use serde_json::json;
+
+/// `promtool check metrics` on `text`: its exit code and what it printed.
+fn promtool(text: &str) -> (Option<i32>, String) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs (install Debian's prometheus package)");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), said.into_owned())
+}
+
+#[tokio::test]
+#[ignore = "needs promtool (Debian's prometheus package); .ci/run installs it"]
+async fn metrics_pass_promtool_and_count_requests_model_calls_tools_and_turns() {
+    let w = world().await;
+    let s = w.gw.session().await;
+    w.mock.push(Reply::tool_call("c1", "echo", r#"{"text":"hi"}"#, 1).usage(7, 2));
+    w.mock.push(Reply::text("done", 1)).push(Reply::status(401));
+    let runs = format!("/v1/sessions/{s}/runs");
+    assert_eq!(w.gw.post(&runs, json!({"content": "use echo"})).await.0, 200);
+    assert_eq!(w.gw.post(&runs, json!({"content": "fail"})).await.0, 200);
+    assert_eq!(w.gw.get("/v1/nothing-here").await.0, 404);
+
+    let res = w.gw.client.get(w.gw.url("/metrics")).send().await.unwrap();
+    assert_eq!(res.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+    let text = res.text().await.unwrap();
+    let (code, said) = promtool(&text);
+    assert_eq!(code, Some(0), "promtool check metrics: {said}");
+    for line in [
+        r#"airlock_turns_total{reason="completed"} 1"#,
+        r#"airlock_turns_total{reason="error"} 1"#,
+        r#"airlock_http_requests_total{method="POST",route="/v1/sessions/{id}/runs",status="200"} 2"#,
+        r#"airlock_http_requests_total{method="GET",route="unmatched",status="404"} 1"#,
+        r#"airlock_model_calls_total{provider="openai",model="mock",outcome="ok"} 2"#,
+        r#"airlock_model_calls_total{provider="openai",model="mock",outcome="auth"} 1"#,
+        r#"airlock_model_tokens_total{provider="openai",model="mock",kind="input"} 17"#,
+        r#"airlock_tool_calls_total{tool="echo",outcome="ok"} 1"#,
+        "airlock_sessions 1",
+        "airlock_sse_subscribers 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+    }
+    for family in [
+        "airlock_http_request_duration_seconds",
+        "airlock_model_call_duration_seconds",
+        "airlock_model_first_chunk_seconds",
+        "airlock_tool_call_duration_seconds",
+        "airlock_commit_duration_seconds",
+        "airlock_commit_batch_size",
+        "airlock_core_fuel_per_call",
+    ] {
+        assert!(text.contains(&format!("# TYPE {family} histogram")), "{family} in:\n{text}");
+    }
+
+    let open = w.gw.client.get(w.gw.url("/metrics"));
+    let res = open.header("accept", "application/openmetrics-text").send().await.unwrap();
+    let content_type = res.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
+    assert!(res.text().await.unwrap().ends_with("# EOF\n"));
+}

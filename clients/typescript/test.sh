@@ -12,4 +12,6 @@ if [ ! -x "$AIRLOCK_BIN" ]; then
 fi
 
 npm ci --no-audit --no-fund
+# The types of this gateway's /openapi.json: generated, never stale, never in git.
+npm run --silent generate -- --bin "$AIRLOCK_BIN"
 npm test   # builds dist/ and the tests, then node --test

@@ -35,28 +35,22 @@ impl ModelProvider for Demo {
 
     fn stream(&self, request: ModelRequest) -> ChunkStream {
         let prompt = estimate_request(request.system.as_deref(), &request.tools, &request.messages);
-        let mut chunks = respond(&request.messages);
-        for chunk in &mut chunks {
-            if let Ok(StreamChunk::Usage { usage }) = chunk {
-                usage.input_tokens = prompt;
-            }
-        }
-        Box::pin(stream::iter(chunks))
+        Box::pin(stream::iter(respond(&request.messages, prompt)))
     }
 }
 
 /// The whole deterministic response to a conversation.
-fn respond(messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
+fn respond(messages: &[Arc<Message>], prompt: u64) -> Vec<Result<StreamChunk, ModelError>> {
     let Some(last) = messages.last() else {
-        return answer("There is nothing to answer yet.", messages);
+        return answer("There is nothing to answer yet.", prompt);
     };
     if last.role == Role::Tool {
-        return answer(&summarize_results(messages), messages);
+        return answer(&summarize_results(messages), prompt);
     }
     let text = plain_text(last);
     let text = text.trim();
     if text == COMPACTION_INSTRUCTION {
-        return answer(&summarize_conversation(&messages[..messages.len() - 1]), messages);
+        return answer(&summarize_conversation(&messages[..messages.len() - 1]), prompt);
     }
     if let Some(rest) = text.strip_prefix("/fail") {
         let rest = rest.trim();
@@ -82,7 +76,7 @@ fn respond(messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
                 name: Some(name.to_owned()),
                 arguments_delta: arguments.trim().to_owned(),
             }),
-            Ok(usage(messages, 3)),
+            Ok(usage(prompt, 3)),
             Ok(StreamChunk::Finish { reason: FinishReason::ToolCalls }),
         ];
     }
@@ -90,25 +84,23 @@ fn respond(messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
         "You said: \"{text}\". I am the demo model, answering offline in a few chunks. \
          Try `/tool echo {{\"text\":\"hi\"}}` to see a tool call."
     );
-    answer(&reply, messages)
+    answer(&reply, prompt)
 }
 
 /// Streams `text` a few words per chunk, then usage and `stop`.
-fn answer(text: &str, messages: &[Arc<Message>]) -> Vec<Result<StreamChunk, ModelError>> {
+fn answer(text: &str, prompt: u64) -> Vec<Result<StreamChunk, ModelError>> {
     let words: Vec<&str> = text.split_inclusive(' ').collect();
     let mut chunks: Vec<_> = words
         .chunks(3)
         .map(|w| Ok(StreamChunk::TextDelta { index: 0, text: w.concat() }))
         .collect();
-    chunks.push(Ok(usage(messages, words.len() as u64)));
+    chunks.push(Ok(usage(prompt, words.len() as u64)));
     chunks.push(Ok(StreamChunk::Finish { reason: FinishReason::Stop }));
     chunks
 }
 
-/// Words as output tokens; the prompt's are counted from the whole request as the core
-/// estimates them ([`Demo::stream`]), the messages' alone here.
-fn usage(messages: &[Arc<Message>], output_tokens: u64) -> StreamChunk {
-    let input_tokens = messages.iter().map(|m| airlock_core::estimate(m)).sum();
+/// The prompt's tokens as the core estimates them ([`Demo::stream`]), and words as output tokens.
+fn usage(input_tokens: u64, output_tokens: u64) -> StreamChunk {
     StreamChunk::Usage { usage: Usage { input_tokens, output_tokens, ..Usage::default() } }
 }
 
@@ -214,17 +206,17 @@ mod tests {
 
     #[test]
     fn demo_answer_streams_in_several_chunks_and_is_deterministic() {
-        let first = respond(&[user("hello")]);
+        let first = respond(&[user("hello")], 0);
         assert!(
             first.iter().filter(|c| matches!(c, Ok(StreamChunk::TextDelta { .. }))).count() > 2
         );
         assert!(texts(&first).starts_with("You said: \"hello\"."));
-        assert_eq!(format!("{first:?}"), format!("{:?}", respond(&[user("hello")])));
+        assert_eq!(format!("{first:?}"), format!("{:?}", respond(&[user("hello")], 0)));
     }
 
     #[test]
     fn demo_tool_command_calls_the_tool_then_summarizes_its_result() {
-        let call = respond(&[user("/tool echo {\"text\":\"hi\"}")]);
+        let call = respond(&[user("/tool echo {\"text\":\"hi\"}")], 0);
         assert!(call.iter().any(|c| matches!(c, Ok(StreamChunk::ToolCallDelta { name: Some(n), arguments_delta, .. }) if n == "echo" && arguments_delta == "{\"text\":\"hi\"}")));
         let assistant = Arc::new(Message {
             id: "a".into(),
@@ -247,7 +239,7 @@ mod tests {
             source: Source::of("tool"),
         });
         assert_eq!(
-            texts(&respond(&[user("x"), assistant, result])),
+            texts(&respond(&[user("x"), assistant, result], 0)),
             "The echo tool returned: echo: hi"
         );
     }
@@ -260,7 +252,7 @@ mod tests {
             content: vec![ContentBlock::Text { text: COMPACTION_INSTRUCTION.into() }],
             source: Source::of("compaction"),
         });
-        let summary = texts(&respond(&[user("plan the trip"), user("to Oslo"), instruction]));
+        let summary = texts(&respond(&[user("plan the trip"), user("to Oslo"), instruction], 0));
         assert_eq!(
             summary,
             "The demo model summarized 2 messages: 2 from the person, 0 answers, 0 tool \
@@ -270,7 +262,7 @@ mod tests {
 
     #[test]
     fn demo_fail_command_fails_with_the_code() {
-        let failed = respond(&[user("/fail AUTH bad key")]);
+        let failed = respond(&[user("/fail AUTH bad key")], 0);
         assert!(
             matches!(&failed[..], [Err(ModelError { code, message, .. })] if code == "AUTH" && message == "bad key")
         );

@@ -289,6 +289,9 @@ macro_rules! event_types {
         }
 
         impl EventData {
+            /// Every event `type` there is, in the order of `docs/events.md`.
+            pub const TYPE_NAMES: &'static [&'static str] = &[$($name,)*];
+
             /// The event's `type`.
             pub fn type_name(&self) -> &'static str {
                 match self {

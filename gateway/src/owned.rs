@@ -92,13 +92,8 @@ pub struct RunResult {
     /// The interval's last seq: the last event before whole-agent idle.
     pub last_seq: u64,
     /// Every log event `firstSeq..=lastSeq`, whatever input caused it.
-    #[schema(schema_with = events_schema)]
+    #[schema(schema_with = crate::schema::events_schema)]
     pub events: Vec<Box<RawValue>>,
-}
-
-/// `[Event]`, whose schema lives in `airlock-core`.
-fn events_schema() -> utoipa::openapi::Array {
-    crate::schema::json_objects("A log event envelope: `{seq, type, …}`.")
 }
 
 impl RunResult {
@@ -129,11 +124,11 @@ pub struct Summary {
     pub final_response: String,
     /// The last `turn/end`'s reason kind (`completed`, `max-tokens`, `error`, ...; `null` if no
     /// turn ended).
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = crate::schema::finish_reason_schema)]
     pub finish_reason: Option<&'static str>,
     /// Token usage summed over the assistant messages that carried it: `{inputTokens,
     /// outputTokens, cacheReadTokens?, reasoningTokens?}`; absent when the provider sent none.
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = crate::schema::usage_schema)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// The last `turn/end`'s full reason.

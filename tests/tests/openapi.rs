@@ -36,6 +36,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions/{id}/goal/resume"),
     ("POST", "/v1/sessions/{id}/goal/complete"),
     ("GET", "/v1/sessions/{id}/events"),
+    ("GET", "/v1/sessions/{id}/events/page"),
     ("GET", "/v1/events"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),

@@ -19,8 +19,8 @@ const out = (args[0] === "--bin" ? args[2] : args[1]) ?? "src/openapi.ts";
 const document = args[0] === "--bin" ? await served(args[1]) : args[0] ?? "http://127.0.0.1:7700/openapi.json";
 const source = typeof document === "string" && !/^https?:\/\//.test(document) ? pathToFileURL(document) : document;
 
-// The document describes free-form objects (`usage`, `events`, `details`) as bare `{type: object}`;
-// by default those become `Record<string, never>`, which no real value fits.
+// The document describes free-form objects (an error's `details`, a tool's `parameters`) as bare
+// `{type: object}`; by default those become `Record<string, never>`, which no real value fits.
 const ast = await openapiTS(typeof source === "string" ? new URL(source) : source, { emptyObjectsUnknown: true });
 const banner = "// Generated from the gateway's /openapi.json by `npm run generate`; do not edit.\n\n";
 await writeFile(out, banner + astToString(ast));

@@ -212,8 +212,7 @@ export class Airlock {
     sessionId: string,
     options: { after?: number; limit?: number } = {},
   ): Promise<EventsPage> {
-    const page = query({ format: "json", ...options });
-    return this.#json("GET", `${session(sessionId)}/events${page}`);
+    return this.#json("GET", `${session(sessionId)}/events/page${query(options)}`);
   }
 
   /**

@@ -3,7 +3,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { Airlock, AirlockError, type LogEvent, type Notice } from "@airlock/client";
+import { Airlock, AirlockError, type LogEvent, type Notice, type paths } from "@airlock/client";
+import createClient from "openapi-fetch";
 
 import { Gateway, packageDir, run } from "./gateway.js";
 
@@ -54,6 +55,37 @@ check("run() returns the RunResult: finalResponse, finishReason, usage and the i
   assert.equal(again.sessionId, result.sessionId);
   assert.equal(again.firstSeq, result.lastSeq + 1);
   assert.match(again.finalResponse, /^You said: "and now\?"/);
+});
+
+check("a client generated from /openapi.json type-checks and its events page returns typed events", async (_, gateway) => {
+  // openapi-fetch over the types openapi-typescript generated from the served document: no
+  // hand-written type in between, so this file compiles only if the document types the events.
+  // `application/json`: the answers to take where a route also streams (`runs?stream=true`).
+  const api = createClient<paths, "application/json">({ baseUrl: gateway.url });
+  const created = await api.POST("/v1/sessions", { body: {} });
+  const id = created.data!.sessionId;
+  const run = await api.POST("/v1/sessions/{id}/runs", { params: { path: { id } }, body: { content: "hello" } });
+  assert.equal(run.data?.finishReason, "completed");
+  const { data: page, error } = await api.GET("/v1/sessions/{id}/events/page", {
+    params: { path: { id }, query: { after: 0, limit: 100 } },
+  });
+  assert.equal(error, undefined);
+  const seen: string[] = [];
+  for (const event of page!.events) {
+    switch (event.type) {
+      case "turn/end":
+        seen.push(`end ${event.data.turn} ${event.data.reason.kind}`);
+        break;
+      case "assistant/message":
+        seen.push(`${event.data.message.role} ${event.data.usage?.outputTokens ? "with" : "without"} usage`);
+        break;
+      case "user/message":
+        seen.push(`user ${event.data.content.map((block) => block.type).join()}`);
+        break;
+    }
+  }
+  assert.deepEqual(seen, ["user text", "assistant with usage", "end 1 completed"]);
+  assert.equal(page!.events[0]?.seq, 1);
 });
 
 /** A client that notes the `Last-Event-ID` of each request for an event stream (null: none),

@@ -19,7 +19,6 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use utoipa::openapi::Array;
 use utoipa::openapi::schema::Object;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -27,17 +26,19 @@ use utoipa_axum::routes;
 
 use super::quotas::StreamSlot;
 use super::responses::{Limited, NoSession, StorageFailed};
-use super::sse::{HubStream, SessionStream};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, fields, sse};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
 use crate::registry::HubNotice;
-use crate::schema::{json_objects, string_enum};
+use crate::schema::{events_schema, string_enum};
 use crate::session::{Notice, QueueSnapshot, seq_of};
 
-/// `/v1/sessions/{id}/events` and `/v1/events` (paths in the annotations).
+/// `/v1/sessions/{id}/events`, `…/events/page` and `/v1/events` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(session_events)).routes(routes!(hub_events))
+    OpenApiRouter::new()
+        .routes(routes!(session_events))
+        .routes(routes!(session_page))
+        .routes(routes!(hub_events))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -50,6 +51,18 @@ struct EventsQuery {
     #[param(schema_with = json_format)]
     format: Option<String>,
     /// Events per JSON page: 1 to 5000, default 500.
+    #[param(minimum = 1, maximum = 5000)]
+    limit: Option<u64>,
+}
+
+/// Where a JSON page of the log starts and how long it is.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct PageQuery {
+    /// Only events with a larger seq.
+    #[param(minimum = 0, maximum = 9223372036854775807_u64)]
+    after: Option<u64>,
+    /// Events per page: 1 to 5000, default 500.
     #[param(minimum = 1, maximum = 5000)]
     limit: Option<u64>,
 }
@@ -74,16 +87,12 @@ struct EventsPage {
     has_more: bool,
 }
 
-/// `[Event]`, whose schema lives in `airlock-core`.
-fn events_schema() -> Array {
-    json_objects("A log event envelope: `{seq, type, …}`.")
-}
-
 /// Where a stream's task sends its frames.
 pub(super) type Tx = mpsc::Sender<Bytes>;
 
 /// A session's log: an SSE stream by default (resumable, no gap, no duplicate), or a JSON page
-/// with `Accept: application/json` or `?format=json`.
+/// with `Accept: application/json` or `?format=json` (the page `getSessionEventsPage` answers,
+/// whose one media type gives a generated client typed events).
 ///
 /// The stream starts with `: connected` and `retry: 1000`, a `session.status` snapshot and, when
 /// the inbox is not empty, a `session.queue` snapshot; then each log event as `id: <seq>`,
@@ -99,7 +108,7 @@ pub(super) type Tx = mpsc::Sender<Bytes>;
     ),
     responses(
         (status = 200, description = "The SSE stream, or a JSON page", content(
-            (SessionStream = "text/event-stream"),
+            (ref("#/components/schemas/SessionStream") = "text/event-stream"),
             (EventsPage = "application/json"),
         )),
         (status = 400, description = "`bad-request`: a query parameter or `Last-Event-ID` does not fit (the field is named)", body = ErrorBody),
@@ -140,6 +149,30 @@ async fn session_events(
     let after = last_event_id.or(after);
     let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
     Ok(sse::response(follow_session(state, id, after, slot)))
+}
+
+/// A JSON page of a session's log, `{events, lastSeq, nextAfter, hasMore}`: the page that
+/// `…/events?format=json` answers, on a route of its own.
+#[utoipa::path(
+    get, path = "/v1/sessions/{id}/events/page", operation_id = "getSessionEventsPage",
+    tag = "observation",
+    params(SessionId, PageQuery),
+    responses(
+        (status = 200, description = "Events in seq order, at most `limit`", body = EventsPage),
+        (status = 400, description = "`bad-request`: `after` or `limit` does not fit (the field is named)", body = ErrorBody),
+        NoSession, StorageFailed,
+    )
+)]
+async fn session_page(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> Answer<Json<EventsPage>> {
+    if state.registry.store().session(&id).await?.is_none() {
+        return Err(ApiError::session_not_found(&id));
+    }
+    let limit = fields::page_limit(q.limit, 500, 5000)?;
+    page(&state, &id, fields::after(q.after)?, limit).await
 }
 
 /// A JSON page `{events, lastSeq, nextAfter, hasMore}`.
@@ -219,7 +252,7 @@ async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Foll
         description = "An SSE stream of `session.added`, `session.removed` and `session.status` \
             frames, each with JSON data naming the `sessionId`.",
         content_type = "text/event-stream",
-        body = HubStream,
+        body = ref("#/components/schemas/HubStream"),
     ), Limited)
 )]
 async fn hub_events(

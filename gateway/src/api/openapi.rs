@@ -59,6 +59,7 @@ pub fn serve(
     state: &AppState,
 ) -> Router<AppState> {
     let mut json = serde_json::to_value(doc).expect("an OpenAPI document serializes");
+    add_schemas(&mut json);
     drop_null_alternatives(&mut json);
     link(&mut json);
     guarded(&mut json);
@@ -66,6 +67,17 @@ pub fn serve(
     fit(&mut json, &tools, &crate::model::name_pattern());
     let bytes = serde_json::to_vec(&json).expect("JSON serializes");
     router.layer(Extension(Document(Bytes::from(bytes))))
+}
+
+/// Adds the schemas written out in [`crate::schema`] (the log's events, the streams' frames),
+/// which the derived ones refer to by name.
+fn add_schemas(doc: &mut Value) {
+    let schemas = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut);
+    let schemas = schemas.expect("the document has schemas");
+    for (name, schema) in crate::schema::components() {
+        let taken = schemas.insert(name.clone(), schema);
+        assert!(taken.is_none(), "two schemas are named {name}");
+    }
 }
 
 /// An answer that names what other operations take, as OpenAPI links.

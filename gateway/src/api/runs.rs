@@ -20,7 +20,6 @@ use utoipa_axum::routes;
 use super::events::Tx;
 use super::fields::{self, Content};
 use super::responses::{BodyRefused, Limited, NoSession, SessionFailed};
-use super::sse::RunStream;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
@@ -83,7 +82,7 @@ struct RunQuery {
             SSE (`session.event`, `session.status` and `session.queue` frames), then \
             `event: run.result` with the result, or `event: error` on a timeout", content(
             (RunResult = "application/json"),
-            (RunStream = "text/event-stream"),
+            (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
         (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
@@ -116,7 +115,7 @@ async fn session_run(
         (status = 200, description = "The interval's result (`sessionId` names the new \
             session); with `?stream=true` the interval as SSE, as for a session's runs", content(
             (RunResult = "application/json"),
-            (RunStream = "text/event-stream"),
+            (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),

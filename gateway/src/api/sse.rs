@@ -14,9 +14,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use tokio::time::{Instant, Sleep};
-use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
-use utoipa::{PartialSchema, ToSchema};
 
 use crate::follow::Update;
 
@@ -71,76 +68,6 @@ pub(super) fn response(frames: impl Stream<Item = Bytes> + Send + 'static) -> Re
         [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")];
     (headers, Body::from_stream(body)).into_response()
 }
-
-/// The frames a stream may send, as the OpenAPI document describes each event of a
-/// `text/event-stream` answer: `{event, data, id?}`, with JSON data.
-fn frames_schema(description: &str, events: &[&str]) -> RefOr<Schema> {
-    let mut frames = OneOfBuilder::new().description(Some(description));
-    for &event in events {
-        let mut frame = ObjectBuilder::new()
-            .schema_type(Type::Object)
-            .property(
-                "event",
-                ObjectBuilder::new().schema_type(Type::String).enum_values(Some([event])),
-            )
-            .required("event")
-            .property(
-                "data",
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .content_media_type("application/json"),
-            )
-            .required("data");
-        if event == "session.event" {
-            let seq = ObjectBuilder::new().schema_type(Type::String).pattern(Some("^[0-9]+$"));
-            frame = frame.property("id", seq).required("id");
-        }
-        frames = frames.item(frame);
-    }
-    frames.into()
-}
-
-/// The frames of a session's stream.
-const SESSION_FRAMES: [&str; 5] =
-    ["session.event", "session.status", "session.queue", "subagent.started", "subagent.finished"];
-
-/// A session's stream (`GET …/events`): each log event as `session.event` with its seq as `id`,
-/// and `session.status`, `session.queue`, `subagent.started` and `subagent.finished` frames.
-pub(super) struct SessionStream;
-
-impl PartialSchema for SessionStream {
-    fn schema() -> RefOr<Schema> {
-        frames_schema("A frame of a session's stream.", &SESSION_FRAMES)
-    }
-}
-
-impl ToSchema for SessionStream {}
-
-/// An owned run's stream: a session's frames, then `run.result` or, on a timeout, `error`.
-pub(super) struct RunStream;
-
-impl PartialSchema for RunStream {
-    fn schema() -> RefOr<Schema> {
-        let [a, b, c, d, e] = SESSION_FRAMES;
-        frames_schema("A frame of an owned run's stream.", &[a, b, c, d, e, "run.result", "error"])
-    }
-}
-
-impl ToSchema for RunStream {}
-
-/// The cross-session stream (`GET /v1/events`).
-pub(super) struct HubStream;
-
-impl PartialSchema for HubStream {
-    fn schema() -> RefOr<Schema> {
-        frames_schema(
-            "A frame of the cross-session stream.",
-            &["session.added", "session.removed", "session.status"],
-        )
-    }
-}
-
-impl ToSchema for HubStream {}
 
 pin_project_lite::pin_project! {
     /// `frames`, and a ping when `ping` fires first; every frame sent sets it 15 s ahead again.

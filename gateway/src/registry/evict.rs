@@ -84,7 +84,7 @@ impl Registry {
             evicted += 1;
         }
         let metrics = crate::metrics::global();
-        metrics.sessions.set(live.len() as i64);
+        metrics.sessions.dec_by(evicted as i64);
         metrics.evictions.inc_by(evicted as u64);
         evicted
     }

@@ -303,8 +303,10 @@ impl Registry {
     /// Puts a session in memory; tells the evictor when there are too many.
     fn go_live(&self, handle: SessionHandle) {
         let mut live = self.live.lock().expect("registry lock");
-        live.insert(handle.id().to_owned(), handle);
-        crate::metrics::global().sessions.set(live.len() as i64);
+        // Counted by change, not set: a process may hold more than one registry (tests do).
+        if live.insert(handle.id().to_owned(), handle).is_none() {
+            crate::metrics::global().sessions.inc();
+        }
         if live.len() > self.eviction().max_live {
             self.crowded.notify_one();
         }
@@ -339,7 +341,10 @@ impl Registry {
     pub fn remove(&self, session_id: &str) {
         let mut live = self.live.lock().expect("registry lock");
         let outbox = match live.remove(session_id) {
-            Some(handle) => Some(handle.outbox().clone()),
+            Some(handle) => {
+                crate::metrics::global().sessions.dec();
+                Some(handle.outbox().clone())
+            }
             None => self
                 .outboxes
                 .lock()
@@ -347,7 +352,6 @@ impl Registry {
                 .remove(session_id)
                 .and_then(|o| o.upgrade()),
         };
-        crate::metrics::global().sessions.set(live.len() as i64);
         drop(live);
         if let Some(outbox) = outbox {
             outbox.send(Notice::Ended);
@@ -361,7 +365,7 @@ impl Registry {
     /// once at start, before the gateway is ready; answers how many came back.
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let stored = self.store.session_count().await?;
-        crate::metrics::global().stored_sessions.set(stored as i64);
+        crate::metrics::global().stored_sessions.inc_by(stored as i64);
         let mut count = 0;
         let mut cursor = None;
         loop {

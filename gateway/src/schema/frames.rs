@@ -1,0 +1,111 @@
+//! The SSE streams as OpenAPI schemas: each stream is the union of the frames it may send,
+//! `{event, id?, data}`, and each frame's `data` is a JSON text whose schema is named in its
+//! `contentSchema`, so a client generated from the document has a type for every frame it parses.
+
+use serde_json::{Map, Value, json};
+
+use super::{object, reference};
+
+/// The frames of a session's stream: each frame's `event` and the schema of its data.
+const SESSION_FRAMES: [(&str, &str); 5] = [
+    ("session.event", "Event"),
+    ("session.status", "StatusNotice"),
+    ("session.queue", "QueueNotice"),
+    ("subagent.started", "SubagentStarted"),
+    ("subagent.finished", "SubagentFinished"),
+];
+
+/// The schemas of the three streams and of the notices their frames carry.
+pub fn components() -> Map<String, Value> {
+    let run: Vec<(&str, &str)> = SESSION_FRAMES
+        .into_iter()
+        .chain([("run.result", "RunResult"), ("error", "ErrorBody")])
+        .collect();
+    let hub = [
+        ("session.added", "SessionNotice"),
+        ("session.removed", "SessionNotice"),
+        ("session.status", "StatusNotice"),
+    ];
+    let schemas = [
+        (
+            "SessionStream",
+            frames("A frame of a session's stream (`GET …/events`).", &SESSION_FRAMES),
+        ),
+        ("RunStream", frames("A frame of an owned run's stream (`?stream=true`).", &run)),
+        ("HubStream", frames("A frame of the cross-session stream (`GET /v1/events`).", &hub)),
+        ("SessionNotice", object(&["sessionId"], json!({"sessionId": {"type": "string"}}))),
+        (
+            "StatusNotice",
+            object(
+                &["sessionId", "status"],
+                json!({"sessionId": {"type": "string"}, "status": {"type": "string", "enum": ["idle", "running"]}}),
+            ),
+        ),
+        (
+            "QueueNotice",
+            object(
+                &["sessionId", "items"],
+                json!({
+                    "sessionId": {"type": "string"},
+                    "items": {"type": "array", "items": reference("QueueItem"), "description": "The whole queue, `next-step` items first."},
+                }),
+            ),
+        ),
+        (
+            "SubagentStarted",
+            object(
+                &["parentSessionId", "childSessionId", "name"],
+                json!({
+                    "parentSessionId": {"type": "string"},
+                    "childSessionId": {"type": "string"},
+                    "name": {"type": ["string", "null"]},
+                }),
+            ),
+        ),
+        (
+            "SubagentFinished",
+            object(
+                &[
+                    "parentSessionId",
+                    "childSessionId",
+                    "status",
+                    "stopReason",
+                    "lastAssistantMessage",
+                ],
+                json!({
+                    "parentSessionId": {"type": "string"},
+                    "childSessionId": {"type": "string"},
+                    "status": {"type": "string", "enum": ["ok", "error"]},
+                    "stopReason": {"type": "string", "description": "The child's last turn end reason kind."},
+                    "lastAssistantMessage": {"type": "string"},
+                }),
+            ),
+        ),
+    ];
+    schemas.into_iter().map(|(name, schema)| (name.to_owned(), schema)).collect()
+}
+
+/// A stream's frames: `event` names the frame; `data` is JSON of the schema named beside it; a
+/// log event's frame also has its seq as `id`, the cursor to resume from.
+fn frames(description: &str, events: &[(&str, &str)]) -> Value {
+    let one_of: Vec<Value> = events
+        .iter()
+        .map(|&(event, data)| {
+            let mut properties = json!({
+                "event": {"type": "string", "enum": [event]},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": reference(data),
+                },
+            });
+            let mut required = vec!["event", "data"];
+            if event == "session.event" {
+                properties["id"] = json!({"type": "string", "pattern": "^[0-9]+$"});
+                required.push("id");
+            }
+            object(&required, properties)
+        })
+        .collect();
+    json!({"description": description, "oneOf": one_of})
+}

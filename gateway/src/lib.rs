@@ -33,6 +33,7 @@ pub mod core_host;
 pub mod follow;
 pub mod goal;
 pub mod goal_tool;
+pub mod mcp;
 pub mod metrics;
 pub mod model;
 pub mod owned;

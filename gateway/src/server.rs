@@ -61,6 +61,8 @@ pub struct Sandbox {
     pub plugins: Option<std::path::PathBuf>,
     /// A component of the world `airlock:core/agent-core` to run instead of the built-in core.
     pub core: Option<std::path::PathBuf>,
+    /// MCP servers whose tools every session may call (not sandboxed: see [`crate::mcp`]).
+    pub mcp: Vec<crate::mcp::McpServer>,
 }
 
 /// Why the gateway could not start.
@@ -81,6 +83,9 @@ pub enum ServeError {
     /// A plugin.
     #[error(transparent)]
     Plugin(#[from] crate::plugins::PluginError),
+    /// An MCP server.
+    #[error("{0}")]
+    Mcp(#[from] crate::mcp::McpError),
     /// Keys are missing for where it would listen.
     #[error(transparent)]
     Exposure(#[from] ExposureError),
@@ -239,6 +244,13 @@ async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistr
             for tool in plugin.tools() {
                 tools.add_new(tool).map_err(|e| PluginError::Load(plugin.name().into(), e))?;
             }
+        }
+    }
+    for server in &settings.sandbox.mcp {
+        for tool in crate::mcp::connect(server).await? {
+            let clash = tools.add_new(tool);
+            clash
+                .map_err(|message| crate::mcp::McpError { server: server.name.clone(), message })?;
         }
     }
     Ok((store, host, tools))

@@ -62,7 +62,7 @@ impl RpcError {
         let why = match &error {
             RegistryError::NotFound(_) => "session-not-found",
             RegistryError::Disposed(_) => "session-disposed",
-            RegistryError::BadSpec { .. } => "model-unavailable",
+            RegistryError::BadSpec { .. } | RegistryError::Unusable { .. } => "model-unavailable",
             RegistryError::BadId(_) => return RpcError::invalid_params(error),
             RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
         };

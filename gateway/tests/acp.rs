@@ -2,133 +2,22 @@
 //! binary over its stdin/stdout, its sessions answered by the mock model over HTTP. With
 //! `--listen`, the test also reaches the same sessions over the HTTP API (steering, queue edits).
 
-use std::path::Path;
-use std::process::Stdio;
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, SessionId, SessionNotification, SessionUpdate, StopReason, ToolCallStatus,
+    CancelNotification, ContentBlock, ImageContent, InitializeRequest, LoadSessionRequest,
+    PromptRequest, SessionId, SessionUpdate, StopReason, ToolCallStatus,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, Error};
 use airlock_tests::{MockModel, Reply};
+use common::acp::{Airlock, Updates, open};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Notify, mpsc};
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
-
-type Updates = mpsc::UnboundedReceiver<SessionUpdate>;
-
-/// A running `airlock acp`.
-struct Airlock {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
-    /// The HTTP API of the same sessions, with `--listen`.
-    http: Option<String>,
-}
-
-impl Airlock {
-    /// `airlock acp` on a fresh temp dir (alive as long as the guard) whose model answers
-    /// `replies` in order; `listen` also serves HTTP.
-    async fn answering(
-        replies: impl IntoIterator<Item = Reply>,
-        listen: bool,
-    ) -> (tempfile::TempDir, MockModel, Airlock) {
-        let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
-        for reply in replies {
-            mock.push(reply);
-        }
-        let airlock = Airlock::start(dir.path(), &mock, listen).await;
-        (dir, mock, airlock)
-    }
-
-    async fn start(dir: &Path, mock: &MockModel, listen: bool) -> Airlock {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
-        command
-            .args(["acp", "--model", "openai:mock", "--data"])
-            .arg(dir.join("acp.db"))
-            .env("AIRLOCK_CACHE_DIR", dir)
-            .env("AIRLOCK_BASE_URL", mock.base_url())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(if listen { Stdio::piped() } else { Stdio::inherit() })
-            .kill_on_drop(true);
-        if listen {
-            command.args(["--listen", "127.0.0.1:0"]);
-        }
-        let mut child = command.spawn().expect("airlock acp starts");
-        let http = match child.stderr.take() {
-            None => None,
-            Some(stderr) => {
-                let mut lines = BufReader::new(stderr).lines();
-                let base = loop {
-                    let line = lines.next_line().await.unwrap().expect("airlock says where");
-                    if let Some(url) = line.strip_prefix("airlock: listening on ") {
-                        break url.trim().to_owned();
-                    }
-                };
-                tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-                Some(base)
-            }
-        };
-        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        Airlock { child, stdin, stdout, http }
-    }
-
-    /// Kills the process and waits until it is gone, and its hold on the data file with it.
-    async fn stop(mut self) {
-        self.child.kill().await.expect("airlock acp is killed");
-    }
-
-    /// Runs `body` as the ACP client; every `session/update` arrives on its receiver, in order.
-    async fn client<R>(
-        &mut self,
-        body: impl AsyncFnOnce(ConnectionTo<Agent>, Updates) -> Result<R, Error>,
-    ) -> R {
-        let stdin = self.stdin.take().expect("one client per process").compat_write();
-        let transport = ByteStreams::new(stdin, self.stdout.take().unwrap().compat());
-        let (tx, rx) = mpsc::unbounded_channel();
-        Client
-            .v1()
-            .name("airlock-test")
-            .on_receive_notification(
-                async move |note: SessionNotification, _cx| {
-                    let _ = tx.send(note.update);
-                    Ok(())
-                },
-                agent_client_protocol::on_receive_notification!(),
-            )
-            .connect_with(transport, async move |cx| body(cx, rx).await)
-            .await
-            .expect("the ACP conversation")
-    }
-
-    /// [`Airlock::client`] in a session it opened (`initialize`, then `session/new`).
-    async fn in_session<R>(
-        &mut self,
-        body: impl AsyncFnOnce(ConnectionTo<Agent>, SessionId, Updates) -> Result<R, Error>,
-    ) -> R {
-        self.client(async move |cx, updates| {
-            let session = open(&cx).await?;
-            body(cx, session, updates).await
-        })
-        .await
-    }
-}
-
-/// `initialize`, then `session/new`.
-async fn open(cx: &ConnectionTo<Agent>) -> Result<SessionId, Error> {
-    let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
-    assert!(init.agent_capabilities.load_session);
-    Ok(cx.send_request(NewSessionRequest::new("/tmp")).block_task().await?.session_id)
-}
+use tokio::sync::Notify;
 
 fn prompt(session: &SessionId, text: &str) -> PromptRequest {
     PromptRequest::new(session.clone(), vec![ContentBlock::from(text.to_owned())])
@@ -378,7 +267,7 @@ async fn acp_prompt_removed_before_it_was_claimed_stops_cancelled() {
 async fn acp_session_load_replays_the_log_as_updates() {
     let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     mock.push(Reply::text("Remembered answer.", 2));
-    let mut first = Airlock::start(dir.path(), &mock, false).await;
+    let mut first = Airlock::start(dir.path(), &mock, &[]).await;
     let session = first
         .in_session(async |cx, session, _updates| {
             cx.send_request(prompt(&session, "remember this")).block_task().await?;
@@ -387,7 +276,7 @@ async fn acp_session_load_replays_the_log_as_updates() {
         .await;
     first.stop().await; // a second process on the data file waits for the first to be gone
 
-    let mut second = Airlock::start(dir.path(), &mock, false).await;
+    let mut second = Airlock::start(dir.path(), &mock, &[]).await;
     second
         .client(async |cx, mut updates| {
             cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
@@ -463,6 +352,80 @@ async fn acp_stop_reason_comes_from_the_turn_that_claimed_the_prompt() {
             gate_three.notify_one();
             assert_eq!(second.block_task().await?.stop_reason, StopReason::EndTurn);
             assert_eq!(mock.requests().len(), 4);
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_starts_beside_a_stored_session_it_cannot_run_and_load_names_it_and_the_cause() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (reply, _gate) = held("never finished");
+    mock.push(reply);
+    let first = Airlock::start(dir.path(), &mock, &["--listen", "127.0.0.1:0"]).await;
+    let sessions = format!("{}/v1/sessions", first.http.as_deref().unwrap());
+    let created = http().post(&sessions).json(&json!({"model": "openai:mock"})).send().await;
+    let session: Value = created.unwrap().json().await.unwrap();
+    let id = session["sessionId"].as_str().unwrap().to_owned();
+    let sent = http().post(format!("{sessions}/{id}/messages")).json(&json!({"content": "work"}));
+    assert_eq!(sent.send().await.unwrap().status(), 202);
+    mock.requested(1).await; // its turn is open: the next start must bring it back
+    first.stop().await;
+
+    // The model's endpoint now needs a key that is not set; new sessions use the demo.
+    let mut second = Airlock::spawn(dir.path(), "https://example.invalid/v1", "demo", &[]).await;
+    second
+        .client(async |cx, _updates| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+            let load = LoadSessionRequest::new(SessionId::new(id.clone()), "/tmp");
+            let error = cx.send_request(load).block_task().await.unwrap_err();
+            let said = format!("{error:?}");
+            assert!(said.contains(&id) && said.contains("API key"), "{said}");
+            let fresh = open(&cx).await?;
+            let answer = cx.send_request(prompt(&fresh, "hello")).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
+async fn acp_session_load_replays_a_failed_a_cancelled_and_an_image_turn_visibly() {
+    let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
+    let (slow, _never) = held("Partial ans");
+    for reply in [Reply::status(401), slow, Reply::text("Saw it.", 1)] {
+        mock.push(reply);
+    }
+    let mut first = Airlock::start(dir.path(), &mock, &[]).await;
+    let session = first
+        .in_session(async |cx, session, mut updates| {
+            cx.send_request(prompt(&session, "fail")).block_task().await.unwrap_err();
+            let running = cx.send_request(prompt(&session, "slow"));
+            first_text(&mut updates).await;
+            cx.send_notification(CancelNotification::new(session.clone()))?;
+            assert_eq!(running.block_task().await?.stop_reason, StopReason::Cancelled);
+            let gif = "R0lGODlhAQABAAAAACw=";
+            let image = ContentBlock::Image(ImageContent::new(gif, "image/gif"));
+            cx.send_request(PromptRequest::new(session.clone(), vec![image])).block_task().await?;
+            Ok(session)
+        })
+        .await;
+    first.stop().await;
+
+    let mut second = Airlock::start(dir.path(), &mock, &[]).await;
+    second
+        .client(async |cx, mut updates| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+            cx.send_request(LoadSessionRequest::new(session.clone(), "/tmp")).block_task().await?;
+            let replayed = received(&mut updates);
+            let said = message_text(&replayed);
+            assert!(said.contains("*The turn failed: AUTH: "), "{said}");
+            assert!(said.contains("\n\n*The turn was cancelled.*"), "{said}");
+            assert!(said.ends_with("Saw it."), "{said}");
+            let images = replayed.iter().filter(|u| {
+                matches!(u, SessionUpdate::UserMessageChunk(c) if matches!(&c.content, ContentBlock::Image(i) if i.mime_type == "image/gif"))
+            });
+            assert_eq!(images.count(), 1, "the image prompt comes back as an image");
             Ok(())
         })
         .await;

@@ -186,7 +186,7 @@ async fn cli_setup_events_before_the_task_are_not_summarized() {
 }
 
 #[tokio::test]
-async fn cli_aborted_final_turn_exits_1() {
+async fn cli_ctrl_c_cancels_the_turn_and_exits_130() {
     let mock = airlock_tests::MockModel::start().await;
     mock.push(
         airlock_tests::Reply::text("never finished", 3).delay(std::time::Duration::from_secs(120)),
@@ -206,7 +206,7 @@ async fn cli_aborted_final_turn_exits_1() {
         std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
     assert!(status.unwrap().success());
     let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(130), "130, as a shell expects of an interrupted command");
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "");
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
@@ -385,4 +385,20 @@ fn the_demo_model_compacts_a_long_session_of_airlock_run_and_goes_on_from_the_su
     let summary = data["summary"]["content"][0]["text"].as_str().unwrap();
     assert!(summary.contains("The demo model summarized"), "{summary}");
     assert_eq!(result["finishReason"], "completed", "the turn went on after it: {result}");
+}
+
+#[test]
+fn cli_on_a_terminal_prints_the_answer_once() {
+    // `script` (util-linux) runs the command on a pseudo-terminal and copies what it shows.
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("{} run hello", env!("CARGO_BIN_EXE_airlock"));
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert_eq!(shown.matches(r#"You said: "hello""#).count(), 1, "the answer once: {shown:?}");
 }

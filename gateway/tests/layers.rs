@@ -11,7 +11,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["clock", "metrics", "schema", "receipts", "trim", "connections"],
     &["store"],
-    &["core_host", "model", "tools", "plugins"],
+    &["core_host", "model", "tools", "plugins", "mcp"],
     &["goal"],
     &["session"],
     &["actor"],

@@ -406,3 +406,27 @@ async fn stdio_frames_come_whole_when_stderr_shares_the_stdout_pipe() {
     assert_eq!(events_of_type(&frames, "turn/end").len(), 2, "{frames:?}");
     assert_eq!(code, Some(0));
 }
+
+#[tokio::test]
+async fn stdio_starts_beside_a_stored_session_it_cannot_run_which_answers_model_unavailable() {
+    let mock = airlock_tests::MockModel::start().await;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    mock.push(airlock_tests::Reply::text("never finished", 2).hold_until(gate));
+    let (dir, mut client) = Client::on(&mock).await;
+    client.request(1, "session/prompt", prompt("keyed", "work")).await;
+    client.until_response(1).await;
+    mock.requested(1).await; // its turn is open: the next start must bring it back
+    client.child.kill().await.unwrap();
+
+    // The model's endpoint now needs a key that is not set.
+    let elsewhere = [("AIRLOCK_BASE_URL", "https://example.invalid/v1")];
+    let mut client = Client::start(dir.path(), &elsewhere);
+    client.request(2, "session/prompt", prompt("keyed", "again")).await;
+    let answer = client.until_response(2).await.pop().unwrap();
+    assert_eq!(answer["error"]["data"]["code"], "model-unavailable", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("\"keyed\"") && message.contains("API key"), "{message}");
+    client.request(3, "session/prompt", prompt("fresh", "hello")).await;
+    let frames = client.until_answered_and_idle(3).await;
+    assert_eq!(events_of_type(&frames, "turn/end")[0]["data"]["reason"]["kind"], "completed");
+}

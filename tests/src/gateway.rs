@@ -192,12 +192,19 @@ impl Gateway {
     }
 
     /// `kill -9`, then a new process on the same file.
-    pub fn crash_and_restart(mut self) -> Gateway {
+    pub fn crash_and_restart(self) -> Gateway {
+        let model_url = self.model_url.clone();
+        self.crash_and_restart_on(&model_url)
+    }
+
+    /// `kill -9`, then a new process on the same file whose `openai:` sessions go to
+    /// `model_url`.
+    pub fn crash_and_restart_on(mut self, model_url: &str) -> Gateway {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("the process is reaped");
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Gateway::start_with(&self.data, &self.model_url, &self.cache, &env)
+        Gateway::start_with(&self.data, model_url, &self.cache, &env)
     }
 
     /// `kill -9`, then a new process on the same file and the same port (a browser page keeps

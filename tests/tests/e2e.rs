@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::{Frame, seqs, types};
-use airlock_tests::world::{World, holding, messages, world, world_with};
+use airlock_tests::world::{World, held, holding, messages, world, world_with};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -380,4 +380,33 @@ async fn refused_requests_get_the_error_shape_and_write_nothing() {
         assert!(body["error"]["details"].is_object());
     }
     assert!(gw.log(&s).await.is_empty(), "no refused request wrote to the log");
+}
+
+#[tokio::test]
+async fn serve_starts_beside_a_stored_session_it_cannot_run_which_answers_session_unusable() {
+    let w = world().await;
+    let (reply, _gate) = held("never finished");
+    w.mock.push(reply);
+    let broken = w.gw.session().await;
+    w.send(&broken, json!({"content": "work"})).await;
+    w.mock.requested(1).await; // its turn is open: the next start must bring it back
+
+    // The model's endpoint now needs a key that is not set: that one session cannot run.
+    let World { dir: _dir, mock: _mock, gw } = w;
+    let gw = gw.crash_and_restart_on("https://example.invalid/v1");
+    let said = gw.log_lines().join("\n");
+    assert!(said.contains("a stored session was not brought back"), "{said}");
+    let (status, body) =
+        gw.post(&format!("/v1/sessions/{broken}/messages"), json!({"content": "again"})).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "session-unusable");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&broken) && message.contains("API key"), "{message}");
+    let (status, log) = gw.get(&format!("/v1/sessions/{broken}/events/page")).await;
+    assert_eq!(status, 200, "its log stays readable");
+    assert!(!log["events"].as_array().unwrap().is_empty());
+
+    let (status, run) = gw.post("/v1/runs", json!({"content": "hello", "model": "demo"})).await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["finishReason"], "completed");
 }

@@ -233,6 +233,9 @@ impl From<RegistryError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "session-disposed", error.to_string())
             }
             RegistryError::BadSpec { field, message } => ApiError::bad_request(field, message),
+            RegistryError::Unusable { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "session-unusable", error.to_string())
+            }
             RegistryError::BadId(_) => ApiError::bad_request("sessionId", error.to_string()),
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => e.into(),

@@ -76,7 +76,12 @@ pub struct Disposed;
 
 impl IntoResponses for Disposed {
     fn responses() -> BTreeMap<String, RefOr<Response>> {
-        errors(&[("409", "`session-disposed`: its log stays readable, it takes no input")])
+        errors(&[(
+            "409",
+            "`session-disposed`: its log stays readable, it takes no input; or \
+             `session-unusable`: this gateway cannot run the stored session (e.g. its model's \
+             provider has no key here)",
+        )])
     }
 }
 

@@ -7,6 +7,7 @@ use airlock_core::Limits;
 
 use clap::{Args, ValueEnum};
 
+use crate::mcp::McpServer;
 use crate::server::Sandbox;
 use crate::store::Durability;
 
@@ -20,11 +21,16 @@ pub struct SandboxArgs {
     /// Run this component of the world `airlock:core/agent-core` instead of the built-in core.
     #[arg(long, env = "AIRLOCK_CORE")]
     pub core: Option<PathBuf>,
+    /// Take tools from an MCP server: `NAME=COMMAND ARG…` (stdio, split like a shell would) or
+    /// `NAME=http://…` (streamable HTTP); its tools are `NAME__TOOL`. Repeatable; in the
+    /// environment, separate servers with `;`. Not sandboxed, unlike plugins.
+    #[arg(long = "mcp", env = "AIRLOCK_MCP", value_delimiter = ';', value_parser = McpServer::parse)]
+    pub mcp: Vec<McpServer>,
 }
 
 impl From<SandboxArgs> for Sandbox {
     fn from(args: SandboxArgs) -> Sandbox {
-        Sandbox { plugins: args.plugins, core: args.core }
+        Sandbox { plugins: args.plugins, core: args.core, mcp: args.mcp }
     }
 }
 

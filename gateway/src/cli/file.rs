@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::ServeArgs;
 use super::args::DurabilityArg;
+use crate::mcp::{McpServer, McpSource};
 
 /// The keys `airlock.toml` may hold (the long flag names of `airlock serve`).
 #[derive(Debug, Default, Deserialize)]
@@ -36,8 +37,35 @@ struct FileSettings {
     tenant_rate: Option<u32>,
     tenant_turns: Option<usize>,
     context_window: Option<u64>,
+    /// `[mcp.NAME]`: an MCP server, `command = [...]` or `url = "…"` (as `--mcp`).
+    mcp: Option<std::collections::BTreeMap<String, McpEntry>>,
     /// `[models."NAME"]`: per-model settings, which no flag names.
     models: Option<std::collections::BTreeMap<String, crate::model::ModelSettings>>,
+}
+
+/// One `[mcp.NAME]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpEntry {
+    command: Option<Vec<String>>,
+    /// For a command: variables set for it.
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    url: Option<String>,
+    /// For a URL: headers sent with every request.
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+}
+
+impl McpEntry {
+    fn server(self, name: &str) -> Result<McpServer, String> {
+        let (env, headers) = (self.env.into_iter().collect(), self.headers.into_iter().collect());
+        match (self.command, self.url) {
+            (Some(argv), None) => McpServer::new(name, McpSource::Command { argv, env }),
+            (None, Some(url)) => McpServer::new(name, McpSource::Url { url, headers }),
+            _ => Err(format!("[mcp.{name}] needs either `command = [...]` or `url = \"…\"`")),
+        }
+    }
 }
 
 /// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
@@ -51,12 +79,9 @@ fn read(path: &Path, named: bool) -> Result<Option<FileSettings>, String> {
 }
 
 /// Fills every `serve` setting that was left at its default from the file.
-pub fn apply(
-    args: &mut ServeArgs,
-    matches: &ArgMatches,
-    path: Option<&Path>,
-) -> Result<(), String> {
-    let (path, named) = match path {
+pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
+    let config = args.config.clone();
+    let (path, named) = match config.as_deref() {
         Some(path) => (path, true),
         None => (Path::new("airlock.toml"), false),
     };
@@ -91,6 +116,11 @@ pub fn apply(
     fill(&mut args.cors_origins, file.cors_origin, unset("cors_origins"));
     fill(&mut args.sandbox.plugins, file.plugins.map(Some), unset("plugins"));
     fill(&mut args.sandbox.core, file.core.map(Some), unset("core"));
+    let mcp = file.mcp.map(|servers| {
+        let servers = servers.into_iter().map(|(name, entry)| entry.server(&name));
+        servers.collect::<Result<Vec<_>, _>>().map_err(|e| format!("{}: {e}", path.display()))
+    });
+    fill(&mut args.sandbox.mcp, mcp.transpose()?, unset("mcp"));
     fill(&mut args.idle_evict, duration("idle-evict", file.idle_evict)?, unset("idle_evict"));
     fill(&mut args.max_live_sessions, file.max_live_sessions, unset("max_live_sessions"));
     let limits = &mut args.limits;

@@ -24,18 +24,22 @@ use crate::server::ServeError;
 pub use run::RunArgs;
 pub use serve::ServeArgs;
 
+/// What every command's `--help` ends with: the model's variables, which no flag names.
+const MODEL_VARIABLES: &str = "\
+Model variables (for `--model openai:<model>` and `deepseek:<model>`):
+  OPENAI_API_KEY, DEEPSEEK_API_KEY   the provider's key
+  AIRLOCK_BASE_URL                   another OpenAI-compatible endpoint (no key needed on loopback)
+  AIRLOCK_CONNECT_TIMEOUT_MS, AIRLOCK_FIRST_BYTE_TIMEOUT_MS, AIRLOCK_STALL_TIMEOUT_MS";
+
 /// Airlock: an LLM agent loop in a WebAssembly sandbox.
 #[derive(Debug, Parser)]
-#[command(name = "airlock", version, about)]
+#[command(name = "airlock", version, about, after_help = MODEL_VARIABLES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Where compiled core machine code is cached (default: the user's cache dir).
     #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
-    /// Settings file for `serve` (default: `./airlock.toml` when it exists).
-    #[arg(long, global = true, env = "AIRLOCK_CONFIG")]
-    config: Option<PathBuf>,
     /// How the log on stderr is written: `text`, or `json` lines. `AIRLOCK_LOG` (or `RUST_LOG`)
     /// filters it: `info` by default for `serve`, `error` for the others.
     #[arg(long, global = true, env = "AIRLOCK_LOG_FORMAT", value_enum, default_value = "text")]
@@ -45,12 +49,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the HTTP/SSE API (sessions in a SQLite file).
+    #[command(after_help = MODEL_VARIABLES)]
     Serve(ServeArgs),
     /// Run one task in a fresh session and print the final response.
+    #[command(after_help = MODEL_VARIABLES)]
     Run(RunArgs),
     /// Speak the low-level SDK protocol (JSON-RPC lines) on stdin/stdout.
+    #[command(after_help = MODEL_VARIABLES)]
     Stdio(stdio::StdioArgs),
     /// Be an Agent Client Protocol agent for an editor, on stdin/stdout.
+    #[command(after_help = MODEL_VARIABLES)]
     Acp(acp::AcpArgs),
     /// Make, list and revoke the API keys of a data file.
     Keys(keys::KeysArgs),
@@ -64,7 +72,7 @@ impl Cli {
         let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         if let (Command::Serve(args), Some(("serve", serve))) =
             (&mut cli.command, matches.subcommand())
-            && let Err(message) = file::apply(args, serve, cli.config.as_deref())
+            && let Err(message) = file::apply(args, serve)
         {
             eprintln!("airlock: {message}");
             std::process::exit(2);

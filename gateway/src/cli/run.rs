@@ -2,6 +2,7 @@
 //! may report a result: the final response on stdout, and an exit code that is 0 only when the
 //! last turn completed. Sessions live in a SQLite file: a temporary one unless `--data` names one.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,7 +79,8 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         }
     };
     let store = registry.store().clone();
-    // Ctrl-C cancels the run (clearing the inbox); its turn then ends aborted and we exit 1.
+    // Ctrl-C cancels the run (clearing the inbox); its turn then ends aborted and we exit 130,
+    // as a shell expects of an interrupted command.
     // Listened for before the task goes in, so an early Ctrl-C is not the default exit.
     let mut interrupt = Interrupt::listen().map_err(CliError::Signal)?;
     // Subscribed before the task goes in: the progress shows the whole interval.
@@ -87,6 +89,9 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     let mut run = submit(&handle, task, Delivery::Followup).await?;
     let mut follower = follower.starting_at(run.first_seq);
     let mut progress = Progress::on_terminal();
+    // On a terminal the progress already showed the answer as it streamed: print it once.
+    let shown = progress.is_some() && std::io::stdout().is_terminal();
+    let print = !args.json && !shown;
 
     let mut interrupted = false;
     let last_seq = loop {
@@ -117,7 +122,8 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     if args.json {
         println!("{}", serde_json::to_string(&result).expect("results serialize"));
     }
-    Ok(report(&result.summary, !args.json))
+    let code = report(&result.summary, print);
+    Ok(if interrupted { ExitCode::from(130) } else { code })
 }
 
 /// Reports the owned interval's result (the final response only when `print`) and picks the exit

@@ -16,6 +16,10 @@ use crate::server::{Gateway, Settings, shutdown_signal};
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Settings file (default: `./airlock.toml` when it exists); a flag or its variable wins
+    /// over the file.
+    #[arg(long, env = "AIRLOCK_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, env = "AIRLOCK_LISTEN", default_value = "127.0.0.1:7700")]
     pub listen: String,

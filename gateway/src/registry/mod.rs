@@ -8,7 +8,9 @@
 //! from its log ([`Registry::resume`]). Its [`Outbox`] outlives the eviction while someone
 //! follows it, so a follower sees the woken session's events with no gap.
 
+mod error;
 mod evict;
+mod session_tools;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -22,11 +24,13 @@ use crate::actor::SessionHandle;
 use crate::clock::{fresh_id, now_ms};
 use crate::core_host::CoreHost;
 use crate::model;
-use crate::session::{Notice, Outbox, Session, SessionError, SessionParts};
-use crate::store::{SessionRow, Store, StoreError, plain_name};
+use crate::session::{Notice, Outbox, Session, SessionParts};
+use crate::store::{SessionRow, Store, plain_name};
 use crate::tools::ToolRegistry;
+pub use error::RegistryError;
 pub use evict::Eviction;
 use evict::at_rest_now;
+pub use session_tools::SessionTools;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -46,36 +50,6 @@ pub struct SessionSpec {
     /// Anything the client wants kept with the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
-}
-
-/// Why a registry operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
-    /// No such session.
-    #[error("no session has id {0:?}")]
-    NotFound(String),
-    /// The session was disposed: its log is readable, it takes no input.
-    #[error("session {0:?} was disposed; its log stays readable but it takes no input")]
-    Disposed(String),
-    /// The spec names something this gateway cannot provide.
-    #[error("{message}")]
-    BadSpec {
-        /// The spec's field: `model` or `tools`.
-        field: &'static str,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// A new session's id does not fit [`valid_session_id`].
-    #[error(
-        "the session id {0:?} is not valid: use 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit"
-    )]
-    BadId(String),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The session could not be built.
-    #[error(transparent)]
-    Session(#[from] SessionError),
 }
 
 /// A change to the set of sessions or their status, for `GET /v1/events`.
@@ -126,6 +100,8 @@ pub struct Registry {
     store: Store,
     host: Arc<CoreHost>,
     tools: ToolRegistry,
+    /// Tools of single sessions (an ACP client's MCP servers).
+    session_tools: SessionTools,
     default_model: String,
     live: Mutex<HashMap<String, SessionHandle>>,
     /// The outboxes of evicted sessions, for as long as someone follows them.
@@ -168,6 +144,7 @@ impl Registry {
             store,
             host,
             tools: tools(registry),
+            session_tools: SessionTools::default(),
             default_model,
             live: Mutex::new(HashMap::new()),
             outboxes: Mutex::new(HashMap::new()),
@@ -179,6 +156,11 @@ impl Registry {
             hub: broadcast::channel(256).0,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Tools of single sessions, beside [`Registry::tools`].
+    pub fn session_tools(&self) -> &SessionTools {
+        &self.session_tools
     }
 
     /// Marks the gateway as stopping (see [`Registry::shutting_down`]).
@@ -373,7 +355,15 @@ impl Registry {
             let Some(last) = rows.last() else { break };
             cursor = Some(last.session_id.clone());
             for row in rows {
-                let handle = self.bring_back(row).await?;
+                let handle = match self.bring_back(row).await {
+                    Ok(handle) => handle,
+                    Err(error @ RegistryError::Unusable { .. }) => {
+                        // One session's setting must not keep the others from coming back.
+                        tracing::error!(%error, "a stored session was not brought back");
+                        continue;
+                    }
+                    Err(other) => return Err(other),
+                };
                 if at_rest_now(&handle) {
                     // Recovery found nothing to do (a log from before the index, or a child).
                     self.store.set_at_rest(handle.id()).await?;
@@ -410,7 +400,12 @@ impl Registry {
         let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
         let outbox = self.outboxes.lock().expect("outboxes lock").remove(&row.session_id);
         let outbox = outbox.and_then(|outbox| outbox.upgrade()).unwrap_or_else(Outbox::new);
-        let parts = self.build(&row.session_id, &spec, outbox)?;
+        let parts = self.build(&row.session_id, &spec, outbox).map_err(|error| match error {
+            RegistryError::BadSpec { message, .. } => {
+                RegistryError::Unusable { session_id: row.session_id.clone(), message }
+            }
+            other => other,
+        })?;
         let mut session = Session::restore(parts).await?;
         if row.needs_recovery {
             session.feed(Input::Recover).await?;
@@ -434,13 +429,16 @@ impl Registry {
     ) -> Result<SessionParts, RegistryError> {
         let model = model::from_name(&spec.model)
             .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
-        let tools = match &spec.tools {
+        let mut tools = match &spec.tools {
             None => self.tools.clone(),
             Some(names) => self
                 .tools
                 .only(names)
                 .map_err(|message| RegistryError::BadSpec { field: "tools", message })?,
         };
+        self.session_tools
+            .add_to(session_id, &mut tools)
+            .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;

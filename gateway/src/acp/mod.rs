@@ -5,7 +5,8 @@
 //! `session/load`), every committed event it logs goes out as a `session/update`: text and
 //! reasoning deltas as `agent_message_chunk` / `agent_thought_chunk` (streamed from the committed
 //! chunks), tool calls as `tool_call` and their results as `tool_call_update`. `session/load`
-//! first replays the log from its committed messages.
+//! first replays the log from its committed messages. The MCP servers a client names in either
+//! give that session their tools ([`mcp`]).
 //!
 //! A prompt is an owned interval: it is admitted as a followup and answered at the next
 //! whole-agent idle, once every update of the interval has gone out. Its stop reason comes from
@@ -21,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock as AcpBlock, ContentChunk,
-    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
+    EmbeddedResourceResource, ImageContent, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
     PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionNotification,
     SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
@@ -35,6 +36,8 @@ use airlock_core::{
 };
 use serde_json::json;
 use tokio::sync::watch;
+
+mod mcp;
 
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
@@ -54,9 +57,12 @@ pub async fn serve(
         .name("airlock")
         .on_receive_request(
             async |init: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                let capabilities = AgentCapabilities::new().load_session(true).prompt_capabilities(
-                    PromptCapabilities::new().image(true).embedded_context(true),
-                );
+                let capabilities = AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(
+                        PromptCapabilities::new().image(true).embedded_context(true),
+                    )
+                    .mcp_capabilities(mcp::capabilities());
                 responder.respond(
                     InitializeResponse::new(init.protocol_version)
                         .agent_capabilities(capabilities)
@@ -66,8 +72,8 @@ pub async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
-                responder.respond_with_result(new.new_session(cx).await)
+            async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
+                responder.respond_with_result(new.new_session(req, cx).await)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -121,13 +127,20 @@ impl Drop for Bridge {
     fn drop(&mut self) {
         for attached in self.sessions.get_mut().expect("sessions lock").values() {
             attached.forwarder.abort();
+            // Their MCP servers were this client's; a session built later goes without them.
+            self.registry.session_tools().forget(attached.handle.id());
         }
     }
 }
 
 impl Bridge {
-    async fn new_session(&self, cx: ConnectionTo<Client>) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        req: NewSessionRequest,
+        cx: ConnectionTo<Client>,
+    ) -> Result<NewSessionResponse, Error> {
         let id = fresh_id();
+        mcp::attach(&self.registry, &id, &req.cwd, req.mcp_servers).await?;
         let (row, _) = self
             .registry
             .create(id.clone(), SessionSpec::default(), None)
@@ -146,6 +159,7 @@ impl Bridge {
         cx: ConnectionTo<Client>,
     ) -> Result<LoadSessionResponse, Error> {
         let id = req.session_id.0.to_string();
+        mcp::attach(&self.registry, &id, &req.cwd, req.mcp_servers).await?;
         let handle = match self.registry.resume(&id).await {
             Ok(handle) => handle,
             Err(RegistryError::NotFound(_)) => {
@@ -351,12 +365,40 @@ fn updates_of(data: &EventData) -> Vec<SessionUpdate> {
 /// The updates of an event replayed by `session/load`: whole committed messages.
 fn replayed(data: &EventData) -> Vec<SessionUpdate> {
     match data {
-        EventData::UserMessage(message) => {
-            vec![SessionUpdate::UserMessageChunk(chunk_of(&text_of(&message.content)))]
-        }
+        EventData::UserMessage(message) => message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(chunk_of(text)),
+                ContentBlock::Image { media_type, data } => Some(ContentChunk::new(
+                    AcpBlock::Image(ImageContent::new(data.clone(), media_type.clone())),
+                )),
+                _ => None,
+            })
+            .map(SessionUpdate::UserMessageChunk)
+            .collect(),
         EventData::AssistantMessage(assistant) => message_updates(&assistant.message),
         EventData::ToolCall(_) | EventData::ToolResult(_) => tool_updates(data),
+        EventData::TurnEnd(end) => ending(&end.reason)
+            .map(|said| SessionUpdate::AgentMessageChunk(chunk_of(&format!("\n\n*{said}*"))))
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// How a replayed turn that did not complete says so: live, the prompt's answer told (a stop
+/// reason or an error); in a replay, nothing else would.
+fn ending(reason: &TurnEndReason) -> Option<String> {
+    match reason {
+        TurnEndReason::Completed => None,
+        TurnEndReason::Error { error } => {
+            Some(format!("The turn failed: {}: {}", error.code, error.message))
+        }
+        TurnEndReason::Aborted { .. } => Some("The turn was cancelled.".into()),
+        TurnEndReason::MaxTokens => Some("The answer was cut off at the output limit.".into()),
+        TurnEndReason::Blocked => Some("The turn was blocked.".into()),
+        TurnEndReason::Interrupted => Some("The turn was interrupted by a restart.".into()),
     }
 }
 

@@ -1,0 +1,45 @@
+//! Why a registry operation failed.
+
+use crate::session::SessionError;
+use crate::store::StoreError;
+
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No such session.
+    #[error("no session has id {0:?}")]
+    NotFound(String),
+    /// The session was disposed: its log is readable, it takes no input.
+    #[error("session {0:?} was disposed; its log stays readable but it takes no input")]
+    Disposed(String),
+    /// The spec names something this gateway cannot provide.
+    #[error("{message}")]
+    BadSpec {
+        /// The spec's field: `model` or `tools`.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A stored session this gateway cannot build (e.g. its model's provider has no key here):
+    /// it stays in the log, and every use answers this, while other sessions work.
+    #[error(
+        "session {session_id:?} cannot run on this gateway: {message}; its log stays readable (fix the setting and restart, or start a new session)"
+    )]
+    Unusable {
+        /// The session.
+        session_id: String,
+        /// Why its spec does not build.
+        message: String,
+    },
+    /// A new session's id does not fit [`super::valid_session_id`].
+    #[error(
+        "the session id {0:?} is not valid: use 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit"
+    )]
+    BadId(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The session could not be built.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}

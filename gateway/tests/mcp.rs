@@ -1,0 +1,166 @@
+//! MCP tool sources end to end, with a server nobody on this project wrote: the reference
+//! `@modelcontextprotocol/server-everything` from npm (`tests/mcp`, pinned by its lockfile).
+//!
+//! Ignored by default because it needs Node.js and `npm ci --prefix tests/mcp`; `.ci/run`
+//! installs it and runs `cargo test --workspace --test mcp -- --ignored`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest, PromptRequest,
+    SessionUpdate, StopReason, ToolCallStatus,
+};
+use airlock_tests::{MockModel, Reply};
+use common::acp::Airlock;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The reference server's entry point, installed by `npm ci --prefix tests/mcp`.
+fn everything() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
+    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "run `npm ci --prefix tests/mcp` first ({} is missing)",
+        entry.display()
+    );
+    entry
+}
+
+/// `--mcp` for the reference server, named `everything`.
+fn everything_flag() -> String {
+    format!("everything=node {} stdio", everything().display())
+}
+
+/// `airlock serve` with the demo model and the reference server; answers its base URL.
+async fn serve(dir: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--mcp", &everything_flag(), "--data"])
+        .arg(dir.join("airlock.db"))
+        .env("AIRLOCK_CACHE_DIR", dir)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("airlock serve starts");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next_line().await.unwrap().expect("airlock says where it listens");
+        if let Some(url) = line.split("listening on ").nth(1) {
+            break url.trim().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, base)
+}
+
+fn http() -> reqwest::Client {
+    airlock_gateway::model::install_tls();
+    reqwest::Client::new()
+}
+
+/// `POST /v1/runs` with `content` → the RunResult.
+async fn run(base: &str, content: &str) -> Value {
+    let res = http()
+        .post(format!("{base}/v1/runs"))
+        .json(&json!({"content": content}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.json().await.unwrap()
+}
+
+/// The `tool/result` events of a RunResult.
+fn tool_results(result: &Value) -> Vec<&Value> {
+    let events = result["events"].as_array().unwrap();
+    events.iter().filter(|e| e["type"] == "tool/result").map(|e| &e["data"]).collect()
+}
+
+#[tokio::test]
+#[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
+async fn mcp_server_tools_are_listed_namespaced_and_the_demo_model_calls_everything_echo() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_gateway, base) = serve(dir.path()).await;
+    let tools: Value =
+        reqwest::get(format!("{base}/v1/tools")).await.unwrap().json().await.unwrap();
+    let names: Vec<&str> =
+        tools["items"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"everything__echo"), "{names:?}");
+    assert!(names.contains(&"echo"), "the built-in tools stay: {names:?}");
+    let echo = tools["items"].as_array().unwrap().iter().find(|t| t["name"] == "everything__echo");
+    assert_eq!(echo.unwrap()["parameters"]["properties"]["message"]["type"], "string");
+
+    let result = run(&base, r#"/tool everything__echo {"message":"hi from airlock"}"#).await;
+    let results = tool_results(&result);
+    assert_eq!(results.len(), 1, "{result}");
+    assert_eq!(results[0]["error"], Value::Null, "{result}");
+    let text = results[0]["message"]["content"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("hi from airlock"), "{text}");
+    assert_eq!(result["finishReason"], "completed");
+}
+
+#[tokio::test]
+#[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
+async fn a_dying_mcp_server_gives_a_tool_error_and_the_turn_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gateway, base) = serve(dir.path()).await;
+    // The server is the gateway's only child process.
+    let pid = gateway.id().unwrap();
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();
+    let server: i32 =
+        children.split_whitespace().next().expect("the MCP server runs").parse().unwrap();
+    let killed = std::process::Command::new("kill").args(["-9", &server.to_string()]).status();
+    assert!(killed.unwrap().success());
+
+    let result = run(&base, r#"/tool everything__echo {"message":"anyone?"}"#).await;
+    let results = tool_results(&result);
+    assert_eq!(results.len(), 1, "{result}");
+    assert_eq!(results[0]["error"]["code"], "FAILED", "{result}");
+    let text = results[0]["message"]["content"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("MCP server everything is not running"), "{text}");
+    assert_eq!(result["finishReason"], "completed");
+}
+
+#[tokio::test]
+#[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
+async fn acp_session_new_mcp_servers_give_that_session_their_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    mock.push(Reply::tool_call("call-1", "everything__echo", r#"{"message":"over acp"}"#, 1));
+    mock.push(Reply::text("Echoed.", 1));
+    let mut airlock = Airlock::start(dir.path(), &mock, &[]).await;
+    let server = McpServer::Stdio(
+        McpServerStdio::new("everything", "node")
+            .args(vec![everything().display().to_string(), "stdio".into()]),
+    );
+    airlock
+        .client(async |cx, mut updates| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+            let relative = NewSessionRequest::new("work").mcp_servers(vec![server.clone()]);
+            let refused = cx.send_request(relative).block_task().await.unwrap_err();
+            assert!(format!("{refused:?}").contains("absolute"), "{refused:?}");
+
+            let new = NewSessionRequest::new("/tmp").mcp_servers(vec![server]);
+            let session = cx.send_request(new).block_task().await?.session_id;
+            let prompt = PromptRequest::new(session, vec![ContentBlock::from("echo".to_owned())]);
+            let answer = cx.send_request(prompt).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let done = std::iter::from_fn(|| updates.try_recv().ok()).find_map(|u| match u {
+                SessionUpdate::ToolCallUpdate(update) => Some(update),
+                _ => None,
+            });
+            let done = done.expect("a tool_call_update");
+            assert_eq!(done.fields.status, Some(ToolCallStatus::Completed));
+            let content = serde_json::to_value(&done.fields.content).unwrap();
+            assert!(content.to_string().contains("over acp"), "{content}");
+            Ok(())
+        })
+        .await;
+    let request = mock.requests().into_iter().last().expect("the model was asked");
+    assert!(request.to_string().contains("everything__echo"), "the tool was offered");
+}

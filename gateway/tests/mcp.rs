@@ -37,10 +37,11 @@ fn everything_flag() -> String {
     format!("everything=node {} stdio", everything().display())
 }
 
-/// `airlock serve` with the demo model and the reference server; answers its base URL.
-async fn serve(dir: &Path) -> (Child, String) {
+/// `airlock serve` with the demo model and the MCP server `mcp` (as `--mcp` takes it); answers
+/// its base URL.
+async fn serve(dir: &Path, mcp: &str) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--mcp", &everything_flag(), "--data"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--mcp", mcp, "--data"])
         .arg(dir.join("airlock.db"))
         .env("AIRLOCK_CACHE_DIR", dir)
         .stderr(Stdio::piped())
@@ -85,7 +86,7 @@ fn tool_results(result: &Value) -> Vec<&Value> {
 #[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
 async fn mcp_server_tools_are_listed_namespaced_and_the_demo_model_calls_everything_echo() {
     let dir = tempfile::tempdir().unwrap();
-    let (_gateway, base) = serve(dir.path()).await;
+    let (_gateway, base) = serve(dir.path(), &everything_flag()).await;
     let tools: Value =
         reqwest::get(format!("{base}/v1/tools")).await.unwrap().json().await.unwrap();
     let names: Vec<&str> =
@@ -106,9 +107,59 @@ async fn mcp_server_tools_are_listed_namespaced_and_the_demo_model_calls_everyth
 
 #[tokio::test]
 #[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
+async fn a_streamable_http_mcp_server_is_reached_by_its_url() {
+    let mut server = Command::new("node")
+        .arg(everything())
+        .arg("streamableHttp")
+        .env("PORT", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    let mut said = BufReader::new(server.stderr.take().unwrap()).lines();
+    while !said.next_line().await.unwrap().expect("the server starts").contains("listening") {}
+    tokio::spawn(async move { while let Ok(Some(_)) = said.next_line().await {} });
+    let port = listening_port(server.id().unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_gateway, base) = serve(dir.path(), &format!("web=http://127.0.0.1:{port}/mcp")).await;
+    let result = run(&base, r#"/tool web__echo {"message":"over http"}"#).await;
+    let results = tool_results(&result);
+    assert_eq!(results.len(), 1, "{result}");
+    assert_eq!(results[0]["error"], Value::Null, "{result}");
+    assert!(results[0].to_string().contains("over http"), "{result}");
+}
+
+/// The TCP port process `pid` listens on: its socket's inode, found in `/proc/net/tcp{,6}`.
+fn listening_port(pid: u32) -> u16 {
+    let sockets: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            Some(link.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+        })
+        .collect();
+    for table in ["/proc/net/tcp6", "/proc/net/tcp"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local address, state (0A: listening), inode
+            if fields[3] == "0A" && sockets.iter().any(|inode| inode == fields[9]) {
+                let port = fields[1].rsplit(':').next().unwrap();
+                return u16::from_str_radix(port, 16).unwrap();
+            }
+        }
+    }
+    panic!("process {pid} listens on no TCP port");
+}
+
+#[tokio::test]
+#[ignore = "needs Node.js and `npm ci --prefix tests/mcp`; .ci/run installs them"]
 async fn a_dying_mcp_server_gives_a_tool_error_and_the_turn_completes() {
     let dir = tempfile::tempdir().unwrap();
-    let (gateway, base) = serve(dir.path()).await;
+    let (gateway, base) = serve(dir.path(), &everything_flag()).await;
     // The server is the gateway's only child process.
     let pid = gateway.id().unwrap();
     let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();

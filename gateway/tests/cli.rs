@@ -402,3 +402,32 @@ fn cli_on_a_terminal_prints_the_answer_once() {
     assert!(out.status.success(), "{shown}");
     assert_eq!(shown.matches(r#"You said: "hello""#).count(), 1, "the answer once: {shown:?}");
 }
+
+#[tokio::test]
+async fn cli_on_a_terminal_ctrl_c_cancels_the_run_and_exits_130() {
+    use tokio::io::AsyncWriteExt;
+    let mock = airlock_tests::MockModel::start().await;
+    mock.push(
+        airlock_tests::Reply::text("never finished", 3).delay(std::time::Duration::from_secs(120)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("{} run --model openai:mock slow", env!("CARGO_BIN_EXE_airlock"));
+    let mut script = tokio::process::Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env("AIRLOCK_BASE_URL", mock.base_url())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("script (util-linux) runs");
+    mock.requested(1).await; // the turn is streaming
+    // Ctrl-C typed on the terminal: the terminal sends SIGINT to the run.
+    let mut keyboard = script.stdin.take().unwrap();
+    keyboard.write_all(b"\x03").await.unwrap();
+    keyboard.flush().await.unwrap();
+    let out = script.wait_with_output().await.unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{shown}");
+    assert!(shown.contains("airlock: aborted: the run was cancelled (user)"), "{shown:?}");
+}

@@ -31,8 +31,16 @@ pub fn airlock_bin() -> PathBuf {
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace =
             Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
-        // The page's files are compiled into the binary too.
-        let page = ["web-demo/index.html", "web-demo/app.js", "web-demo/style.css"];
+        // The page's files are compiled into the binary too (not the npm folders beside them).
+        let page = [
+            "web-demo/index.html",
+            "web-demo/app.js",
+            "web-demo/style.css",
+            "web-demo/favicon.ico",
+            "web-demo/js",
+            "web-demo/vendor/marked.esm.js",
+            "web-demo/vendor/purify.min.js",
+        ];
         let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit"]
             .into_iter()
             .chain(page)

@@ -56,6 +56,56 @@ impl Page {
     async fn send(&mut self, text: &str, delivery: &str) {
         self.run(json!({"do": "send", "text": text, "delivery": delivery})).await;
     }
+
+    /// Makes a session with the page's button; answers its id.
+    async fn new_session(&mut self) -> String {
+        let id = self.run(json!({"do": "newSession"})).await;
+        id.as_str().expect("the page shows the session's id").to_owned()
+    }
+
+    async fn click(&mut self, selector: &str) {
+        self.run(json!({"do": "click", "selector": selector})).await;
+    }
+
+    async fn fill(&mut self, selector: &str, value: &str) {
+        self.run(json!({"do": "fill", "selector": selector, "value": value})).await;
+    }
+
+    /// Whether the first element matching `selector` is disabled.
+    async fn disabled(&mut self, selector: &str) -> bool {
+        let value = self.run(json!({"do": "attributes", "selector": selector, "name": "disabled"}));
+        !value.await[0].is_null()
+    }
+
+    /// Waits until the element `selector` is disabled (or enabled).
+    async fn wait_disabled(&mut self, selector: &str, disabled: bool) {
+        let state = if disabled { "disabled" } else { "enabled" };
+        self.wait_count(&format!("{selector}:{state}"), 1).await;
+    }
+
+    async fn wait_count(&mut self, selector: &str, count: usize) {
+        self.run(json!({"do": "waitCount", "selector": selector, "count": count})).await;
+    }
+
+    /// How the conversation is scrolled: `{top, height, client, atBottom, lastInView}`.
+    async fn scroll(&mut self) -> Value {
+        self.run(json!({"do": "scrollState", "selector": "#conversation"})).await
+    }
+
+    /// Neither an uncaught error nor an error in the console (a failed load, a blocked one).
+    async fn assert_clean(&mut self) {
+        assert_eq!(self.run(json!({"do": "errors"})).await, json!([]), "the page threw");
+        let console = self.run(json!({"do": "consoleErrors"})).await;
+        assert_eq!(console, json!([]), "the console reported errors");
+    }
+}
+
+/// A gateway whose model is the mock, and the page open on it.
+async fn opened() -> (World, Page) {
+    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
+    let mut page = Page::launch();
+    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
+    (w, page)
 }
 
 fn web_demo() -> PathBuf {
@@ -97,11 +147,8 @@ async fn conversation(page: &mut Page) -> Vec<String> {
 #[tokio::test]
 #[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
 async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same_view() {
-    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
-    let mut page = Page::launch();
-    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
-    let session = page.run(json!({"do": "newSession"})).await;
-    let session = session.as_str().unwrap().to_owned();
+    let (w, mut page) = opened().await;
+    let session = page.new_session().await;
 
     // A message, and the mock's answer streamed in.
     w.mock.push(Reply::text("Hello from the mock model today.", 4));
@@ -149,6 +196,7 @@ async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same
     let (streaming, _gate) = held("Cut off in the middle");
     w.mock.push(streaming);
     page.run(json!({"do": "click", "selector": "#queue-items button", "text": "Remove"})).await;
+    page.wait_count("#queue-items li", 0).await; // removed before the next send could claim it
     page.send("one more", "followup").await;
     w.mock.requested(5).await;
     page.wait_text(".msg.assistant.streaming", "Cut").await;
@@ -200,7 +248,7 @@ async fn the_page_signs_in_with_a_key_and_streams_with_an_http_only_cookie() {
     page.run(json!({"do": "signIn", "key": key})).await;
     page.wait_text("#tenant", "tenant web").await;
     page.run(json!({"do": "waitConnection", "state": "open"})).await;
-    page.run(json!({"do": "newSession"})).await;
+    page.new_session().await;
     mock.push(Reply::text("Signed in and streaming.", 3));
     page.send("hello", "followup").await;
     page.wait_text(".msg.assistant", "Signed in and streaming.").await;
@@ -217,11 +265,8 @@ async fn the_page_signs_in_with_a_key_and_streams_with_an_http_only_cookie() {
 #[tokio::test]
 #[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
 async fn the_page_shows_a_compaction_as_a_folded_earlier_conversation_summarized_block() {
-    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
-    let mut page = Page::launch();
-    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
-    let session = page.run(json!({"do": "newSession"})).await;
-    let session = session.as_str().unwrap().to_owned();
+    let (w, mut page) = opened().await;
+    let session = page.new_session().await;
 
     // While a turn runs, `/compact` is refused and the page says why.
     let (hello, gate) = held("Hello from the mock model today.");
@@ -269,4 +314,184 @@ async fn the_page_shows_a_compaction_as_a_folded_earlier_conversation_summarized
     page.wait_text(".compaction .text", "The person greeted the model.").await;
     assert_eq!(page.texts(".compaction summary").await, heads, "the same block after a reload");
     assert_eq!(page.run(json!({"do": "errors"})).await, json!([]), "the page threw");
+}
+
+/// The id of the child a subagent tool call made, from the parent's `tool/result` number `n`.
+fn child_of(log: &[Value], n: usize) -> String {
+    let result = log.iter().filter(|e| e["type"] == "tool/result").nth(n).expect("a tool result");
+    let text = result["data"]["message"]["content"][0]["content"][0]["text"].as_str().unwrap();
+    let answer: Value = serde_json::from_str(text).expect("the tool answers JSON");
+    answer["childId"].as_str().expect("the answer names the child").to_owned()
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_page_renders_sanitized_markdown_and_follows_the_newest_event_unless_scrolled_back() {
+    let (w, mut page) = opened().await;
+    for control in ["#cancel", "#cancel-clear", "#dispose", "#message", "#send"] {
+        assert!(page.disabled(control).await, "{control} with no session selected");
+    }
+    page.new_session().await;
+    assert!(page.disabled("#cancel").await, "nothing runs yet");
+    assert!(page.disabled("#send").await, "nothing typed yet");
+    assert!(!page.disabled("#dispose").await && !page.disabled("#message").await);
+
+    // A long Markdown answer, with HTML that must not reach the page.
+    let items: String = (1..=30).map(|i| format!("- item number {i}\n")).collect();
+    let notes = format!(
+        "# Release notes\n\nWhat **changed** today:\n\n{items}\n```rust\nfn main() {{\n    \
+         println!(\"hi\");\n}}\n```\n\n<img src=\"/nothing.png\"><script>window.pwned = 1</script>\
+         \n\nThat is all."
+    );
+    w.mock.push(Reply::text(&notes, 12));
+    page.send("write the release notes", "followup").await;
+    page.wait_text(".turn-end", "completed").await;
+    assert_eq!(page.texts(".msg.assistant h1").await, ["Release notes"]);
+    assert_eq!(page.texts(".msg.assistant strong").await, ["changed"]);
+    let items = page.texts(".msg.assistant li").await;
+    assert_eq!((items.len(), items[0].as_str()), (30, "item number 1"), "{items:?}");
+    let code = page.texts(".msg.assistant pre code").await;
+    assert_eq!(code, ["fn main() {\n    println!(\"hi\");\n}\n"]);
+    let language = json!({"do": "classes", "selector": ".msg.assistant pre code"});
+    assert_eq!(page.run(language).await, json!(["language-rust"]));
+    assert!(page.texts(".msg.assistant img, .msg.assistant script").await.is_empty());
+    let shown = page.texts(".msg.assistant").await;
+    assert!(!shown[0].contains("# Release") && !shown[0].contains("```"), "{shown:?}");
+    let at = page.scroll().await;
+    assert!(at["height"].as_f64() > at["client"].as_f64(), "taller than the view: {at}");
+    assert_eq!((&at["atBottom"], &at["lastInView"]), (&json!(true), &json!(true)), "{at}");
+
+    // Reading back while an answer streams: the view stays where the person put it.
+    let (reply, gate) = held("Streaming on while the person reads back.");
+    w.mock.push(reply);
+    page.send("and one more", "followup").await;
+    page.wait_text(".msg.assistant.streaming", "Stream").await;
+    page.run(json!({"do": "scrollToTop", "selector": "#conversation"})).await;
+    gate.notify_one();
+    page.wait_count(".turn-end", 2).await;
+    page.wait_text(".msg.assistant", "Streaming on while the person reads back.").await;
+    assert_eq!(page.scroll().await["top"], 0, "not pulled down while reading back");
+
+    // Opened again, the view starts at the newest event.
+    page.run(json!({"do": "reload"})).await;
+    page.wait_count(".turn-end", 2).await;
+    let at = page.scroll().await;
+    assert_eq!((&at["atBottom"], &at["lastInView"]), (&json!(true), &json!(true)), "{at}");
+
+    let favicon = reqwest::get(w.gw.url("/favicon.ico")).await.unwrap();
+    assert_eq!(favicon.status(), 200);
+    assert_eq!(favicon.headers()["content-type"], "image/x-icon");
+    page.assert_clean().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_page_nests_subagents_under_their_parent_and_links_the_tool_results_to_them() {
+    let (w, mut page) = opened().await;
+    let parent = page.new_session().await;
+
+    // A one-shot `agent` child: its result is a link to it, with its answer, not JSON.
+    let call = r#"{"name":"researcher","prompt":"Find the answer"}"#;
+    w.mock.push(Reply::tool_call("t1", "agent", call, 2));
+    w.mock.push(Reply::text("The answer is **42**.", 2));
+    w.mock.push(Reply::text("The researcher says 42.", 1));
+    page.send("delegate this", "followup").await;
+    page.wait_text(".msg.assistant", "The researcher says 42.").await;
+    let child = child_of(&w.gw.log(&parent).await, 0);
+    let links = json!({"do": "attributes", "selector": ".tool a.child-link", "name": "href"});
+    assert_eq!(page.run(links.clone()).await, json!([format!("#{child}")]));
+    let cards = page.texts(".tool").await;
+    assert!(cards[0].contains("The answer is 42.") && !cards[0].contains("childId"), "{cards:?}");
+    let row = |id: &str| format!("#sessions li[data-session-id='{id}']");
+    let nested = |id: &str| format!("{} > ul.children > li[data-session-id='{id}']", row(&parent));
+    page.wait_text(&format!("{} > a", row(&parent)), "delegate this").await;
+    page.wait_text(&nested(&child), "Find the answer").await;
+    page.wait_text(&nested(&child), "idle").await;
+
+    // A continuable `spawn_agent` child: linked as soon as it started, nested too.
+    let spawn = json!({"name": "worker", "prompt": "WORKER-TASK"}).to_string();
+    w.mock.push_for("SPAWN-A-WORKER", Reply::tool_call("t2", "spawn_agent", &spawn, 1));
+    w.mock.push_for("WORKER-TASK", Reply::text("Worker result.", 1));
+    w.mock.push_for("messageId", Reply::text("A worker is on it.", 1));
+    w.mock.push_for("settled", Reply::text("The worker is done.", 1));
+    page.send("SPAWN-A-WORKER", "followup").await;
+    page.wait_text(".msg.assistant", "The worker is done.").await;
+    let worker = child_of(&w.gw.log(&parent).await, 1);
+    page.wait_count(".tool a.child-link", 2).await;
+    let hrefs = page.run(links).await;
+    assert_eq!(hrefs, json!([format!("#{child}"), format!("#{worker}")]));
+    page.wait_text(&nested(&worker), "WORKER-TASK").await;
+    let children = page.texts(&format!("{} > ul.children > li", row(&parent))).await;
+    assert_eq!(children.len(), 2, "both nested: {children:?}");
+
+    // By keyboard: the link opens the child, whose header links back to its parent.
+    page.run(json!({"do": "focus", "selector": ".tool a.child-link"})).await;
+    page.run(json!({"do": "press", "key": "Enter"})).await;
+    page.wait_text("#session-title", "Find the answer").await;
+    page.wait_text(".msg.assistant", "The answer is 42.").await;
+    page.wait_text("#session-parent a.parent-link", "delegate this").await;
+    page.click("#session-parent a.parent-link").await;
+    page.wait_text("#session-title", "delegate this").await;
+    page.click(&format!("{} > a", nested(&worker))).await;
+    page.wait_text(".note", "subagent of").await;
+    page.wait_text(".msg.assistant", "Worker result.").await;
+    page.assert_clean().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_goal_panel_drives_a_goal_to_its_round_limit_and_dispose_closes_the_session() {
+    let (w, mut page) = opened().await;
+    let s = page.new_session().await;
+
+    let (first, gate) = held("Counted the first sheep.");
+    w.mock.push(first).push(Reply::text("Counted the second sheep.", 2));
+    page.fill("#goal-input", "count sheep").await;
+    page.fill("#goal-rounds-input", "2").await;
+    page.click("#goal-set").await;
+    page.wait_text("#goal-objective", "count sheep").await;
+    w.mock.requested(1).await;
+    page.wait_text("#goal-rounds", "round 1/2").await;
+    page.wait_text("#session-status", "running").await;
+    assert!(!page.disabled("#cancel").await, "a round runs: it can be cancelled");
+
+    // Paused and resumed while the first round runs.
+    page.click("#goal-pause").await;
+    page.wait_text("#goal-phase", "paused").await;
+    page.wait_text("#goal-reason", "request").await;
+    page.wait_disabled("#goal-pause", true).await;
+    page.wait_disabled("#goal-resume", false).await;
+    page.click("#goal-resume").await;
+    page.wait_text("#goal-phase", "active").await;
+    gate.notify_one();
+
+    // The second round is the last: the goal is blocked on the round limit.
+    page.wait_text("#goal-phase", "blocked").await;
+    page.wait_text("#goal-reason", "round-limit").await;
+    assert_eq!(page.texts("#goal-rounds").await, ["round 2/2"]);
+    assert!(page.disabled("#goal-pause").await && page.disabled("#goal-resume").await);
+    page.wait_text(".msg.assistant", "Counted the second sheep.").await;
+    assert_eq!(page.texts(".msg.user .label").await, ["goal", "goal"]);
+    let log = w.gw.log(&s).await;
+    let last = log.iter().rev().find(|e| e["type"] == "goal/change").unwrap();
+    assert_eq!(last["data"]["goal"]["blocked"]["code"], "round-limit", "{last}");
+
+    page.click("#goal-complete").await;
+    page.wait_text("#goal-phase", "complete").await;
+    assert!(page.disabled("#goal-complete").await);
+    page.click("#goal-clear").await;
+    page.wait_count("#goal-form:not([hidden])", 1).await;
+    page.wait_text(".note", "goal cleared").await;
+
+    // Disposed: gone from the list, the view stays read-only.
+    let dispose = json!({"do": "click", "selector": "#dispose", "answer": ""});
+    page.run(dispose).await;
+    page.wait_text("#session-status", "disposed").await;
+    page.wait_count(&format!("#sessions li[data-session-id='{s}']"), 0).await;
+    for control in ["#message", "#dispose", "#cancel", "#goal-set"] {
+        assert!(page.disabled(control).await, "{control} on a disposed session");
+    }
+    let (_, session) = w.gw.get(&format!("/v1/sessions/{s}")).await;
+    assert_eq!(session["disposed"], true);
+    page.assert_clean().await;
 }

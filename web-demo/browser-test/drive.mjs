@@ -22,6 +22,12 @@ const browser = await chromium.launch({
 const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
 const errors = [];
 page.on("pageerror", (error) => errors.push(String(error)));
+// What the console reported as errors: a failed load (a 404, a refused connection), a blocked
+// resource. Tests that restart the gateway or sign in expect some; the others expect none.
+const consoleErrors = [];
+page.on("console", (message) => {
+  if (message.type() === "error") consoleErrors.push(message.text());
+});
 
 const TIMEOUT = 20_000;
 
@@ -37,15 +43,16 @@ const commands = {
     await page.fill("#key", key);
     await page.click("#sign-in button");
   },
+  // Makes a session with the page's button; answers its id once the page shows it.
   newSession: async () => {
-    const before = await page.textContent("#session-title");
+    const before = await page.getAttribute("#main", "data-session-id");
     await page.click("#new-session");
     await page.waitForFunction(
-      (old) => document.querySelector("#session-title").textContent !== old,
+      (old) => (document.querySelector("#main").dataset.sessionId ?? null) !== old,
       before,
       { timeout: TIMEOUT },
     );
-    return page.textContent("#session-title");
+    return page.getAttribute("#main", "data-session-id");
   },
   send: async ({ text, delivery = "followup" }) => {
     await page.selectOption("#delivery", delivery);
@@ -70,6 +77,43 @@ const commands = {
     await target.click({ timeout: TIMEOUT });
   },
   press: async ({ key }) => page.keyboard.press(key),
+  // Types `value` into the form field `selector`, replacing what it held.
+  fill: async ({ selector, value }) => page.fill(selector, value, { timeout: TIMEOUT }),
+  // Moves the keyboard focus to the first element matching `selector`.
+  focus: async ({ selector }) => page.locator(selector).first().focus({ timeout: TIMEOUT }),
+  // The selector of the element that has the keyboard focus, as `tag#id.class`.
+  focused: async () => page.evaluate(() => {
+    const e = document.activeElement;
+    return `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ""}${[...e.classList].map((c) => `.${c}`).join("")}`;
+  }),
+  // Waits until exactly `count` elements match `selector`.
+  waitCount: async ({ selector, count }) => {
+    await page.waitForFunction(
+      ([selector, count]) => document.querySelectorAll(selector).length === count,
+      [selector, count],
+      { timeout: TIMEOUT },
+    );
+  },
+  // Where the element `selector` is scrolled to, and whether its last child is in its view.
+  scrollState: async ({ selector }) => page.$eval(selector, (box) => {
+    const last = box.lastElementChild?.getBoundingClientRect();
+    const view = box.getBoundingClientRect();
+    return {
+      top: box.scrollTop,
+      height: box.scrollHeight,
+      client: box.clientHeight,
+      atBottom: box.scrollHeight - box.scrollTop - box.clientHeight <= 2,
+      lastInView: Boolean(last) && last.bottom <= view.bottom + 1 && last.bottom > view.top,
+    };
+  }),
+  // Scrolls the element `selector` to its top, as a person reading back would.
+  scrollToTop: async ({ selector }) => {
+    await page.locator(selector).hover();
+    await page.mouse.wheel(0, -1_000_000);
+    await page.waitForFunction((s) => document.querySelector(s).scrollTop === 0, selector, {
+      timeout: TIMEOUT,
+    });
+  },
   // The text of every element matching `selector`, in document order.
   texts: async ({ selector }) =>
     page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent)),
@@ -99,6 +143,7 @@ const commands = {
     await page.screenshot({ path });
   },
   errors: async () => errors,
+  consoleErrors: async () => consoleErrors,
 };
 
 const lines = createInterface({ input: process.stdin });
@@ -111,7 +156,11 @@ for await (const line of lines) {
     const value = await run(command);
     process.stdout.write(`${JSON.stringify({ ok: true, value: value ?? null })}\n`);
   } catch (error) {
-    process.stdout.write(`${JSON.stringify({ ok: false, error: String(error) })}\n`);
+    // What the page showed then, to tell why a wait ran out.
+    const shown = await page.evaluate(() => document.querySelector("#main")?.innerText.slice(-1500))
+      .catch(() => "(the page could not be read)");
+    const report = `${error}\n--- the page showed:\n${shown}`;
+    process.stdout.write(`${JSON.stringify({ ok: false, error: report })}\n`);
   }
 }
 await browser.close();

@@ -1,25 +1,50 @@
 //! The web demo (`web-demo/`), compiled into the binary and served at `/`: a browser client of
 //! this same API that loads nothing from anywhere else.
+//!
+//! The page is plain ES modules (no bundler) plus two vendored libraries, `marked` and
+//! `DOMPurify`, whose committed copies `web-demo/vendor/update.sh` refreshes from npm; building
+//! the gateway needs no npm. The page's `Content-Security-Policy` lets it load and connect to
+//! this origin only, so even a model's Markdown cannot make it fetch from elsewhere.
 
 use axum::Router;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::response::IntoResponse;
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use axum::routing::get;
 
 use super::AppState;
 
-/// One embedded file with its content type.
-fn file(content_type: &'static str, body: &'static str) -> impl IntoResponse + Clone {
-    ([(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-cache")], body)
-}
+const JS: &str = "text/javascript; charset=utf-8";
 
-/// `/`, `/app.js` and `/style.css`.
+/// What the page may load: its own files and streams, nothing from another origin.
+const POLICY: &str = "default-src 'self'; img-src 'self' data:; object-src 'none'; \
+    base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// Every file the page loads: its path, content type and bytes.
+const FILES: &[(&str, &str, &[u8])] = &[
+    ("/app.js", JS, include_bytes!("../../../web-demo/app.js")),
+    ("/style.css", "text/css; charset=utf-8", include_bytes!("../../../web-demo/style.css")),
+    ("/favicon.ico", "image/x-icon", include_bytes!("../../../web-demo/favicon.ico")),
+    ("/js/api.js", JS, include_bytes!("../../../web-demo/js/api.js")),
+    ("/js/conversation.js", JS, include_bytes!("../../../web-demo/js/conversation.js")),
+    ("/js/goal.js", JS, include_bytes!("../../../web-demo/js/goal.js")),
+    ("/js/markdown.js", JS, include_bytes!("../../../web-demo/js/markdown.js")),
+    ("/js/queue.js", JS, include_bytes!("../../../web-demo/js/queue.js")),
+    ("/js/sessions.js", JS, include_bytes!("../../../web-demo/js/sessions.js")),
+    ("/vendor/marked.esm.js", JS, include_bytes!("../../../web-demo/vendor/marked.esm.js")),
+    ("/vendor/purify.min.js", JS, include_bytes!("../../../web-demo/vendor/purify.min.js")),
+];
+
+/// `/` and every file in [`FILES`].
 pub fn router() -> Router<AppState> {
-    let page = file("text/html; charset=utf-8", include_str!("../../../web-demo/index.html"));
-    let script = file("text/javascript; charset=utf-8", include_str!("../../../web-demo/app.js"));
-    let style = file("text/css; charset=utf-8", include_str!("../../../web-demo/style.css"));
-    Router::new()
-        .route("/", get(move || async move { page }))
-        .route("/app.js", get(move || async move { script }))
-        .route("/style.css", get(move || async move { style }))
+    let page = include_str!("../../../web-demo/index.html");
+    let headers = [
+        (CONTENT_TYPE, "text/html; charset=utf-8"),
+        (CACHE_CONTROL, "no-cache"),
+        (CONTENT_SECURITY_POLICY, POLICY),
+    ];
+    let mut router = Router::new().route("/", get(move || async move { (headers, page) }));
+    for &(path, content_type, body) in FILES {
+        let headers = [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-cache")];
+        router = router.route(path, get(move || async move { (headers, body) }));
+    }
+    router
 }

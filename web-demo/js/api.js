@@ -1,0 +1,105 @@
+// What every part of the page shares: the selected session, the gateway's API and small DOM
+// helpers. Nothing here draws a part of the page.
+
+export const $ = (selector) => document.querySelector(selector);
+
+// The selected session, as the other modules read it.
+export const state = {
+  current: null, // its id
+  status: null, // "idle" or "running", from its stream
+  disposed: false, // disposed sessions are shown read-only
+};
+
+// An answer other than 2xx, with the error body's code when there was one.
+export class ApiError extends Error {
+  constructor(status, body) {
+    const error = body?.error;
+    super(error ? `${error.code}: ${error.message}` : `HTTP ${status}`);
+    this.status = status;
+    this.code = error?.code;
+    this.reason = error?.message;
+  }
+}
+
+let unauthorized = () => {};
+
+// What to do when the gateway asks for a key (a 401).
+export function onUnauthorized(handler) {
+  unauthorized = handler;
+}
+
+// One request to the gateway; the JSON answer, or an `ApiError`.
+export async function api(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null; // a proxy's error page: the status says enough
+  }
+  if (response.status === 401) unauthorized(json?.error?.message);
+  if (!response.ok) throw new ApiError(response.status, json);
+  return json;
+}
+
+// `/v1/sessions/{id}` followed by `rest`.
+export function sessionPath(id, rest = "") {
+  return `/v1/sessions/${encodeURIComponent(id)}${rest}`;
+}
+
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// A real button: focusable, Enter and Space press it.
+export function button(label, onClick, title) {
+  const node = element("button", "", label);
+  node.type = "button";
+  if (title) node.title = title;
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+// A link to a session of this page (`#id`); the page follows the hash.
+export function sessionLink(id, text, className) {
+  const link = element("a", className, text);
+  link.href = `#${encodeURIComponent(id)}`;
+  link.dataset.sessionId = id;
+  return link;
+}
+
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  return (content || [])
+    .filter((block) => block.type === "text")
+    .map((block) => block.text)
+    .join("");
+}
+
+// A message as a one-line title: its first line that has words, cut to `max` characters.
+export function titleOf(text, max = 80) {
+  const line = (text || "").split("\n").map((l) => l.trim()).find((l) => l) || "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const day = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+});
+
+// An epoch-ms time as a person reads it: the clock today, the day and clock before.
+export function when(ms) {
+  const date = new Date(ms);
+  return date.toDateString() === new Date().toDateString() ? clock.format(date) : day.format(date);
+}

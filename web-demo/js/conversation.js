@@ -1,0 +1,240 @@
+// The conversation of the selected session, drawn only from its log's events, in seq order.
+//
+// Assistant text is Markdown: it is rendered as it streams (at most once a frame) and once more
+// from the committed message. The view follows the newest event while the person is at the
+// bottom (and from the moment a session opens); scrolling up stops that until they scroll back.
+
+import { $, element, sessionLink, textOf } from "./api.js";
+import { renderMarkdown } from "./markdown.js";
+
+const box = $("#conversation");
+
+const view = {
+  turn: null, // the bubble of the answer streaming now
+  text: "", // its text so far
+  frame: 0, // the pending animation frame that renders it
+  reasoning: null,
+  tools: new Map(), // callId -> {card, name, args}
+  stick: true, // follow the newest event
+  ours: -1, // the scrollTop this script set last
+};
+
+// Forgets the shown session: an empty view that follows the newest event.
+export function reset() {
+  if (view.frame) cancelAnimationFrame(view.frame);
+  Object.assign(view, { turn: null, text: "", frame: 0, reasoning: null, tools: new Map() });
+  view.stick = true;
+  box.replaceChildren();
+}
+
+// ---- following the newest event ----
+
+function atBottom() {
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+}
+
+// Scrolls to the newest event, unless the person scrolled away from it.
+export function follow() {
+  if (!view.stick) return;
+  box.scrollTop = box.scrollHeight;
+  view.ours = box.scrollTop;
+}
+
+box.addEventListener("scroll", () => {
+  if (Math.abs(box.scrollTop - view.ours) < 2) return; // the scroll this script made
+  view.stick = atBottom();
+});
+// The panels around it grow and shrink (the queue, the goal): keep the bottom in view.
+new ResizeObserver(follow).observe(box);
+
+function append(node) {
+  box.append(node);
+  return node;
+}
+
+// A line about something that went wrong, or that the person should know.
+export function report(error) {
+  append(element("div", "note", String(error?.message || error)));
+  follow();
+}
+
+// ---- the events ----
+
+export function render(event) {
+  const draw = kinds[event.type];
+  if (draw) draw(event.data);
+  follow();
+}
+
+const kinds = {
+  "user/message": (data) => {
+    const bubble = element("div", "msg user");
+    bubble.dataset.role = "user";
+    const source = data.source || {};
+    const kind = source.delivery && source.delivery !== "followup" ? source.delivery
+      : source.kind && source.kind !== "user" ? source.kind : null;
+    if (kind) bubble.append(element("span", "label", kind));
+    bubble.append(document.createTextNode(textOf(data.content)));
+    append(bubble);
+  },
+  "assistant/chunk": ({ chunk }) => {
+    if (chunk.type === "text-delta") {
+      if (!view.turn) view.turn = append(assistantBubble("msg assistant streaming"));
+      view.text += chunk.text;
+      if (!view.frame) view.frame = requestAnimationFrame(drawStreaming);
+    } else if (chunk.type === "reasoning-delta") {
+      if (!view.reasoning) {
+        view.reasoning = append(element("details", "reasoning"));
+        view.reasoning.append(element("summary", "", "reasoning"));
+      }
+      view.reasoning.append(document.createTextNode(chunk.text));
+    }
+  },
+  "assistant/message": (data) => {
+    // The committed message replaces what streamed (the same text, now final).
+    const text = textOf(data.message.content);
+    const bubble = view.turn;
+    settleStreaming();
+    if (!text && !bubble) return;
+    const final = bubble || append(assistantBubble("msg assistant"));
+    renderMarkdown(final.firstChild, text);
+    if (data.interrupted) final.classList.add("interrupted");
+  },
+  "tool/call": (data) => {
+    const card = append(element("div", "tool"));
+    card.dataset.tool = data.name;
+    const args = parse(data.arguments);
+    if (SPAWNS.has(data.name) && args) {
+      card.classList.add("subagent");
+      const head = element("div", "head", `Subagent${args.name ? ` ${args.name}` : ""}`);
+      card.append(head, element("div", "prompt", args.prompt || ""));
+    } else {
+      const shown = args ? JSON.stringify(args, null, 2) : data.arguments;
+      card.append(element("code", "", `→ ${data.name}`), element("pre", "args", shown));
+    }
+    view.tools.set(data.callId, { card, name: data.name, args });
+  },
+  "tool/result": (data) => {
+    const block = data.message.content[0] || {};
+    const call = view.tools.get(block.toolCallId) || { card: append(element("div", "tool")) };
+    const text = textOf(block.content);
+    const answer = SPAWNS.has(call.name) && !data.error ? parse(text) : null;
+    if (answer?.childId) {
+      call.card.append(childResult(answer, call.args?.name));
+    } else {
+      const result = element("pre", "result", `← ${text}`);
+      if (data.error) {
+        call.card.classList.add("failed");
+        result.textContent = `← ${data.error.code}: ${text}`;
+      }
+      call.card.append(result);
+    }
+  },
+  "turn/end": (data) => {
+    settleStreaming();
+    const reason = data.reason.kind;
+    const line = append(element("div", "turn-end", `turn ${data.turn}: ${reason}`));
+    line.dataset.kind = reason;
+    if (data.reason.error) line.textContent += ` (${data.reason.error.code})`;
+  },
+  "goal/change": ({ goal }) => {
+    const why = goal && (goal.paused || goal.blocked);
+    const text = goal
+      ? `goal ${goal.phase}, round ${goal.roundsStarted}/${goal.maxRounds}: ${goal.objective}${why ? ` (${why.message})` : ""}`
+      : "goal cleared";
+    append(element("div", "note", text));
+  },
+  "context/compaction": (data) => {
+    settleStreaming(); // the chunks before it belong to a request the compaction ended
+    append(compactionBlock(data));
+  },
+  "subagent/descriptor": (data) => {
+    const note = append(element("div", "note", "subagent of "));
+    note.append(sessionLink(data.parentSessionId, "its parent session", "parent-link"));
+  },
+};
+
+// The tools whose answer names a child session.
+const SPAWNS = new Set(["agent", "spawn_agent"]);
+
+function parse(json) {
+  try {
+    const value = JSON.parse(json);
+    return value && typeof value === "object" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function assistantBubble(className) {
+  const bubble = element("div", className);
+  bubble.dataset.role = "assistant";
+  bubble.append(element("div", "md"));
+  return bubble;
+}
+
+function drawStreaming() {
+  view.frame = 0;
+  if (!view.turn) return;
+  renderMarkdown(view.turn.firstChild, view.text);
+  follow();
+}
+
+// Chunks of a message that never committed stay as they streamed; later text gets a new bubble.
+function settleStreaming() {
+  if (view.frame) cancelAnimationFrame(view.frame);
+  if (view.turn) {
+    renderMarkdown(view.turn.firstChild, view.text);
+    view.turn.classList.remove("streaming");
+  }
+  Object.assign(view, { turn: null, text: "", frame: 0, reasoning: null });
+}
+
+// What a subagent tool answered: a link to the child, then its answer (`agent`) or that it
+// started (`spawn_agent`, whose answer reaches the parent later as a message).
+function childResult(answer, name) {
+  const result = element("div", "result child");
+  const text = `Open ${name ? `${name}’s` : "the subagent’s"} session`;
+  const link = sessionLink(answer.childId, text, "child-link");
+  result.append(link);
+  if (answer.stopReason) {
+    const stop = element("span", "stop", answer.stopReason);
+    stop.dataset.stopReason = answer.stopReason;
+    result.append(stop);
+  } else {
+    result.append(element("span", "stop", "started"));
+  }
+  if (answer.output) {
+    const output = element("div", "md output");
+    renderMarkdown(output, answer.output);
+    result.append(output);
+  }
+  if (answer.error) result.append(element("span", "stop", `${answer.error.code}: ${answer.error.message || ""}`));
+  return result;
+}
+
+const TRIGGERS = { manual: "manual", pressure: "context pressure", overflow: "context overflow" };
+
+function tokens(count) {
+  return Number(count).toLocaleString("en-US");
+}
+
+// A compaction folded: the head says what happened and why, the body is the summary the model
+// now reads instead of everything above it (model text, so set as text, never as HTML).
+function compactionBlock(data) {
+  const block = element("details", "compaction");
+  block.dataset.trigger = data.trigger;
+  block.dataset.throughSeq = data.throughSeq;
+  let meta = `(${TRIGGERS[data.trigger] || data.trigger})`;
+  if (data.tokensAfter != null) {
+    meta += ` · ${tokens(data.tokensBefore)} → ${tokens(data.tokensAfter)} tokens`;
+  } else if (data.tokensBefore != null) {
+    meta += ` · ${tokens(data.tokensBefore)} tokens`;
+  }
+  const head = element("summary", "", "Earlier conversation summarized");
+  head.append(element("span", "meta", ` ${meta}`));
+  // The heading says what the core's framing line says to the model; the body is the summary.
+  const text = textOf(data.summary?.content).replace(/^Summary of the earlier conversation[^\n]*\n+/, "");
+  block.append(head, element("div", "text", text));
+  return block;
+}

@@ -31,19 +31,9 @@ pub fn airlock_bin() -> PathBuf {
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace =
             Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
-        // The page's files are compiled into the binary too (not the npm folders beside them).
-        let page = [
-            "web-demo/index.html",
-            "web-demo/app.js",
-            "web-demo/style.css",
-            "web-demo/favicon.ico",
-            "web-demo/js",
-            "web-demo/vendor/marked.esm.js",
-            "web-demo/vendor/purify.min.js",
-        ];
-        let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit"]
+        // The page's files are compiled into the binary too.
+        let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit", "web-demo"]
             .into_iter()
-            .chain(page)
             .map(|d| workspace.join(d));
         if built.is_none_or(|built| sources.into_iter().any(|dir| newer_than(&dir, built))) {
             let mut build = Command::new(env!("CARGO"));
@@ -91,7 +81,8 @@ fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
     entries.flatten().any(|entry| {
         let path = entry.path();
         if path.is_dir() {
-            return newer_than(&path, time);
+            // npm's installs sit beside the page's files; none of them is built in.
+            return entry.file_name() != "node_modules" && newer_than(&path, time);
         }
         entry.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified > time)
     })

@@ -67,8 +67,7 @@ pub enum McpSource {
 impl McpServer {
     /// A server named `name`, after checking the name.
     pub fn new(name: &str, source: McpSource) -> Result<McpServer, String> {
-        let valid = (1..=32).contains(&name.len())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let valid = (1..=32).contains(&name.len()) && name.chars().all(offerable);
         if !valid {
             return Err(format!(
                 "MCP server name {name:?} must be 1 to 32 letters, digits, `_` or `-` (it \
@@ -196,12 +195,14 @@ async fn forward(server: String, stderr: tokio::process::ChildStderr) {
     }
 }
 
+/// Whether an OpenAI-compatible API takes `c` in a tool name: `[a-zA-Z0-9_-]`.
+fn offerable(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
 /// `SERVER__TOOL`, with what an OpenAI-compatible API refuses made `_`; `None` past 64.
 fn offered_name(server: &str, tool: &str) -> Option<String> {
-    let tool: String = tool
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .collect();
+    let tool: String = tool.chars().map(|c| if offerable(c) { c } else { '_' }).collect();
     let name = format!("{server}__{tool}");
     (name.len() <= 64).then_some(name)
 }

@@ -20,7 +20,7 @@ use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Eviction, Registry, RegistryError};
-use crate::store::{Durability, Store, StoreError};
+use crate::store::{Cluster, Durability, Store, StoreError};
 use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
 
@@ -29,6 +29,8 @@ use crate::tools::ToolRegistry;
 pub struct Settings {
     /// The SQLite file.
     pub data: std::path::PathBuf,
+    /// A PostgreSQL database shared with other gateways, instead of `data`.
+    pub shared: Option<Shared>,
     /// The model sessions get when they name none.
     pub model: String,
     /// Commit durability.
@@ -51,6 +53,17 @@ pub struct Settings {
     pub tenants: TenantLimits,
     /// The models' context windows.
     pub windows: crate::model::ContextWindows,
+}
+
+/// A store shared by several gateways (`docs/deploy.md`).
+#[derive(Clone, Debug)]
+pub struct Shared {
+    /// The PostgreSQL database URL.
+    pub url: String,
+    /// Where the other gateways reach this one (`http://host:port`).
+    pub address: String,
+    /// How long a lease lasts unrenewed.
+    pub lease: std::time::Duration,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -119,8 +132,8 @@ impl Gateway {
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
         let sessions = Sessions::open(&settings).await?;
         let recovered = sessions.recover().await?;
-        let (data, model) = (settings.data.display().to_string(), &settings.model);
-        tracing::info!(data, model, recovered, "sessions recovered");
+        let (store, model) = (sessions.registry.store().flag(), &settings.model);
+        tracing::info!(store, model, recovered, "sessions recovered");
         Ok(Gateway::over(sessions.registry, settings))
     }
 
@@ -142,11 +155,23 @@ impl Gateway {
     /// Binds `addr` (port 0 picks a free one) for [`Gateway::run`]; an address off loopback is
     /// refused while the data file has no API keys.
     pub async fn bind(&self, addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
+        let (listener, local) = Gateway::listen(addr).await?;
+        self.check_exposure(local).await?;
+        Ok((listener, local))
+    }
+
+    /// Binds `addr` (port 0 picks a free one), before a gateway exists; check it with
+    /// [`Gateway::check_exposure`] before serving.
+    pub async fn listen(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
         let io = |source| ServeError::Io { addr: addr.to_owned(), source };
         let listener = TcpListener::bind(addr).await.map_err(io)?;
         let local = listener.local_addr().map_err(io)?;
-        Exposure::check(local, self.state.registry.store()).await?;
         Ok((listener, local))
+    }
+
+    /// Refuses an address off loopback while the store has no API keys.
+    pub async fn check_exposure(&self, local: SocketAddr) -> Result<(), ServeError> {
+        Ok(Exposure::check(local, self.state.registry.store()).await?)
     }
 
     /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
@@ -158,6 +183,7 @@ impl Gateway {
     ) {
         let cors = cors(&self.settings.cors_origins);
         let registry = self.state.registry.clone();
+        let store = registry.store().clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
         let stopping = move || {
@@ -166,6 +192,11 @@ impl Gateway {
             let _ = stop.send(true);
         };
         connections::serve(listener, router, self.settings.connections, shutdown, stopping).await;
+        // Another gateway sharing the store takes this one's sessions at once, not after the
+        // lease time.
+        if let Err(error) = store.release_all().await {
+            tracing::warn!(%error, "giving up this gateway's leases failed; they run out by themselves");
+        }
         tracing::info!("stopped");
     }
 }
@@ -220,6 +251,7 @@ impl Sessions {
         let count = self.registry.recover_all().await?;
         self.settlements.recover().await;
         self.registry.start_evicting();
+        self.registry.start_leasing();
         Ok(count)
     }
 }
@@ -227,7 +259,16 @@ impl Sessions {
 /// The store, the core host and the tools `settings` name.
 async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
     crate::model::from_name(&settings.model)?;
-    let store = Store::open(&settings.data, settings.durability)?;
+    let store = match &settings.shared {
+        None => Store::open(&settings.data, settings.durability)?,
+        Some(shared) => {
+            // Named by its address: a gateway restarted where it was takes its sessions back at
+            // once, while one at a new address waits for their leases to run out.
+            let (node, address) = (shared.address.clone(), shared.address.clone());
+            let cluster = Cluster { node, address, lease: shared.lease };
+            Store::connect(&shared.url, cluster).await?
+        }
+    };
     let cache_dir = settings.cache_dir.as_deref();
     let host = match &settings.sandbox.core {
         None => CoreHost::new(cache_dir)?,

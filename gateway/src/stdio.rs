@@ -64,6 +64,7 @@ impl RpcError {
             RegistryError::Disposed(_) => "session-disposed",
             RegistryError::BadSpec { .. } | RegistryError::Unusable { .. } => "model-unavailable",
             RegistryError::BadId(_) => return RpcError::invalid_params(error),
+            RegistryError::Elsewhere { .. } => "session-moving",
             RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
         };
         RpcError::failed(why, error)

@@ -65,11 +65,32 @@ pub fn keys(data: &Path, args: &[&str]) -> String {
         .arg("--data")
         .arg(data)
         .env_remove("AIRLOCK_DATA")
+        .envs(shared_store(data).map(|url| ("AIRLOCK_DATABASE_URL", url)))
         .output()
         .expect("airlock runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "airlock keys {args:?}: {stderr}");
     String::from_utf8(out.stdout).expect("stdout is text").trim().to_owned()
+}
+
+/// With `AIRLOCK_TEST_STORE=postgres`, the tests' gateways keep everything in PostgreSQL
+/// instead of their data files: one fresh database per data file (so a restart on the same file
+/// finds its sessions), on the server [`crate::postgres::server`] names. Answers its URL.
+fn shared_store(data: &Path) -> Option<String> {
+    static DATABASES: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    // A test of an in-memory store means one.
+    if std::env::var("AIRLOCK_TEST_STORE").ok()? != "postgres" || data == Path::new(":memory:") {
+        return None;
+    }
+    let server = crate::postgres::server("this test on PostgreSQL")
+        .expect("AIRLOCK_TEST_STORE=postgres needs AIRLOCK_TEST_POSTGRES");
+    let mut databases = DATABASES.lock().unwrap();
+    if let Some((_, url)) = databases.iter().find(|(file, _)| file == data) {
+        return Some(url.clone());
+    }
+    let url = crate::postgres::database(&server);
+    databases.push((data.to_owned(), url.clone()));
+    Some(url)
 }
 
 /// Whether `path`, or any file under it, was modified after `time`.
@@ -138,6 +159,7 @@ impl Gateway {
             .env("AIRLOCK_BASE_URL", model_url)
             .env("AIRLOCK_CACHE_DIR", cache)
             .env_remove("AIRLOCK_MODEL")
+            .envs(shared_store(data).map(|url| ("AIRLOCK_DATABASE_URL", url)))
             .envs(env.iter().copied()) // the caller's environment wins
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -203,7 +225,13 @@ impl Gateway {
         self.child.wait().expect("the process is reaped");
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Gateway::start_with(&self.data, model_url, &self.cache, &env)
+        // On PostgreSQL a gateway is known by its address: restarted there, it takes its
+        // sessions back at once (elsewhere it would wait for their leases to run out).
+        let listen = match shared_store(&self.data) {
+            Some(_) => self.base.trim_start_matches("http://").to_owned(),
+            None => "127.0.0.1:0".to_owned(),
+        };
+        Gateway::launch(&self.data, model_url, &self.cache, &env, &listen)
     }
 
     /// `kill -9`, then a new process on the same file and the same port (a browser page keeps
@@ -215,6 +243,29 @@ impl Gateway {
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let listen = self.base.trim_start_matches("http://").to_owned();
         Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
+    }
+
+    /// SIGTERM, then a new process on the same file (or database) and the same port: a rolling
+    /// restart's step.
+    pub fn restart_in_place(mut self) -> Gateway {
+        self.terminate();
+        let env: Vec<(&str, &str)> =
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let listen = self.base.trim_start_matches("http://").to_owned();
+        Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
+    }
+
+    /// `kill -9`: the process is gone at once, its sockets closed.
+    pub fn kill_9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("the process is reaped");
+    }
+
+    /// Sends a signal (`STOP`, `CONT`, ...) to the process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args([&format!("-{signal}"), &pid]).status();
+        assert!(sent.expect("kill runs").success(), "SIG{signal} to {pid}");
     }
 
     /// The same gateway, its [`Gateway::client`] sending `Authorization: Bearer <key>`.
@@ -370,13 +421,16 @@ impl Sse {
             .await
             .expect("a frame within 30 s")?
             .expect("a well-formed frame");
-        let data: Value = serde_json::from_str(&event.data).expect("frames carry JSON");
-        Some(match event.event.as_str() {
-            "session.event" => Frame::Event(event.id.parse().expect("events have ids"), data),
-            "session.status" => Frame::Status(data["status"].as_str().unwrap().to_owned()),
-            "session.queue" => Frame::Queue(data),
-            other => Frame::Other(other.to_owned(), data),
-        })
+        Some(frame_of(&event))
+    }
+
+    /// The next frame, or `None` once the stream ended or was cut (its gateway died).
+    pub async fn next_unless_cut(&mut self) -> Option<Frame> {
+        let event = tokio::time::timeout(Duration::from_secs(30), self.frames.next())
+            .await
+            .expect("a frame within 30 s")?
+            .ok()?;
+        Some(frame_of(&event))
     }
 
     /// Frames until one matches.
@@ -405,6 +459,16 @@ impl Sse {
             ended && *f == Frame::Status("idle".into())
         })
         .await
+    }
+}
+
+fn frame_of(event: &Event) -> Frame {
+    let data: Value = serde_json::from_str(&event.data).expect("frames carry JSON");
+    match event.event.as_str() {
+        "session.event" => Frame::Event(event.id.parse().expect("events have ids"), data),
+        "session.status" => Frame::Status(data["status"].as_str().unwrap().to_owned()),
+        "session.queue" => Frame::Queue(data),
+        other => Frame::Other(other.to_owned(), data),
     }
 }
 

@@ -8,8 +8,10 @@
 //!
 //! This crate depends on no Airlock crate: the gateway takes it as a dev-dependency.
 
+pub mod cluster;
 pub mod gateway;
 pub mod mock_model;
+pub mod postgres;
 pub mod world;
 
 pub use mock_model::{MockModel, Reply};
@@ -36,4 +38,13 @@ pub fn text_turn(chunks: usize) -> Vec<&'static str> {
     types.extend(std::iter::repeat_n("assistant/chunk", chunks));
     types.extend(["assistant/message", "step/end", "turn/end"]);
     types
+}
+
+/// The ids of the messages a log's splices inserted, in seq order.
+pub fn inserted_ids(log: &[serde_json::Value]) -> Vec<&str> {
+    log.iter()
+        .filter(|e| e["type"] == "agent/inbox/spliced")
+        .flat_map(|e| e["data"]["inserted"].as_array().into_iter().flatten())
+        .filter_map(|m| m["id"].as_str())
+        .collect()
 }

@@ -255,12 +255,7 @@ async fn fifty_concurrent_posts_then_kill_9_lose_no_acknowledged_message() {
     let World { dir: _dir, mock, gw: gateway } = w;
     let gateway = gateway.crash_and_restart();
     let log = gateway.log(&s).await;
-    let inserted: Vec<&str> = log
-        .iter()
-        .filter(|e| e["type"] == "agent/inbox/spliced")
-        .flat_map(|e| e["data"]["inserted"].as_array().unwrap().iter())
-        .filter_map(|m| m["id"].as_str())
-        .collect();
+    let inserted = airlock_tests::inserted_ids(&log);
     for id in &acknowledged {
         assert!(inserted.contains(&id.as_str()), "acknowledged message {id} is in the log");
     }

@@ -259,6 +259,12 @@ async fn run(
     // How long until a session that owes a recovery (a commit failed) tries it again.
     let mut repair_in = REPAIR_FIRST;
     loop {
+        if session.fenced() {
+            // Another gateway runs the session now; the registry lets go of it at its next
+            // renewal. Inputs sent meanwhile are refused as the actor's being gone (retryable).
+            tracing::warn!(session_id = session.id(), "this gateway lost the session's lease");
+            return;
+        }
         if let Some(command) = held.take() {
             held = obey(command, &mut session, store.as_ref(), &mut commands, &mut owners).await;
             *view.lock().expect("view lock") = view_of(&session);

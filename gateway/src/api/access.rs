@@ -117,7 +117,7 @@ impl Exposure {
         if addr.ip().is_loopback() || store.has_keys().await? {
             return Ok(());
         }
-        Err(ExposureError::NoKeys { addr, data: store.path().to_owned() })
+        Err(ExposureError::NoKeys { addr, store: store.flag() })
     }
 }
 
@@ -126,14 +126,13 @@ impl Exposure {
 pub enum ExposureError {
     /// A public address and no keys.
     #[error(
-        "refusing to serve {addr} without API keys: anyone who can reach it would own every session. Make a key with `airlock keys create --data {} --tenant NAME`, or listen on 127.0.0.1",
-        data.display()
+        "refusing to serve {addr} without API keys: anyone who can reach it would own every session. Make a key with `airlock keys create {store} --tenant NAME`, or listen on 127.0.0.1"
     )]
     NoKeys {
         /// The address.
         addr: std::net::SocketAddr,
-        /// The data file.
-        data: std::path::PathBuf,
+        /// The flag naming the store.
+        store: String,
     },
     /// The keys could not be read.
     #[error(transparent)]

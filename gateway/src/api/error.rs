@@ -181,7 +181,7 @@ impl From<QuotaError> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", error.to_string())
+        ApiError::unavailable(error.to_string())
     }
 }
 
@@ -237,6 +237,10 @@ impl From<RegistryError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "session-unusable", error.to_string())
             }
             RegistryError::BadId(_) => ApiError::bad_request("sessionId", error.to_string()),
+            RegistryError::Elsewhere { .. } => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "session-moving", error.to_string())
+                    .retry_after(1)
+            }
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => e.into(),
         }

@@ -8,6 +8,7 @@ mod demo;
 mod error;
 mod events;
 mod fields;
+mod forward;
 mod goals;
 mod messages;
 mod openapi;
@@ -93,6 +94,8 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .split_for_parts();
     let router = openapi::serve(router, &doc, &state)
         .merge(demo::router())
+        // Inside the guard: a request is forwarded only once its key was checked here.
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), forward::forward))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), access::guard))
         .method_not_allowed_fallback(error::method_not_allowed)
         .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })

@@ -39,6 +39,7 @@ impl Embedded {
         };
         let settings = Settings {
             data: path,
+            shared: None,
             model: args.model.clone(),
             durability,
             max_body: crate::api::DEFAULT_MAX_BODY,

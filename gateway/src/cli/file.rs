@@ -17,6 +17,9 @@ use crate::mcp::{McpServer, McpSource};
 struct FileSettings {
     listen: Option<String>,
     data: Option<PathBuf>,
+    store: Option<String>,
+    advertise: Option<String>,
+    lease: Option<String>,
     model: Option<String>,
     durability: Option<String>,
     max_body: Option<usize>,
@@ -110,6 +113,9 @@ pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
         .transpose()?;
     fill(&mut args.listen, file.listen, unset("listen"));
     fill(&mut args.data, file.data, unset("data"));
+    fill(&mut args.cluster.store, file.store.map(Some), unset("store"));
+    fill(&mut args.cluster.advertise, file.advertise.map(Some), unset("advertise"));
+    fill(&mut args.cluster.lease, duration("lease", file.lease)?, unset("lease"));
     fill(&mut args.model, file.model, unset("model"));
     fill(&mut args.durability, durability, unset("durability"));
     fill(&mut args.max_body, file.max_body, unset("max_body"));

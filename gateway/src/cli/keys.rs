@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use crate::clock::now_ms;
-use crate::store::{Durability, Key, KeyError, Store};
+use crate::store::{Cluster, Durability, Key, KeyError, Store};
 
 /// Arguments of `airlock keys`.
 #[derive(Debug, Args)]
@@ -16,6 +16,9 @@ pub struct KeysArgs {
     /// The SQLite file of the gateway the keys are for.
     #[arg(long, env = "AIRLOCK_DATA", default_value = "./airlock.db", global = true)]
     pub data: PathBuf,
+    /// The PostgreSQL database of the gateways the keys are for, instead of `--data`.
+    #[arg(long, env = "AIRLOCK_DATABASE_URL", value_name = "URL", global = true)]
+    pub store: Option<String>,
     #[command(subcommand)]
     action: Action,
 }
@@ -43,7 +46,12 @@ enum Action {
 /// Runs `airlock keys …`.
 pub async fn run(args: KeysArgs) -> ExitCode {
     let done = async {
-        let store = Store::open(&args.data, Durability::Full).map_err(KeyError::Store)?;
+        let store = match &args.store {
+            None => Store::open(&args.data, Durability::Full),
+            // It runs no session, so it takes no lease: nobody forwards to it.
+            Some(url) => Store::connect(url, Cluster::visitor()).await,
+        };
+        let store = store.map_err(KeyError::Store)?;
         match args.action {
             Action::Create { tenant, admin } => {
                 let made = store.create_key(&tenant, admin, now_ms()).await?;

@@ -48,9 +48,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the HTTP/SSE API (sessions in a SQLite file).
+    /// Serve the HTTP/SSE API (sessions in a SQLite file, or in PostgreSQL shared with other
+    /// gateways).
     #[command(after_help = MODEL_VARIABLES)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run one task in a fresh session and print the final response.
     #[command(after_help = MODEL_VARIABLES)]
     Run(RunArgs),
@@ -60,7 +61,7 @@ enum Command {
     /// Be an Agent Client Protocol agent for an editor, on stdin/stdout.
     #[command(after_help = MODEL_VARIABLES)]
     Acp(acp::AcpArgs),
-    /// Make, list and revoke the API keys of a data file.
+    /// Make, list and revoke the API keys of a data file or database.
     Keys(keys::KeysArgs),
 }
 
@@ -88,7 +89,7 @@ impl Cli {
         log::init(self.log_format, if serving { "info" } else { "error" });
         match self.command {
             Command::Run(args) => run::run(args, cache_dir).await,
-            Command::Serve(args) => serve::serve(args, cache_dir, self.log_format).await,
+            Command::Serve(args) => serve::serve(*args, cache_dir, self.log_format).await,
             Command::Stdio(args) => stdio::run(args, cache_dir).await,
             Command::Acp(args) => acp::run(args, cache_dir).await,
             Command::Keys(args) => keys::run(args).await,

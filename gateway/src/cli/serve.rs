@@ -11,7 +11,7 @@ use super::data_lock::DataLock;
 use crate::api::{DEFAULT_MAX_BODY, TenantLimits};
 use crate::connections::Connections;
 use crate::registry::Eviction;
-use crate::server::{Gateway, Settings, shutdown_signal};
+use crate::server::{Gateway, Settings, Shared, shutdown_signal};
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// The SQLite file holding every session.
     #[arg(long, env = "AIRLOCK_DATA", default_value = "./airlock.db")]
     pub data: PathBuf,
+    /// Where the store is, when not in `--data`.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The model for sessions that name none.
     #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
     pub model: String,
@@ -84,13 +87,35 @@ pub struct ServeArgs {
     pub tenant_turns: usize,
 }
 
+/// A store several gateways share, instead of the SQLite file (`docs/deploy.md`).
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// A PostgreSQL database URL (`postgres://user:password@host:5432/db`) to keep everything
+    /// in, shared by every gateway given the same URL; `--data` is then unused.
+    #[arg(long, env = "AIRLOCK_DATABASE_URL", value_name = "URL")]
+    pub store: Option<String>,
+    /// With `--store`: where the other gateways reach this one (`http://host:port`), to forward
+    /// requests for the sessions it runs (default: the address it listens on).
+    #[arg(long, env = "AIRLOCK_ADVERTISE", value_name = "URL")]
+    pub advertise: Option<String>,
+    /// With `--store`: how long a session stays with a gateway that stopped renewing its lease
+    /// (it died or stalled) before another gateway takes it over, e.g. `5s`.
+    #[arg(long, env = "AIRLOCK_LEASE", default_value = "4s", value_parser = humantime::parse_duration)]
+    pub lease: Duration,
+}
+
 /// Runs the gateway until SIGINT or SIGTERM.
 pub async fn serve(
     args: ServeArgs,
     cache_dir: Option<PathBuf>,
     log_format: super::log::LogFormat,
 ) -> ExitCode {
-    let _lock = match DataLock::take(&args.data) {
+    // Only one process may use a SQLite file; a shared store is made for many.
+    let lock = match args.cluster.store {
+        Some(_) => None,
+        None => Some(DataLock::take(&args.data)),
+    };
+    let _lock = match lock.transpose() {
         Ok(lock) => lock,
         Err(error) => {
             eprintln!("airlock: {error}");
@@ -104,6 +129,7 @@ pub async fn serve(
     let settings = Settings {
         windows,
         data: args.data,
+        shared: None,
         model: args.model,
         durability: args.durability.into(),
         max_body: args.max_body,
@@ -125,8 +151,16 @@ pub async fn serve(
         },
     };
     let started = async {
+        // Bound first: a gateway sharing its store tells the others its address as it starts.
+        let (listener, addr) = Gateway::listen(&args.listen).await?;
+        let mut settings = settings;
+        settings.shared = args.cluster.store.map(|url| Shared {
+            url,
+            address: args.cluster.advertise.unwrap_or_else(|| advertised(addr)),
+            lease: args.cluster.lease,
+        });
         let gateway = Gateway::start(settings).await?;
-        let (listener, addr) = gateway.bind(&args.listen).await?;
+        gateway.check_exposure(addr).await?;
         Ok::<_, crate::server::ServeError>((gateway, listener, addr))
     };
     let (gateway, listener, addr) = match started.await {
@@ -145,4 +179,14 @@ pub async fn serve(
     }
     gateway.run(listener, shutdown_signal()).await;
     ExitCode::SUCCESS
+}
+
+/// The address other gateways reach this one at when `--advertise` is not given: the one it
+/// listens on (on every interface: loopback, which only gateways on this machine reach).
+fn advertised(addr: std::net::SocketAddr) -> String {
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
 }

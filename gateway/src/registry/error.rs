@@ -36,6 +36,16 @@ pub enum RegistryError {
         "the session id {0:?} is not valid: use 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit"
     )]
     BadId(String),
+    /// Another gateway sharing the store runs the session (it holds the lease).
+    #[error(
+        "session {session_id:?} is run by the gateway at {address}, and it is moving or that gateway is stopping; send the request again in a moment"
+    )]
+    Elsewhere {
+        /// The session.
+        session_id: String,
+        /// Where that gateway takes requests.
+        address: String,
+    },
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

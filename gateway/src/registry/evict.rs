@@ -70,8 +70,17 @@ impl Registry {
             .map(|(id, handle)| (handle.used_at(), id.clone()))
             .collect();
         candidates.sort_unstable();
+        // A session leaves this gateway (its lease is given up) once it is out of memory and
+        // nobody here follows it: followers see it woken only where their outbox is.
+        let mut gone = Vec::new();
         let mut outboxes = self.outboxes.lock().expect("outboxes lock");
-        outboxes.retain(|_, outbox| outbox.strong_count() > 0);
+        outboxes.retain(|id, outbox| {
+            let followed = outbox.strong_count() > 0;
+            if !followed && !live.contains_key(id) {
+                gone.push(id.clone());
+            }
+            followed
+        });
         let mut evicted = 0;
         for (used, id) in candidates {
             let crowded = live.len() > max_live;
@@ -79,13 +88,18 @@ impl Registry {
                 break; // the rest were used more recently still
             }
             let handle = live.remove(&id).expect("a candidate is live");
+            evicted += 1;
+            if !handle.outbox().followed() {
+                gone.push(id.clone());
+            }
             // Kept for the session's followers (the actor ends once its last handle is gone).
             outboxes.insert(id, Arc::downgrade(handle.outbox()));
-            evicted += 1;
         }
         let metrics = crate::metrics::global();
         metrics.sessions.dec_by(evicted as i64);
         metrics.evictions.inc_by(evicted as u64);
+        drop((live, outboxes));
+        self.release_later(gone);
         evicted
     }
 }

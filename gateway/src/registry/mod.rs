@@ -8,6 +8,7 @@
 //! from its log ([`Registry::resume`]). Its [`Outbox`] outlives the eviction while someone
 //! follows it, so a follower sees the woken session's events with no gap.
 
+mod cluster;
 mod error;
 mod evict;
 mod session_tools;
@@ -25,11 +26,10 @@ use crate::clock::{fresh_id, now_ms};
 use crate::core_host::CoreHost;
 use crate::model;
 use crate::session::{Notice, Outbox, Session, SessionParts};
-use crate::store::{SessionRow, Store, plain_name};
+use crate::store::{Owner, SessionRow, Store, plain_name};
 use crate::tools::ToolRegistry;
 pub use error::RegistryError;
 pub use evict::Eviction;
-use evict::at_rest_now;
 pub use session_tools::SessionTools;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
@@ -274,10 +274,17 @@ impl Registry {
                 .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
             return Ok((existing, false));
         }
-        let handle = SessionHandle::spawn(session, Some(self.store.clone()))
-            .of_tenant(row.tenant.as_deref());
-        self.go_live(handle);
         crate::metrics::global().stored_sessions.inc();
+        match self.store.acquire(&session_id).await? {
+            Owner::Here => {
+                let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+                self.go_live(handle.of_tenant(row.tenant.as_deref()));
+            }
+            // Another gateway sharing the store woke it already: it runs there.
+            Owner::Elsewhere { address } => {
+                tracing::info!(session_id, address, "a new session was taken by another gateway");
+            }
+        }
         let _ = self.hub.send(HubNotice::Added { session_id });
         Ok((row, true))
     }
@@ -321,6 +328,13 @@ impl Registry {
 
     /// Forgets a disposed session's actor (its log stays readable); its followers are told.
     pub fn remove(&self, session_id: &str) {
+        self.drop_live(session_id);
+        self.release_later(vec![session_id.to_owned()]);
+        let _ = self.hub.send(HubNotice::Removed { session_id: session_id.to_owned() });
+    }
+
+    /// Takes a session out of memory and ends its followers' streams.
+    fn drop_live(&self, session_id: &str) {
         let mut live = self.live.lock().expect("registry lock");
         let outbox = match live.remove(session_id) {
             Some(handle) => {
@@ -338,40 +352,24 @@ impl Registry {
         if let Some(outbox) = outbox {
             outbox.send(Notice::Ended);
         }
-        let _ = self.hub.send(HubNotice::Removed { session_id: session_id.to_owned() });
     }
 
-    /// Brings back the stored sessions the log says were not at rest: each is rebuilt from its
-    /// log, its open turn closed, its accepted followups run. Children come back too, for their
-    /// parents may be owed a notice. Sessions at rest stay on disk until they are used. Called
-    /// once at start, before the gateway is ready; answers how many came back.
-    pub async fn recover_all(&self) -> Result<usize, RegistryError> {
-        let stored = self.store.session_count().await?;
-        crate::metrics::global().stored_sessions.inc_by(stored as i64);
-        let mut count = 0;
-        let mut cursor = None;
-        loop {
-            let rows = self.store.sessions_to_recover(cursor.clone(), 500).await?;
-            let Some(last) = rows.last() else { break };
-            cursor = Some(last.session_id.clone());
-            for row in rows {
-                let handle = match self.bring_back(row).await {
-                    Ok(handle) => handle,
-                    Err(error @ RegistryError::Unusable { .. }) => {
-                        // One session's setting must not keep the others from coming back.
-                        tracing::error!(%error, "a stored session was not brought back");
-                        continue;
-                    }
-                    Err(other) => return Err(other),
-                };
-                if at_rest_now(&handle) {
-                    // Recovery found nothing to do (a log from before the index, or a child).
-                    self.store.set_at_rest(handle.id()).await?;
-                }
-                count += 1;
-            }
+    /// Gives up the leases of sessions that left memory, in the background (a store of one
+    /// gateway has none).
+    fn release_later(&self, session_ids: Vec<String>) {
+        if !self.store.shared() || session_ids.is_empty() {
+            return;
         }
-        Ok(count)
+        // Each gives up the lease held now, not one taken again meanwhile.
+        let releases: Vec<_> = session_ids.iter().map(|id| self.store.release(id)).collect();
+        tokio::spawn(async move {
+            for (release, session_id) in releases.into_iter().zip(session_ids) {
+                if let Err(error) = release.await {
+                    // It runs out by itself within the lease time.
+                    tracing::warn!(session_id, %error, "giving up a lease failed");
+                }
+            }
+        });
     }
 
     /// The session with this id, brought back from its log when it is not in memory.
@@ -397,6 +395,31 @@ impl Registry {
             return Ok(handle);
         }
         let started = Instant::now();
+        let session_id = row.session_id.clone();
+        if let Owner::Elsewhere { address } = self.store.acquire(&session_id).await? {
+            return Err(RegistryError::Elsewhere { session_id, address });
+        }
+        let woken = self.restore(row).await;
+        if woken.is_err() {
+            // Not live here after all: any gateway may take it.
+            let _ = self.store.release(&session_id).await;
+        }
+        let handle = woken?;
+        self.go_live(handle.clone());
+        let metrics = crate::metrics::global();
+        metrics.wakes.inc();
+        metrics.wake_seconds.observe(started.elapsed().as_secs_f64());
+        let _ = self.hub.send(HubNotice::Woken { session_id });
+        Ok(handle)
+    }
+
+    /// A stored session's actor, rebuilt from its log (and recovered when `row` says so).
+    async fn restore(&self, row: SessionRow) -> Result<SessionHandle, RegistryError> {
+        // Read again under the lease: the gateway that held it before may have written since.
+        let row = match self.store.shared() {
+            true => self.store.session(&row.session_id).await?.unwrap_or(row),
+            false => row,
+        };
         let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
         let outbox = self.outboxes.lock().expect("outboxes lock").remove(&row.session_id);
         let outbox = outbox.and_then(|outbox| outbox.upgrade()).unwrap_or_else(Outbox::new);
@@ -410,14 +433,8 @@ impl Registry {
         if row.needs_recovery {
             session.feed(Input::Recover).await?;
         }
-        let handle = SessionHandle::spawn(session, Some(self.store.clone()))
-            .of_tenant(row.tenant.as_deref());
-        self.go_live(handle.clone());
-        let metrics = crate::metrics::global();
-        metrics.wakes.inc();
-        metrics.wake_seconds.observe(started.elapsed().as_secs_f64());
-        let _ = self.hub.send(HubNotice::Woken { session_id: row.session_id });
-        Ok(handle)
+        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
+        Ok(handle.of_tenant(row.tenant.as_deref()))
     }
 
     /// The parts a session is made of, per its spec.

@@ -148,6 +148,11 @@ impl Session {
         Ok(())
     }
 
+    /// Whether another gateway took the session's lease: this instance is done.
+    pub fn fenced(&self) -> bool {
+        self.fenced
+    }
+
     /// Whether a failed commit left the session owing a recovery ([`Session::repair`]).
     pub fn owes_recovery(&self) -> bool {
         self.owes_recovery

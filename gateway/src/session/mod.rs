@@ -114,6 +114,8 @@ pub struct Session {
     /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
     /// owes `recover` before it takes anything else ([`Session::repair`]).
     owes_recovery: bool,
+    /// Another gateway took the session's lease: nothing more may be appended from here.
+    fenced: bool,
     /// Tells the tool calls of the current turn that the session was cancelled.
     cancel: TurnCancel,
     /// The goal and its rounds.
@@ -163,6 +165,7 @@ impl Session {
             went_idle: None,
             compacting: false,
             owes_recovery: false,
+            fenced: false,
             cancel: TurnCancel::new(),
             goal: loaded.goal,
             pace: continuation::Pace::default(),
@@ -394,6 +397,11 @@ impl Session {
             let bytes: usize = events.iter().map(String::len).sum();
             let index = self.index(&events, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
+                if matches!(error, StoreError::Fenced(_)) {
+                    // Another gateway holds the log now: this instance must not go on.
+                    self.fenced = true;
+                    return Err(error.into());
+                }
                 // The core is ahead of the durable log: rebuild it from what was committed, to
                 // be recovered as after a restart once storage takes commits again.
                 self.owes_recovery = true;

@@ -3,7 +3,9 @@
 
 use rusqlite::OptionalExtension;
 
-use super::{Job, Store, StoreError, writer};
+use super::StoreError;
+use super::sqlite::Sqlite;
+use super::writer::{self, Job};
 use crate::receipts::Receipt;
 
 /// A snapshot of a session's core state: what its log says through `next_seq - 1`.
@@ -23,7 +25,7 @@ pub struct Snapshot {
     pub goal: Option<String>,
 }
 
-impl Store {
+impl Sqlite {
     /// Keeps a snapshot of a session's core state (replacing the one before).
     pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();

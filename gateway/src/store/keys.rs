@@ -5,6 +5,7 @@
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use super::sqlite::Sqlite;
 use super::{Store, StoreError};
 
 /// A stored key (never the key itself).
@@ -90,16 +91,29 @@ impl Store {
         let secret = format!("ak_{key_id}_{}", random_hex(32)?);
         let key =
             Key { key_id, tenant: tenant.to_owned(), admin, created_at: now, revoked_at: None };
-        let (row, hash) = (key.clone(), key_hash(&secret));
+        self.insert_key(key.clone(), key_hash(&secret)).await?;
+        Ok(NewKey { key, secret })
+    }
+
+    /// Revokes a key (again: no change); requests with it are refused from then on.
+    pub async fn revoke_key(&self, key_id: &str, now: u64) -> Result<Key, KeyError> {
+        let revoked = self.revoke_key_row(key_id, now).await?;
+        revoked.ok_or_else(|| KeyError::NoSuchKey(key_id.to_owned()))
+    }
+}
+
+impl Sqlite {
+    /// Stores a key made by [`Store::create_key`], with the hash of its secret.
+    pub async fn insert_key(&self, key: Key, hash: String) -> Result<(), StoreError> {
         self.direct(move |conn| {
             conn.execute(
                 "INSERT INTO api_keys (key_id, hash, tenant, admin, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![row.key_id, hash, row.tenant, row.admin, row.created_at as i64],
+                params![key.key_id, hash, key.tenant, key.admin, key.created_at as i64],
             )
         })
         .await?;
-        Ok(NewKey { key, secret })
+        Ok(())
     }
 
     /// Every key, oldest first.
@@ -111,20 +125,17 @@ impl Store {
         .await
     }
 
-    /// Revokes a key (again: no change); requests with it are refused from then on.
-    pub async fn revoke_key(&self, key_id: &str, now: u64) -> Result<Key, KeyError> {
+    /// Revokes a key (again: no change); `None` if no key has that id.
+    pub async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
         let id = key_id.to_owned();
-        let revoked = self
-            .direct(move |conn| {
-                conn.execute(
-                    "UPDATE api_keys SET revoked_at = ?2 WHERE key_id = ?1 AND revoked_at IS NULL",
-                    params![id, now as i64],
-                )?;
-                conn.query_row(&format!("{KEY_COLUMNS} WHERE key_id = ?1"), [&id], key_row)
-                    .optional()
-            })
-            .await?;
-        revoked.ok_or_else(|| KeyError::NoSuchKey(key_id.to_owned()))
+        self.direct(move |conn| {
+            conn.execute(
+                "UPDATE api_keys SET revoked_at = ?2 WHERE key_id = ?1 AND revoked_at IS NULL",
+                params![id, now as i64],
+            )?;
+            conn.query_row(&format!("{KEY_COLUMNS} WHERE key_id = ?1"), [&id], key_row).optional()
+        })
+        .await
     }
 
     /// The unrevoked key whose secret is `secret`.

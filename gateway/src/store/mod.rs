@@ -1,31 +1,34 @@
-//! Durable storage in one SQLite file: sessions, their logs, idempotency keys.
+//! Durable storage: sessions, their logs, idempotency keys, API keys, and (when several gateways
+//! share it) which gateway runs which session.
 //!
-//! One thread owns the writing connection ([`writer`]): async callers hand it jobs and await the
-//! commit, and it commits everything pending in one transaction per round (group commit). Reads
-//! run on a small pool of read connections (WAL lets them proceed while the writer commits).
-//! Schema changes are the numbered files in `gateway/migrations/`.
+//! [`Store`] is one handle over two backends with the same semantics, the same errors and the same
+//! promise (an append resolves once its transaction committed):
+//! - [`sqlite`]: one file, the default. One thread owns the writing connection and commits every
+//!   job pending in one transaction per round (group commit); reads run on a small pool.
+//! - [`postgres`]: a database several gateways share (`docs/deploy.md`). Each live session is held
+//!   by one gateway under a lease whose epoch every append checks in its own transaction, so a
+//!   gateway that lost a lease can never append to that log again (fencing).
+//!
+//! Each backend's schema changes are its numbered files under `gateway/migrations/`.
 
 mod faults;
 mod indexes;
 mod keys;
+mod postgres;
 mod sessions;
+mod sqlite;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension, params};
-use rusqlite_migration::{M, Migrations};
-
-use crate::receipts::Mark;
+use crate::receipts::{Mark, Receipt};
 
 pub use faults::Faults;
 pub use indexes::Snapshot;
 pub use keys::{Key, KeyError, NewKey, plain_name};
+pub use postgres::{Cluster, Owner};
 pub use sessions::SessionRow;
 pub use writer::Durability;
-use writer::{Barrier, Job, Writer};
 
 /// Why storage failed.
 #[derive(Debug, thiserror::Error)]
@@ -66,31 +69,17 @@ pub enum StoreError {
         "the log could not be synced to disk ({0}); what was committed may not survive a power loss"
     )]
     Sync(String),
+    /// PostgreSQL said no, or could not be reached.
+    #[error("PostgreSQL error: {0}")]
+    Postgres(String),
+    /// This gateway no longer holds the session's lease: another one runs it now.
+    #[error(
+        "session {0} is now run by another gateway (this one lost its lease); send the input again, and it will reach that gateway"
+    )]
+    Fenced(String),
     /// The writer thread is gone (the process is shutting down).
     #[error("storage is shutting down; try again after the gateway restarts")]
     Closed,
-}
-
-/// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
-fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("../../migrations/0001_init.sql")),
-        M::up(include_str!("../../migrations/0002_indexes.sql")),
-        M::up(include_str!("../../migrations/0003_keys.sql")),
-    ])
-}
-
-/// Settings for every connection, in one place.
-fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
-    // First: every statement after it, the pragmas included, waits for a lock (a commit, a
-    // checkpoint) instead of failing at once with "database is locked".
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    // WAL: readers never block the writer nor the writer them.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    // FULL survives power loss; NORMAL may lose the last commits then (never corrupts).
-    conn.pragma_update(None, "synchronous", durability.pragma())?;
-    conn.pragma_update(None, "foreign_keys", true)?;
-    Ok(())
 }
 
 /// What a commit keeps beside a session's events, in the same transaction, so that no question
@@ -123,120 +112,108 @@ pub struct IdempotencyRecord {
 
 /// The store: cheap to clone.
 #[derive(Clone)]
-pub struct Store {
-    inner: Arc<Inner>,
+pub struct Store(Backend);
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+    Postgres(postgres::Postgres),
 }
 
-/// The most log reads that run at once. Each holds a blocking thread and a pooled connection with
-/// its page cache; past a few per core, more only add threads and memory (10,000 SSE streams
-/// opened together once made about 90 of each), while the others wait their turn.
-const MAX_READS: usize = 8;
-
-struct Inner {
-    path: PathBuf,
-    /// Nothing reaches a disk: [`Store::flush`] answers `false`, and reads go through the
-    /// writer's connection (the only one that sees the database).
-    in_memory: bool,
-    durability: Durability,
-    writer: Writer,
-    readers: Mutex<Vec<Connection>>,
-    /// One permit per read that may run at once (see [`MAX_READS`]).
-    reads: tokio::sync::Semaphore,
-    /// Syncs done by durability barriers ([`Store::flush`] under `normal` durability).
-    barrier_syncs: Arc<AtomicU64>,
-    faults: Arc<Faults>,
+/// Calls the backend's method of the same name.
+macro_rules! each {
+    ($store:expr, $method:ident($($arg:expr),*)) => {
+        match &$store.0 {
+            Backend::Sqlite(b) => b.$method($($arg),*).await,
+            Backend::Postgres(b) => b.$method($($arg),*).await,
+        }
+    };
 }
 
 impl Store {
-    /// Opens (creating and migrating as needed) the database at `path`; [`MEMORY`] opens a
+    /// Opens (creating and migrating as needed) the SQLite database at `path`; [`MEMORY`] opens a
     /// fresh database that lives in this process only.
     pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
-        let open_error = |message: String| StoreError::Open { path: path.to_owned(), message };
-        let in_memory = path == Path::new(MEMORY);
-        let conn = match in_memory {
-            true => Connection::open_in_memory(),
-            false => Connection::open(path),
-        };
-        let mut conn = conn.map_err(|e| open_error(e.to_string()))?;
-        configure(&conn, durability).map_err(|e| open_error(e.to_string()))?;
-        migrations().to_latest(&mut conn).map_err(|e| open_error(e.to_string()))?;
-        let barrier_syncs = Arc::new(AtomicU64::new(0));
-        let wal = (!in_memory && durability == Durability::Normal)
-            .then(|| PathBuf::from(format!("{}-wal", path.display())));
-        let faults = Arc::new(Faults::default());
-        let barrier = Barrier { wal, syncs: barrier_syncs.clone() };
-        let writer = Writer::spawn(conn, barrier, faults.clone());
-        let readers = Mutex::new(Vec::new());
-        let path = path.to_owned();
-        let reads = tokio::sync::Semaphore::new(MAX_READS);
-        let inner =
-            Inner { path, in_memory, durability, writer, readers, reads, barrier_syncs, faults };
-        Ok(Store { inner: Arc::new(inner) })
+        Ok(Store(Backend::Sqlite(sqlite::Sqlite::open(path, durability)?)))
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// Connects to (migrating as needed) the PostgreSQL database at `url`, as the gateway
+    /// `cluster` describes.
+    pub async fn connect(url: &str, cluster: Cluster) -> Result<Store, StoreError> {
+        Ok(Store(Backend::Postgres(postgres::Postgres::connect(url, cluster).await?)))
+    }
+
+    /// The command-line flag that names this store, for a person to type: `--data FILE`, or
+    /// `--store URL` without its password.
+    pub fn flag(&self) -> String {
+        match &self.0 {
+            Backend::Sqlite(b) => format!("--data {}", b.path().display()),
+            Backend::Postgres(b) => format!("--store {}", b.url()),
+        }
+    }
+
+    /// The SQLite file, for a SQLite store.
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        match &self.0 {
+            Backend::Sqlite(b) => Some(b.path()),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Whether other gateways may share this store (then sessions are held by lease).
+    pub fn shared(&self) -> bool {
+        matches!(self.0, Backend::Postgres(_))
     }
 
     /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
-    /// keeps beside them in the same transaction; resolves once committed.
+    /// keeps beside them in the same transaction; resolves once committed. In a shared store,
+    /// only while this gateway holds the session's lease ([`StoreError::Fenced`] otherwise).
     pub async fn append(
         &self,
         session_id: &str,
         events: Vec<String>,
         index: Index,
     ) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Append {
-            session_id: session_id.to_owned(),
-            events,
-            index,
-            reply,
-        })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        each!(self, append(session_id, events, index))
     }
 
     /// Records that a session is at rest (after recovery found nothing to do).
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::AtRest { session_id: session_id.to_owned(), reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        each!(self, set_at_rest(session_id))
     }
 
     /// Inserts a session row; `false` if a session with that id exists already.
     pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::InsertSession { row, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        each!(self, insert_session(row))
     }
 
     /// Marks a session disposed.
     pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Dispose { session_id: session_id.to_owned(), now, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        each!(self, dispose_session(session_id, now))
     }
 
     /// The durability barrier: resolves once everything sent to the store before it is committed
-    /// and on disk (under `normal` durability, commits skip the sync, so this syncs the WAL).
-    /// `true` when that reached a database file, `false` for an in-memory store (nothing is
-    /// durable); an error when the commit or the sync failed.
+    /// and on disk. `true` when that reached a database, `false` for an in-memory store (nothing
+    /// is durable); an error when the commit or the sync failed.
     pub async fn flush(&self) -> Result<bool, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Flush { reply })?;
-        done.await.map_err(|_| StoreError::Closed)??;
-        Ok(!self.inner.in_memory && self.inner.faults.flush_may_succeed())
+        each!(self, flush())
     }
 
-    /// How many times a durability barrier synced the log itself (under `normal` durability).
+    /// How many times a durability barrier synced the SQLite log itself (under `normal`
+    /// durability); 0 for PostgreSQL, whose every commit is durable.
     pub fn barrier_syncs(&self) -> u64 {
-        self.inner.barrier_syncs.load(Ordering::SeqCst)
+        match &self.0 {
+            Backend::Sqlite(b) => b.barrier_syncs(),
+            Backend::Postgres(_) => 0,
+        }
     }
 
     /// The faults a test may inject into this store.
     pub fn faults(&self) -> &Faults {
-        &self.inner.faults
+        match &self.0 {
+            Backend::Sqlite(b) => b.faults(),
+            Backend::Postgres(b) => b.faults(),
+        }
     }
 
     /// Events of a session with seq > `after` (all when `None`), at most `limit`.
@@ -246,15 +223,7 @@ impl Store {
         after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
-        let (session_id, after) = (session_id.to_owned(), after.map_or(-1, |a| a as i64));
-        self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-            )?;
-            let rows = stmt.query_map(params![session_id, after, limit as i64], |r| r.get(0))?;
-            rows.collect()
-        })
-        .await
+        each!(self, events(session_id, after, limit))
     }
 
     /// The events of one type of a session (e.g. `agent/inbox/spliced`), in seq order.
@@ -263,28 +232,12 @@ impl Store {
         session_id: &str,
         kind: &'static str,
     ) -> Result<Vec<String>, StoreError> {
-        let session_id = session_id.to_owned();
-        self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT body FROM events WHERE session_id = ?1 AND type = ?2 ORDER BY seq",
-            )?;
-            let rows = stmt.query_map(params![session_id, kind], |r| r.get(0))?;
-            rows.collect()
-        })
-        .await
+        each!(self, events_of_type(session_id, kind))
     }
 
     /// The last seq of a session's log (`None` for an empty log).
     pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
-        let session_id = session_id.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT MAX(seq) FROM events WHERE session_id = ?1",
-                [&session_id],
-                |r| r.get::<_, Option<i64>>(0).map(|s| s.map(|s| s as u64)),
-            )
-        })
-        .await
+        each!(self, last_seq(session_id))
     }
 
     /// The idempotency record for a key, if it is younger than `max_age_ms`.
@@ -294,184 +247,172 @@ impl Store {
         now: u64,
         max_age_ms: u64,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
-        let (key, since) = (key.to_owned(), now.saturating_sub(max_age_ms) as i64);
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT key, session_id, request_hash, response, created_at FROM idempotency WHERE key = ?1 AND created_at >= ?2",
-                params![key, since],
-                |r| Ok(IdempotencyRecord { key: r.get(0)?, session_id: r.get(1)?, request_hash: r.get(2)?, response: r.get(3)?, created_at: r.get::<_, i64>(4)? as u64 }),
-            )
-            .optional()
-        })
-        .await
+        each!(self, idempotency(key, now, max_age_ms))
     }
 
-    /// Runs `f` on the writer's connection, outside the group commit (see [`Job::Direct`]).
-    async fn direct<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        let work = move |conn: &Connection| drop(reply.send(f(conn)));
-        self.inner.writer.send(Job::Direct(Box::new(work)))?;
-        Ok(done.await.map_err(|_| StoreError::Closed)??)
+    /// Keeps a snapshot of a session's core state (replacing the one before).
+    pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
+        each!(self, save_snapshot(snapshot))
     }
 
-    async fn read<T: Send + 'static>(
+    /// A session's newest snapshot, with its last goal change.
+    pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        each!(self, snapshot(session_id))
+    }
+
+    /// The receipt of a message. `None` if the session never accepted it.
+    pub async fn receipt(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        if self.inner.in_memory {
-            return self.direct(f).await;
+        session_id: &str,
+        message_id: &str,
+    ) -> Result<Option<Receipt>, StoreError> {
+        each!(self, receipt(session_id, message_id))
+    }
+
+    /// One session's row.
+    pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
+        each!(self, session(session_id))
+    }
+
+    /// Sessions ordered by id, after `cursor`, at most `limit`; only `tenant`'s when given.
+    pub async fn sessions(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+        tenant: Option<&str>,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        each!(self, sessions(cursor, limit, tenant))
+    }
+
+    /// How many sessions of `tenant` are stored and not disposed.
+    pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
+        each!(self, tenant_sessions(tenant))
+    }
+
+    /// Whether `session_id` exists and belongs to `tenant`.
+    pub async fn session_of_tenant(
+        &self,
+        session_id: &str,
+        tenant: &str,
+    ) -> Result<bool, StoreError> {
+        each!(self, session_of_tenant(session_id, tenant))
+    }
+
+    /// Sessions recovery must visit, ordered by id, after `cursor`, at most `limit`: those whose
+    /// last commit did not leave them at rest, and every child (its parent may be owed a
+    /// notice); neither disposed. In a shared store, only those no live gateway holds: never
+    /// leased, or whose lease ran out (their gateway died or stalled).
+    pub async fn sessions_to_recover(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        each!(self, sessions_to_recover(cursor, limit))
+    }
+
+    /// How many sessions are stored (disposed ones included).
+    pub async fn session_count(&self) -> Result<u64, StoreError> {
+        each!(self, session_count())
+    }
+
+    /// The child sessions of a session, oldest first.
+    pub async fn children(&self, parent_id: &str) -> Result<Vec<SessionRow>, StoreError> {
+        each!(self, children(parent_id))
+    }
+
+    async fn insert_key(&self, key: Key, hash: String) -> Result<(), StoreError> {
+        each!(self, insert_key(key, hash))
+    }
+
+    async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
+        each!(self, revoke_key_row(key_id, now))
+    }
+
+    /// Every key, oldest first.
+    pub async fn keys(&self) -> Result<Vec<Key>, StoreError> {
+        each!(self, keys())
+    }
+
+    /// The unrevoked key whose secret is `secret`.
+    pub async fn live_key(&self, secret: &str) -> Result<Option<Key>, StoreError> {
+        each!(self, live_key(secret))
+    }
+
+    /// Whether any key was ever made: from then on every `/v1` request needs one.
+    pub async fn has_keys(&self) -> Result<bool, StoreError> {
+        each!(self, has_keys())
+    }
+
+    /// Takes the lease of a session for this gateway: [`Owner::Here`] when it now holds it (a
+    /// store of one gateway always answers that), [`Owner::Elsewhere`] when a live gateway holds
+    /// it. Taking a lease that ran out moves its epoch on, which fences the gateway that held it.
+    pub async fn acquire(&self, session_id: &str) -> Result<Owner, StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(Owner::Here),
+            Backend::Postgres(b) => b.acquire(session_id).await,
         }
-        let permit = self.inner.reads.acquire().await.map_err(|_| StoreError::Closed)?;
-        let inner = self.inner.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            let pooled = inner.readers.lock().expect("reader pool lock").pop();
-            let conn = match pooled {
-                Some(conn) => conn,
-                None => {
-                    let conn = Connection::open(&inner.path)?;
-                    configure(&conn, inner.durability)?;
-                    // A pooled reader keeps a small private page cache (256 KiB, not SQLite's
-                    // 2 MB): the OS caches the file for all of them.
-                    conn.pragma_update(None, "cache_size", -256)?;
-                    conn
-                }
-            };
-            let result = f(&conn);
-            inner.readers.lock().expect("reader pool lock").push(conn);
-            Ok(result?)
-        });
-        let read = read.await.map_err(|_| StoreError::Closed)?;
-        drop(permit);
-        read
     }
+
+    /// Who runs a session now: [`Owner::Here`] also when no live gateway holds it (this one may
+    /// take it).
+    pub async fn owner(&self, session_id: &str) -> Result<Owner, StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(Owner::Here),
+            Backend::Postgres(b) => b.owner(session_id).await,
+        }
+    }
+
+    /// Gives up a session's lease (it left memory), so any gateway may take it at once. The lease
+    /// given up is the one held now: taken again before the future runs, it is kept.
+    pub fn release(
+        &self,
+        session_id: &str,
+    ) -> futures::future::BoxFuture<'static, Result<(), StoreError>> {
+        match &self.0 {
+            Backend::Sqlite(_) => Box::pin(std::future::ready(Ok(()))),
+            Backend::Postgres(b) => Box::pin(b.release(session_id)),
+        }
+    }
+
+    /// Gives up every lease this gateway holds (it is stopping).
+    pub async fn release_all(&self) -> Result<(), StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(b) => b.release_all().await,
+        }
+    }
+
+    /// Extends every lease this gateway holds; answers the sessions whose lease it lost (another
+    /// gateway took them while this one could not renew).
+    pub async fn renew(&self) -> Result<Vec<String>, StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(Vec::new()),
+            Backend::Postgres(b) => b.renew().await,
+        }
+    }
+
+    /// How long a lease lasts unrenewed (a store of one gateway: none).
+    pub fn lease(&self) -> Option<std::time::Duration> {
+        match &self.0 {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => Some(b.cluster().lease),
+        }
+    }
+}
+
+/// The parts of an event envelope a commit indexes.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(rename = "type")]
+    kind: String,
+    seq: u64,
+    time: u64,
+}
+
+/// The head of an event envelope.
+fn head(body: &str) -> Result<Head, StoreError> {
+    serde_json::from_str(body).map_err(|e| StoreError::NotAnEvent(e.to_string()))
 }
 
 /// `--data :memory:`: a store that lives in this process only.
 pub const MEMORY: &str = ":memory:";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn migrations_are_valid() {
-        migrations().validate().unwrap();
-    }
-
-    fn event(seq: u64) -> String {
-        format!(r#"{{"type":"turn/start","seq":{seq},"time":1,"data":{{"turn":1}}}}"#)
-    }
-
-    #[tokio::test]
-    async fn appends_are_durable_contiguous_and_refuse_a_gap() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.db");
-        let store = Store::open(&path, Durability::Full).unwrap();
-        store.append("s", vec![event(0), event(1)], Index::default()).await.unwrap();
-        let gap = store.append("s", vec![event(3)], Index::default()).await.unwrap_err();
-        assert!(matches!(gap, StoreError::SeqMismatch { expected: 2, got: 3, .. }), "{gap}");
-        let again = store.append("s", vec![event(1)], Index::default()).await.unwrap_err();
-        assert!(matches!(again, StoreError::SeqMismatch { expected: 2, got: 1, .. }), "{again}");
-        store.append("s", vec![event(2)], Index::default()).await.unwrap();
-        drop(store);
-        let reopened = Store::open(&path, Durability::Full).unwrap();
-        assert_eq!(reopened.events("s", None, 100).await.unwrap().len(), 3);
-        assert_eq!(reopened.events("s", Some(0), 100).await.unwrap(), vec![event(1), event(2)]);
-        assert_eq!(reopened.last_seq("s").await.unwrap(), Some(2));
-        assert_eq!(reopened.last_seq("other").await.unwrap(), None);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn many_reads_at_once_all_answer_and_share_a_few_connections() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("r.db"), Durability::Full).unwrap();
-        store.append("s", vec![event(0)], Index::default()).await.unwrap();
-        let reads = (0..200).map(|_| {
-            let store = store.clone();
-            tokio::spawn(async move { store.events("s", None, 10).await })
-        });
-        for read in futures::future::join_all(reads).await {
-            assert_eq!(read.unwrap().unwrap(), vec![event(0)]);
-        }
-        let pooled = store.inner.readers.lock().unwrap().len();
-        assert!((1..=MAX_READS).contains(&pooled), "{pooled} reader connections");
-    }
-
-    #[tokio::test]
-    async fn concurrent_appends_to_many_sessions_group_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("g.db"), Durability::Normal).unwrap();
-        let appends = (0..50).map(|i| {
-            let store = store.clone();
-            tokio::spawn(async move {
-                store.append(&format!("s{i}"), vec![event(0)], Index::default()).await
-            })
-        });
-        for append in appends {
-            append.await.unwrap().unwrap();
-        }
-        for i in 0..50 {
-            assert_eq!(store.last_seq(&format!("s{i}")).await.unwrap(), Some(0));
-        }
-    }
-
-    #[tokio::test]
-    async fn an_in_memory_store_reads_its_writes_while_appends_run_and_flushes_false() {
-        let store = Store::open(Path::new(MEMORY), Durability::Normal).unwrap();
-        let other = Store::open(Path::new(MEMORY), Durability::Normal).unwrap();
-        let writer = {
-            let store = store.clone();
-            tokio::spawn(async move {
-                for seq in 0..200 {
-                    store.append("s", vec![event(seq)], Index::default()).await.unwrap();
-                }
-            })
-        };
-        while !writer.is_finished() {
-            let seen = store.events("s", None, 1000).await.unwrap().len();
-            assert!(seen <= 200);
-        }
-        writer.await.unwrap();
-        assert_eq!(store.last_seq("s").await.unwrap(), Some(199));
-        assert_eq!(other.last_seq("s").await.unwrap(), None, "each one is its own database");
-        assert!(!store.flush().await.unwrap(), "nothing reached a disk");
-
-        let dir = tempfile::tempdir().unwrap();
-        let file = Store::open(&dir.path().join("f.db"), Durability::Normal).unwrap();
-        assert!(file.flush().await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn flush_under_normal_durability_syncs_the_log_and_under_full_needs_no_extra_sync() {
-        let dir = tempfile::tempdir().unwrap();
-        let normal = Store::open(&dir.path().join("n.db"), Durability::Normal).unwrap();
-        normal.append("s", vec![event(0)], Index::default()).await.unwrap();
-        assert_eq!(normal.barrier_syncs(), 0, "a commit under normal does not sync");
-        assert!(normal.flush().await.unwrap());
-        assert_eq!(normal.barrier_syncs(), 1, "the barrier synced the WAL itself");
-
-        let full = Store::open(&dir.path().join("f.db"), Durability::Full).unwrap();
-        full.append("s", vec![event(0)], Index::default()).await.unwrap();
-        assert!(full.flush().await.unwrap());
-        assert_eq!(full.barrier_syncs(), 0, "every commit under full synced already");
-    }
-
-    #[tokio::test]
-    async fn injected_faults_fail_commits_and_make_flush_answer_false() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("x.db"), Durability::Normal).unwrap();
-        store.faults().fail_commits(1);
-        let failed = store.append("s", vec![event(0)], Index::default()).await.unwrap_err();
-        assert!(matches!(failed, StoreError::Commit(_)), "{failed}");
-        assert_eq!(store.last_seq("s").await.unwrap(), None, "nothing was written");
-        store.append("s", vec![event(0)], Index::default()).await.unwrap();
-
-        store.faults().flush_false_after(1);
-        assert!(store.flush().await.unwrap());
-        assert!(!store.flush().await.unwrap());
-        assert!(!store.flush().await.unwrap());
-    }
-}

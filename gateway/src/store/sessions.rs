@@ -4,7 +4,8 @@
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::{Store, StoreError};
+use super::StoreError;
+use super::sqlite::Sqlite;
 
 /// A session's stored row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,7 +35,7 @@ pub struct SessionRow {
     pub needs_recovery: bool,
 }
 
-impl Store {
+impl Sqlite {
     /// One session's row.
     pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
         let session_id = session_id.to_owned();

@@ -286,13 +286,6 @@ fn append(
     index: &Index,
     next_seq: &mut HashMap<String, u64>,
 ) -> Result<(), StoreError> {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        #[serde(rename = "type")]
-        kind: String,
-        seq: u64,
-        time: u64,
-    }
     let expected = match next_seq.get(session_id) {
         Some(&next) => next,
         None => tx.query_row(
@@ -308,8 +301,7 @@ fn append(
         "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for body in events {
-        let head: Head =
-            serde_json::from_str(body).map_err(|e| StoreError::NotAnEvent(e.to_string()))?;
+        let head = super::head(body)?;
         if head.seq != next {
             return Err(StoreError::SeqMismatch {
                 session: session_id.to_owned(),

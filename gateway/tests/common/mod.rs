@@ -34,6 +34,7 @@ pub struct TestGateway {
 fn settings(data: PathBuf) -> Settings {
     Settings {
         data,
+        shared: None,
         model: "demo".into(),
         durability: Durability::Normal,
         max_body: 1024,
@@ -70,7 +71,7 @@ pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
 
 async fn serve(gateway: Gateway) -> TestGateway {
     let store = gateway.registry().store().clone();
-    let data = store.path().to_owned();
+    let data = store.sqlite_path().expect("test gateways use SQLite").to_owned();
     let (listener, addr) = gateway.bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {

@@ -1,0 +1,109 @@
+//! Recovery, and what a gateway does when it shares its store with others (`docs/deploy.md`):
+//! it renews the leases of the sessions it runs, lets go of those another gateway took (it was
+//! stalled past its lease), and takes over those whose gateway died, repairing each exactly as a
+//! restart would.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::evict::at_rest_now;
+use super::{Registry, RegistryError};
+use crate::store::Owner;
+
+impl Registry {
+    /// Brings back the stored sessions the log says were not at rest: each is rebuilt from its
+    /// log, its open turn closed, its accepted followups run. Children come back too, for their
+    /// parents may be owed a notice. Sessions at rest stay on disk until they are used. Called
+    /// once at start, before the gateway is ready; answers how many came back. (In a store shared
+    /// by several gateways, only sessions no live gateway holds: see [`Registry::take_over`].)
+    pub async fn recover_all(&self) -> Result<usize, RegistryError> {
+        let stored = self.store.session_count().await?;
+        crate::metrics::global().stored_sessions.inc_by(stored as i64);
+        self.recover_orphans().await
+    }
+
+    /// Brings back every session [`Store::sessions_to_recover`] names; answers how many.
+    async fn recover_orphans(&self) -> Result<usize, RegistryError> {
+        let mut count = 0;
+        let mut cursor = None;
+        loop {
+            let rows = self.store.sessions_to_recover(cursor.clone(), 500).await?;
+            let Some(last) = rows.last() else { break };
+            cursor = Some(last.session_id.clone());
+            for row in rows {
+                let handle = match self.bring_back(row).await {
+                    Ok(handle) => handle,
+                    // Another gateway took it first.
+                    Err(RegistryError::Elsewhere { .. }) => continue,
+                    Err(error @ RegistryError::Unusable { .. }) => {
+                        // One session's setting must not keep the others from coming back.
+                        tracing::error!(%error, "a stored session was not brought back");
+                        continue;
+                    }
+                    Err(other) => return Err(other),
+                };
+                if at_rest_now(&handle) {
+                    // Recovery found nothing to do (a log from before the index, or a child).
+                    self.store.set_at_rest(handle.id()).await?;
+                }
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// Where a session runs: [`Owner::Here`] when it is live here, or when no live gateway holds
+    /// it (this one may take it).
+    pub async fn locate(&self, session_id: &str) -> Result<Owner, RegistryError> {
+        if self.live.lock().expect("registry lock").contains_key(session_id) {
+            return Ok(Owner::Here);
+        }
+        Ok(self.store.owner(session_id).await?)
+    }
+
+    /// In a store shared with other gateways: renews this gateway's leases, and takes over the
+    /// sessions no live gateway holds, each a fifth of the lease time, until the registry is gone
+    /// or stopping. A gateway that dies is thus replaced within the lease time and a fifth.
+    pub fn start_leasing(self: &Arc<Self>) {
+        let Some(lease) = self.store.lease() else { return };
+        let tick = (lease / 5).max(Duration::from_millis(10));
+        // Renewing has its own task: taking over many sessions must not delay it.
+        self.every(tick, |this| async move {
+            match this.store.renew().await {
+                Ok(lost) => lost.iter().for_each(|session_id| this.let_go(session_id)),
+                Err(error) => tracing::warn!(%error, "renewing this gateway's leases failed"),
+            }
+        });
+        self.every(tick, |this| async move {
+            if let Err(error) = this.recover_orphans().await {
+                tracing::warn!(%error, "taking over the sessions of a gateway that died failed");
+            }
+        });
+    }
+
+    /// Runs `work` every `tick` until the registry is gone or stopping.
+    fn every<F: Future<Output = ()> + Send + 'static>(
+        self: &Arc<Self>,
+        tick: Duration,
+        work: impl Fn(Arc<Registry>) -> F + Send + 'static,
+    ) {
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(tick).await;
+                let Some(this) = registry.upgrade() else { return };
+                if this.shutting_down() {
+                    return;
+                }
+                work(this).await;
+            }
+        });
+    }
+
+    /// Drops a session whose lease another gateway took (this one stalled past it): it runs there
+    /// now. Its followers here see their streams end, to resume there with `Last-Event-ID`.
+    fn let_go(&self, session_id: &str) {
+        tracing::warn!(session_id, "another gateway took this session's lease; it runs there now");
+        self.drop_live(session_id);
+    }
+}

@@ -1,0 +1,411 @@
+//! The PostgreSQL backend: the store several gateways share (`docs/deploy.md`).
+//!
+//! Every write is one transaction on a pooled connection; PostgreSQL groups the commits' WAL
+//! flushes itself. Each live session is held by one gateway under a lease ([`lease`]); an append
+//! locks the session's lease row and checks the epoch this gateway took, in the same transaction
+//! as the events, so a gateway that lost the lease never appends again (fencing).
+
+mod lease;
+mod rows;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+
+use super::{Faults, IdempotencyRecord, Index, SessionRow, Snapshot, StoreError, head};
+use crate::receipts::{Mark, Receipt};
+pub use lease::Owner;
+
+/// The migrations, in order; each is applied once, tracked in `airlock_schema`.
+const MIGRATIONS: &[&str] = &[include_str!("../../../migrations/postgres/0001_init.sql")];
+
+/// Connections one gateway keeps to the database at most.
+const POOL_SIZE: usize = 16;
+
+/// Who this gateway is among those sharing the database.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// This gateway's id, unique among those running: its address. A process that starts with
+    /// the id of one before it (restarted in place) drops that one's leases, as it is gone.
+    pub node: String,
+    /// Where the other gateways reach this one, to forward a request for a session it holds
+    /// (`http://host:port`).
+    pub address: String,
+    /// How long a lease lasts unrenewed: when a gateway dies, its sessions move this long after.
+    pub lease: Duration,
+}
+
+impl Cluster {
+    /// A process that reads and writes the store but runs no session (`airlock keys`).
+    pub fn visitor() -> Cluster {
+        let node = crate::clock::fresh_id();
+        Cluster { node, address: String::new(), lease: Duration::from_secs(4) }
+    }
+}
+
+/// The PostgreSQL store: cheap to clone.
+#[derive(Clone)]
+pub struct Postgres {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    /// The URL without its password.
+    url: String,
+    cluster: Cluster,
+    /// The leases this gateway holds: session id → epoch.
+    held: Mutex<HashMap<String, i64>>,
+    faults: Arc<Faults>,
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> StoreError {
+        // The server's own words (with its detail) say more than the client's summary.
+        match error.as_db_error() {
+            Some(db) => StoreError::Postgres(db.to_string()),
+            None => StoreError::Postgres(error.to_string()),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> StoreError {
+        StoreError::Postgres(format!("no connection to the database: {error}"))
+    }
+}
+
+impl Postgres {
+    /// Connects to the database at `url` (migrating it as needed) as the gateway `cluster`.
+    pub async fn connect(url: &str, cluster: Cluster) -> Result<Postgres, StoreError> {
+        let shown = without_password(url);
+        let open_error = |message: String| StoreError::Open { path: shown.clone().into(), message };
+        let config: tokio_postgres::Config = url.parse().map_err(|e| {
+            open_error(format!(
+                "{e}; a database URL looks like postgres://user:password@host:5432/db"
+            ))
+        })?;
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .build()
+            .map_err(|e| open_error(e.to_string()))?;
+        let mut client = pool.get().await.map_err(|e| {
+            open_error(format!(
+                "{e}; check that PostgreSQL runs there and the URL's user, password and database"
+            ))
+        })?;
+        migrate(&mut client).await.map_err(|e| open_error(e.to_string()))?;
+        let sql = "DELETE FROM leases WHERE node = $1";
+        let dropped = client.execute(sql, &[&cluster.node]).await?;
+        if dropped > 0 {
+            tracing::info!(dropped, "dropped the leases of this gateway's previous run");
+        }
+        drop(client);
+        let inner =
+            Inner { pool, url: shown, cluster, held: Mutex::default(), faults: Arc::default() };
+        Ok(Postgres { inner: Arc::new(inner) })
+    }
+
+    /// The URL, without its password.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// Who this gateway is.
+    pub fn cluster(&self) -> &Cluster {
+        &self.inner.cluster
+    }
+
+    /// The faults a test may inject.
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        Ok(self.inner.pool.get().await?)
+    }
+
+    /// See [`super::Store::append`].
+    pub async fn append(
+        &self,
+        session_id: &str,
+        events: Vec<String>,
+        index: Index,
+    ) -> Result<(), StoreError> {
+        if self.inner.faults.take_commit_failure() {
+            return Err(StoreError::Commit("an injected fault refused the commit".into()));
+        }
+        let epoch = self.held_epoch(session_id).ok_or_else(|| fenced(session_id))?;
+        let heads = events.iter().map(|body| head(body)).collect::<Result<Vec<_>, _>>()?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let lease = tx
+            .prepare_cached(
+                "SELECT epoch FROM leases WHERE session_id = $1 AND node = $2 FOR UPDATE",
+            )
+            .await?;
+        let holds = tx.query_opt(&lease, &[&session_id, &self.inner.cluster.node]).await?;
+        if holds.map(|row| row.get::<_, i64>(0)) != Some(epoch) {
+            self.forget(session_id);
+            return Err(fenced(session_id));
+        }
+        let next = tx
+            .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id = $1")
+            .await?;
+        let mut expected = tx.query_one(&next, &[&session_id]).await?.get::<_, i64>(0) as u64;
+        for head in &heads {
+            if head.seq != expected {
+                let (session, got) = (session_id.to_owned(), head.seq);
+                return Err(StoreError::SeqMismatch { session, expected, got });
+            }
+            expected += 1;
+        }
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO events (session_id, seq, type, time, body) \
+                 SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::text[])",
+            )
+            .await?;
+        let seqs: Vec<i64> = heads.iter().map(|h| h.seq as i64).collect();
+        let kinds: Vec<&str> = heads.iter().map(|h| h.kind.as_str()).collect();
+        let times: Vec<i64> = heads.iter().map(|h| h.time as i64).collect();
+        tx.execute(&insert, &[&session_id, &seqs, &kinds, &times, &events]).await?;
+        for record in &index.idempotency {
+            rows::put_idempotency(&tx, record).await?;
+        }
+        for mark in &index.marks {
+            mark_receipt(&tx, session_id, mark).await?;
+        }
+        if let Some(last) = heads.last() {
+            let goal = heads.iter().zip(&events).rev().find(|(h, _)| h.kind == "goal/change");
+            let goal = goal.map(|(_, body)| body.as_str());
+            let update = tx
+                .prepare_cached(
+                    "UPDATE sessions SET updated_at = $2, needs_recovery = $3, \
+                     goal = COALESCE($4, goal) WHERE session_id = $1",
+                )
+                .await?;
+            let at = last.time as i64;
+            tx.execute(&update, &[&session_id, &at, &!index.at_rest, &goal]).await?;
+        }
+        tx.commit().await.map_err(|e| StoreError::Commit(StoreError::from(e).to_string()))
+    }
+
+    /// See [`super::Store::set_at_rest`].
+    pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
+        let sql = "UPDATE sessions SET needs_recovery = false WHERE session_id = $1";
+        self.client().await?.execute(sql, &[&session_id]).await?;
+        Ok(())
+    }
+
+    /// See [`super::Store::insert_session`].
+    pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
+        let inserted = self
+            .client()
+            .await?
+            .execute(
+                "INSERT INTO sessions (session_id, created_at, updated_at, spec, disposed, \
+                 parent_session_id, tenant) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT DO NOTHING",
+                &[
+                    &row.session_id,
+                    &(row.created_at as i64),
+                    &(row.updated_at as i64),
+                    &row.spec.to_string(),
+                    &row.disposed,
+                    &row.parent_session_id,
+                    &row.tenant,
+                ],
+            )
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    /// See [`super::Store::dispose_session`].
+    pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
+        let sql = "UPDATE sessions SET disposed = true, updated_at = $2 WHERE session_id = $1";
+        self.client().await?.execute(sql, &[&session_id, &(now as i64)]).await?;
+        Ok(())
+    }
+
+    /// See [`super::Store::flush`]: every commit is durable already (`synchronous_commit`).
+    pub async fn flush(&self) -> Result<bool, StoreError> {
+        self.client().await?.simple_query("SELECT 1").await?;
+        Ok(self.inner.faults.flush_may_succeed())
+    }
+
+    /// See [`super::Store::events`].
+    pub async fn events(
+        &self,
+        session_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let client = self.client().await?;
+        let sql = client
+            .prepare_cached(
+                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            )
+            .await?;
+        let (after, limit) = (after.map_or(-1, |a| a as i64), limit.min(i64::MAX as usize) as i64);
+        let rows = client.query(&sql, &[&session_id, &after, &limit]).await?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
+    /// See [`super::Store::events_of_type`].
+    pub async fn events_of_type(
+        &self,
+        session_id: &str,
+        kind: &'static str,
+    ) -> Result<Vec<String>, StoreError> {
+        let sql = "SELECT body FROM events WHERE session_id = $1 AND type = $2 ORDER BY seq";
+        let rows = self.client().await?.query(sql, &[&session_id, &kind]).await?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
+    /// See [`super::Store::last_seq`].
+    pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
+        let sql = "SELECT MAX(seq) FROM events WHERE session_id = $1";
+        let row = self.client().await?.query_one(sql, &[&session_id]).await?;
+        Ok(row.get::<_, Option<i64>>(0).map(|s| s as u64))
+    }
+
+    /// See [`super::Store::idempotency`].
+    pub async fn idempotency(
+        &self,
+        key: &str,
+        now: u64,
+        max_age_ms: u64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        let since = now.saturating_sub(max_age_ms) as i64;
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT key, session_id, request_hash, response, created_at FROM idempotency \
+                 WHERE key = $1 AND created_at >= $2",
+                &[&key, &since],
+            )
+            .await?;
+        Ok(row.map(|r| IdempotencyRecord {
+            key: r.get(0),
+            session_id: r.get(1),
+            request_hash: r.get(2),
+            response: r.get(3),
+            created_at: r.get::<_, i64>(4) as u64,
+        }))
+    }
+
+    /// See [`super::Store::save_snapshot`].
+    pub async fn save_snapshot(&self, p: Snapshot) -> Result<(), StoreError> {
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO snapshots (session_id, next_seq, core, state, parent) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO UPDATE SET \
+                 next_seq = EXCLUDED.next_seq, core = EXCLUDED.core, state = EXCLUDED.state, \
+                 parent = EXCLUDED.parent",
+                &[&p.session_id, &(p.next_seq as i64), &p.core, &p.state, &p.parent],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// See [`super::Store::snapshot`].
+    pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT p.next_seq, p.core, p.state, p.parent, s.goal FROM snapshots p \
+                 JOIN sessions s USING (session_id) WHERE session_id = $1",
+                &[&session_id],
+            )
+            .await?;
+        Ok(row.map(|r| Snapshot {
+            session_id: session_id.to_owned(),
+            next_seq: r.get::<_, i64>(0) as u64,
+            core: r.get(1),
+            state: r.get(2),
+            parent: r.get(3),
+            goal: r.get(4),
+        }))
+    }
+
+    /// See [`super::Store::receipt`]: every log here is indexed from its first event.
+    pub async fn receipt(
+        &self,
+        session_id: &str,
+        message_id: &str,
+    ) -> Result<Option<Receipt>, StoreError> {
+        let client = self.client().await?;
+        rows::receipt(&client, session_id, message_id).await
+    }
+}
+
+fn fenced(session_id: &str) -> StoreError {
+    StoreError::Fenced(session_id.to_owned())
+}
+
+/// Applies one splice's change to a message's stored receipt.
+async fn mark_receipt(
+    tx: &deadpool_postgres::Transaction<'_>,
+    session_id: &str,
+    mark: &Mark,
+) -> Result<(), StoreError> {
+    let before = rows::receipt(tx, session_id, &mark.message_id).await?;
+    match Receipt::apply(before, mark) {
+        Some(receipt) => rows::put_receipt(tx, session_id, &receipt).await,
+        None => Ok(()),
+    }
+}
+
+/// Applies the migrations not applied yet, holding an advisory lock so that gateways starting
+/// together migrate once.
+async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.batch_execute(
+        "SELECT pg_advisory_xact_lock(hashtext('airlock-migrations')); \
+         CREATE TABLE IF NOT EXISTS airlock_schema (version INTEGER NOT NULL)",
+    )
+    .await?;
+    let applied: i64 = tx.query_one("SELECT COUNT(*) FROM airlock_schema", &[]).await?.get(0);
+    for (version, sql) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        tx.batch_execute(sql).await?;
+        tx.execute("INSERT INTO airlock_schema (version) VALUES ($1)", &[&(version as i32 + 1)])
+            .await?;
+    }
+    tx.commit().await
+}
+
+/// `url` with its password (if any) replaced by `***`, for messages and logs.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((user_info, host)) = rest.rsplit_once('@') else { return url.to_owned() };
+    match user_info.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(
+            without_password("postgres://app:s3cr@t@db:5432/airlock"),
+            "postgres://app:***@db:5432/airlock"
+        );
+        assert_eq!(without_password("postgres://app@db/airlock"), "postgres://app@db/airlock");
+        assert_eq!(without_password("host=db user=app"), "host=db user=app");
+    }
+}

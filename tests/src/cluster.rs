@@ -1,0 +1,289 @@
+//! Gateways sharing one PostgreSQL database, and clients that reach them as a load balancer
+//! would: a node at random, the next one when a node does not answer, a 503 retried when it says.
+//! Used by `tests/cluster.rs`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::gateway::{Frame, Gateway, Sse};
+use crate::{MockModel, postgres};
+
+/// Short, so that a test waits little for a dead node's sessions to move.
+pub const LEASE: &str = "2s";
+
+/// Gateways sharing one fresh database.
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    /// The model of `openai:` sessions.
+    pub mock: MockModel,
+    /// The database URL.
+    pub database: String,
+    /// The gateways.
+    pub nodes: Vec<Gateway>,
+}
+
+impl Cluster {
+    /// `nodes` gateways on a fresh database; `None` (the test skips) without PostgreSQL.
+    pub async fn start(nodes: usize, test: &str) -> Option<Cluster> {
+        let database = postgres::database(&postgres::server(test)?);
+        let dir = tempfile::tempdir().unwrap();
+        let mock = MockModel::start().await;
+        let mut cluster = Cluster { dir, mock, database, nodes: Vec::new() };
+        for i in 0..nodes {
+            let node = cluster.node(i);
+            cluster.nodes.push(node);
+        }
+        Some(cluster)
+    }
+
+    /// Starts the `i`th gateway.
+    pub fn node(&self, i: usize) -> Gateway {
+        let env = [("AIRLOCK_DATABASE_URL", self.database.as_str()), ("AIRLOCK_LEASE", LEASE)];
+        let unused = self.dir.path().join(format!("unused-{i}.db"));
+        Gateway::start_with(&unused, &self.mock.base_url(), self.dir.path(), &env)
+    }
+
+    /// A client of every gateway, picking them in the sequence `seed` makes.
+    pub fn client(&self, seed: u64) -> Client {
+        let bases = self.nodes.iter().map(|n| n.base.clone()).collect();
+        Client::new(bases, seed)
+    }
+
+    /// The gateway that holds a session's lease.
+    pub fn holder(&self, session: &str) -> String {
+        let rows = postgres::query(
+            &self.database,
+            &format!("SELECT address FROM leases WHERE session_id = '{session}'"),
+        );
+        rows.into_iter().next().unwrap_or_default()
+    }
+}
+
+/// A client of the whole cluster: each request goes to a node picked at random (a fixed
+/// sequence per seed); a node that does not answer is passed over, and a 503, which must say
+/// when to come back, is retried then. Every other answer is the caller's.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    bases: Arc<Vec<String>>,
+    state: u64,
+    /// 503s seen, across clones.
+    pub unavailable: Arc<AtomicUsize>,
+}
+
+impl Client {
+    /// A client of the gateways at `bases`.
+    pub fn new(bases: Vec<String>, seed: u64) -> Client {
+        let http = crate::http_client().build().unwrap();
+        let unavailable = Arc::default();
+        Client { http, bases: Arc::new(bases), state: 0, unavailable }.reseeded(seed)
+    }
+
+    /// The same cluster, another sequence of picks.
+    pub fn reseeded(&self, seed: u64) -> Client {
+        Client { state: seed.wrapping_mul(0x9E37_79B9) | 1, ..self.clone() }
+    }
+
+    /// The next number of this client's sequence (xorshift64: deterministic per seed).
+    pub fn random(&mut self) -> usize {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state as usize
+    }
+
+    /// A gateway at random.
+    pub fn pick(&mut self) -> String {
+        let i = self.random() % self.bases.len();
+        self.bases[i].clone()
+    }
+
+    /// Sends the request `request` builds for a gateway until one answers, and answers that:
+    /// a success (anything else fails the test).
+    pub async fn call(
+        &mut self,
+        request: impl Fn(&reqwest::Client, &str) -> reqwest::RequestBuilder,
+    ) -> reqwest::Response {
+        loop {
+            let base = self.pick();
+            match request(&self.http, &base).send().await {
+                Err(_) => tokio::task::yield_now().await, // that node is down: another one
+                Ok(res) if res.status() == 503 => {
+                    let wait = res.headers().get("retry-after").map(|v| v.to_str().unwrap());
+                    let wait: u64 = wait.expect("a 503 says when to retry").parse().unwrap();
+                    self.unavailable.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(wait)).await;
+                }
+                Ok(res) => {
+                    let status = res.status();
+                    assert!(status.is_success(), "{status}: {}", res.text().await.unwrap());
+                    return res;
+                }
+            }
+        }
+    }
+
+    /// Creates a session; answers its id.
+    pub async fn create(&mut self, body: Value) -> String {
+        let res =
+            self.call(|http, base| http.post(format!("{base}/v1/sessions")).json(&body)).await;
+        res.json::<Value>().await.unwrap()["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends a message under an idempotency key (a retry after a cut connection is the same
+    /// message); answers the receipt.
+    pub async fn send(&mut self, session: &str, key: &str, text: &str) -> Value {
+        let url = |base: &str| format!("{base}/v1/sessions/{session}/messages");
+        let res = self
+            .call(|http, base| {
+                http.post(url(base)).header("idempotency-key", key).json(&json!({"content": text}))
+            })
+            .await;
+        assert_eq!(res.status(), 202);
+        res.json().await.unwrap()
+    }
+
+    /// The whole log of a session.
+    pub async fn log(&mut self, session: &str) -> Vec<Value> {
+        let url = |base: &str| format!("{base}/v1/sessions/{session}/events/page?limit=5000");
+        let res = self.call(|http, base| http.get(url(base))).await;
+        res.json::<Value>().await.unwrap()["events"].as_array().unwrap().clone()
+    }
+}
+
+/// What a follower of a session saw, over every connection it made.
+#[derive(Default)]
+pub struct Seen {
+    /// The events, in seq order.
+    pub events: Vec<Value>,
+    /// The statuses, in the order they came.
+    pub statuses: Vec<String>,
+    /// How many streams it opened.
+    pub connections: usize,
+}
+
+impl Seen {
+    /// How many events of this type it saw.
+    pub fn count(&self, kind: &str) -> usize {
+        self.events.iter().filter(|e| e["type"] == kind).count()
+    }
+}
+
+/// Follows a session's stream from its first event through any node, resuming with
+/// `Last-Event-ID` wherever it is cut; checks that no seq is skipped or repeated.
+pub struct Follower {
+    /// What it saw.
+    pub seen: Arc<Mutex<Seen>>,
+    changed: watch::Receiver<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Follower {
+    /// Starts following `session`.
+    pub fn start(mut client: Client, session: String) -> Follower {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (tx, changed) = watch::channel(());
+        let shared = seen.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let last = shared.lock().unwrap().events.len().checked_sub(1);
+                let url = |base: &str| format!("{base}/v1/sessions/{session}/events");
+                let res = client
+                    .call(|http, base| {
+                        let request = http.get(url(base));
+                        match last {
+                            Some(id) => request.header("last-event-id", id.to_string()),
+                            None => request,
+                        }
+                    })
+                    .await;
+                shared.lock().unwrap().connections += 1;
+                let mut sse = Sse::of(res);
+                while let Some(frame) = sse.next_unless_cut().await {
+                    let mut seen = shared.lock().unwrap();
+                    match frame {
+                        Frame::Event(seq, event) => {
+                            assert_eq!(seq, seen.events.len() as u64, "no gap, no duplicate");
+                            seen.events.push(event);
+                        }
+                        Frame::Status(status) => seen.statuses.push(status),
+                        _ => {}
+                    }
+                    drop(seen);
+                    tx.send_replace(());
+                }
+            }
+        });
+        Follower { seen, changed, task }
+    }
+
+    /// Waits until `turns` turns have ended and the session is idle again.
+    pub async fn until_done(&mut self, turns: usize) {
+        if turns == 0 {
+            return;
+        }
+        let seen = self.seen.clone();
+        let done = move || {
+            let seen = seen.lock().unwrap();
+            seen.count("turn/end") >= turns
+                && seen.events.last().is_some_and(|e| e["type"] == "turn/end")
+                && seen.statuses.last().is_some_and(|s| s == "idle")
+        };
+        while !done() {
+            tokio::time::timeout(Duration::from_secs(60), self.changed.changed())
+                .await
+                .expect("the session settles within a minute")
+                .unwrap();
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The receipts clients were given, per session (a retried send may repeat one).
+pub type Receipts = Arc<Mutex<BTreeMap<String, Vec<Value>>>>;
+
+/// `clients` clients like `client` each sending `sends` messages to sessions picked at random,
+/// all at once; `batch` keeps their idempotency keys apart from another load's.
+pub async fn load(
+    client: &Client,
+    sessions: &[String],
+    clients: u64,
+    sends: usize,
+    batch: &str,
+) -> Receipts {
+    let receipts = Receipts::default();
+    let tasks = (0..clients).map(|c| {
+        let (mut client, sessions) = (client.reseeded(c + 100), sessions.to_vec());
+        let (receipts, batch) = (receipts.clone(), batch.to_owned());
+        tokio::spawn(async move {
+            for i in 0..sends {
+                let session = &sessions[client.random() % sessions.len()];
+                let key = format!("{batch}-c{c}-m{i}");
+                let receipt = client.send(session, &key, &format!("client {c} message {i}")).await;
+                receipts.lock().unwrap().entry(session.clone()).or_default().push(receipt);
+            }
+        })
+    });
+    for task in futures::future::join_all(tasks).await {
+        task.unwrap();
+    }
+    receipts
+}
+
+/// Adds the receipts of `from` to `into`.
+pub fn merge(into: &Receipts, from: &Receipts) {
+    let mut into = into.lock().unwrap();
+    for (session, list) in std::mem::take(&mut *from.lock().unwrap()) {
+        into.entry(session).or_default().extend(list);
+    }
+}

@@ -1,0 +1,267 @@
+//! Several `airlock serve` processes on one PostgreSQL database (`docs/deploy.md`), reached the
+//! way a load balancer reaches them (`airlock_tests::cluster`). Then what a deployment lives
+//! through: `kill -9`, a stalled process, a rolling restart.
+//!
+//! Each test needs PostgreSQL (`AIRLOCK_TEST_POSTGRES`, see `airlock_tests::postgres`): ignored by
+//! a plain `cargo test`, and with `--ignored` it says it was skipped without a server, except in
+//! CI (`AIRLOCK_REQUIRE_POSTGRES`), where it fails.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use airlock_tests::Reply;
+use airlock_tests::cluster::{Client, Cluster, Follower, Receipts, load, merge};
+use airlock_tests::gateway::Frame;
+use serde_json::{Value, json};
+
+/// Checks a session's log against the receipts its clients got: seqs without a gap; every
+/// acknowledged message inserted once; messages entered turns in receipt order, one turn each;
+/// every turn ended. Answers how many messages it had.
+fn check(log: &[Value], receipts: &[Value]) -> usize {
+    let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>(), "the log has no gap");
+    let mut by_seq: BTreeMap<u64, &str> = BTreeMap::new();
+    for receipt in receipts {
+        let id = receipt["messageId"].as_str().unwrap();
+        let previous = by_seq.insert(receipt["seq"].as_u64().unwrap(), id);
+        assert!(previous.is_none_or(|p| p == id), "one receipt per splice seq");
+    }
+    let acknowledged: Vec<&str> = by_seq.values().copied().collect();
+    let inserted = airlock_tests::inserted_ids(log);
+    for id in &acknowledged {
+        let times = inserted.iter().filter(|i| *i == id).count();
+        assert_eq!(times, 1, "acknowledged message {id} is in the log once");
+    }
+    let entered: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "user/message")
+        .filter_map(|e| e["data"]["id"].as_str())
+        .collect();
+    assert_eq!(entered, acknowledged, "one turn per message, in receipt order");
+    let count = |kind: &str| log.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!(count("turn/start"), acknowledged.len(), "one turn per send");
+    assert_eq!(count("turn/end"), acknowledged.len(), "every turn ended");
+    acknowledged.len()
+}
+
+/// Waits for every session to settle, then checks its log and what its follower saw.
+async fn settle_and_check(
+    cluster: &Cluster,
+    followers: &mut BTreeMap<String, Follower>,
+    receipts: &Receipts,
+) -> usize {
+    let receipts = receipts.lock().unwrap().clone();
+    let mut client = cluster.client(7);
+    let mut total = 0;
+    for (session, follower) in followers.iter_mut() {
+        let mine = receipts.get(session).cloned().unwrap_or_default();
+        let unique: HashSet<&str> = mine.iter().map(|r| r["messageId"].as_str().unwrap()).collect();
+        follower.until_done(unique.len()).await;
+        let log = client.log(session).await;
+        total += check(&log, &mine);
+        let seen = follower.seen.lock().unwrap();
+        assert_eq!(seen.events, log, "the follower saw exactly the log");
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any_of_them() {
+    let test = "three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any_of_them";
+    let Some(cluster) = Cluster::start(3, test).await else { return };
+    let mut client = cluster.client(1);
+    let mut sessions = Vec::new();
+    for _ in 0..50 {
+        sessions.push(client.create(json!({})).await);
+    }
+    let mut followers: BTreeMap<String, Follower> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(1000 + i as u64), s.clone())))
+        .collect();
+    let receipts = load(&client, &sessions, 8, 25, "load").await;
+    let total = settle_and_check(&cluster, &mut followers, &receipts).await;
+    assert_eq!(total, 8 * 25, "every send was acknowledged once");
+    for (session, follower) in &followers {
+        let seen = follower.seen.lock().unwrap();
+        assert_eq!(seen.connections, 1, "{session}: nothing cut its stream");
+        let repeated = seen.statuses.windows(2).any(|pair| pair[0] == pair[1]);
+        assert!(!repeated, "{session}: one running and one idle per burst: {:?}", seen.statuses);
+    }
+    let holders: HashSet<String> = sessions.iter().map(|s| cluster.holder(s)).collect();
+    assert!(holders.len() > 1, "the sessions ran on more than one gateway: {holders:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknowledged_input() {
+    let test =
+        "kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknowledged_input";
+    let Some(mut cluster) = Cluster::start(3, test).await else { return };
+    let mut client = cluster.client(2);
+    let mut sessions = Vec::new();
+    for _ in 0..12 {
+        sessions.push(client.create(json!({})).await);
+    }
+    let mut followers: BTreeMap<String, Follower> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(2000 + i as u64), s.clone())))
+        .collect();
+    // The victim is the gateway holding the most sessions.
+    let mut held: BTreeMap<String, Vec<&String>> = BTreeMap::new();
+    for session in &sessions {
+        held.entry(cluster.holder(session)).or_default().push(session);
+    }
+    let (victim_base, moved) = held.iter().max_by_key(|(_, s)| s.len()).unwrap();
+    let victim = cluster.nodes.iter().position(|n| &n.base == victim_base).unwrap();
+    let moved: Vec<String> = moved.iter().map(|s| s.to_string()).collect();
+
+    let receipts = load(&client, &sessions, 4, 10, "before").await;
+    cluster.nodes[victim].kill_9();
+    let killed = std::time::Instant::now();
+    let mut probe = client.reseeded(3);
+    let resumed = async {
+        // A session of the dead gateway takes input again once another gateway has it.
+        let receipt = probe.send(&moved[0], "probe", "are you there?").await;
+        eprintln!("a session of the killed gateway took input again after {:?}", killed.elapsed());
+        receipt
+    };
+    let (after, probed) = tokio::join!(load(&client, &sessions, 4, 10, "after"), resumed);
+    merge(&receipts, &after);
+    receipts.lock().unwrap().entry(moved[0].clone()).or_default().push(probed);
+
+    let total = settle_and_check(&cluster, &mut followers, &receipts).await;
+    assert_eq!(total, 4 * 10 * 2 + 1, "every acknowledged send is in a log once");
+    for session in &moved {
+        assert_ne!(&cluster.holder(session), victim_base, "{session} moved off the dead gateway");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_gateway_paused_past_its_lease_never_appends_again_and_lets_the_session_go() {
+    let test = "a_gateway_paused_past_its_lease_never_appends_again_and_lets_the_session_go";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    let gate = Arc::new(tokio::sync::Notify::new());
+    cluster.mock.push(Reply::text("Held on the paused gateway.", 3).hold_until(gate.clone()));
+    cluster.mock.push(Reply::text("Answered after the move.", 2));
+    cluster.mock.push(Reply::text("And once more.", 2));
+    let s = a.session().await;
+    let mut sse = a.sse(&s, None).await;
+    let (code, _) = a.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "one"})).await;
+    assert_eq!(code, 202);
+    sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
+
+    a.signal("STOP");
+    // Through the other gateway only: it forwards to the paused one until its lease runs out,
+    // then takes the session, closes the open turn and runs this message.
+    let mut via_b = Client::new(vec![b.base.clone()], 5);
+    let two = via_b.send(&s, "two", "two").await;
+    a.signal("CONT");
+    gate.notify_one(); // the paused gateway's model stream goes on: its append must fail
+
+    // The paused gateway forwards to the new owner once it let go (until then it answers 503).
+    let mut via_a = Client::new(vec![a.base.clone()], 6);
+    let three = via_a.send(&s, "three", "three").await;
+    let mut follower = Follower::start(via_b.clone(), s.clone());
+    follower.until_done(3).await;
+    let log = via_b.log(&s).await;
+    let ends: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "turn/end")
+        .map(|e| e["data"]["reason"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(ends, ["interrupted", "completed", "completed"], "{log:#?}");
+    let chunks_of_first = log
+        .iter()
+        .take_while(|e| e["type"] != "turn/end")
+        .filter(|e| e["type"] == "assistant/chunk")
+        .count();
+    assert_eq!(chunks_of_first, 1, "nothing the paused gateway streamed after it lost the lease");
+    let one = airlock_tests::inserted_ids(&log)[0];
+    check(&log, &[json!({"messageId": one, "seq": 0}), two, three]);
+    let lines = a.log_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("lost the session's lease")
+                || l.contains("took this session's lease")),
+        "the paused gateway says it let go: {lines:#?}"
+    );
+    assert_eq!(cluster.holder(&s), b.base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_2xx_or_retryable_503()
+ {
+    let test = "a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_2xx_or_retryable_503";
+    let Some(mut cluster) = Cluster::start(3, test).await else { return };
+    let mut client = cluster.client(8);
+    let mut sessions = Vec::new();
+    for _ in 0..10 {
+        sessions.push(client.create(json!({})).await);
+    }
+    let mut followers: BTreeMap<String, Follower> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(3000 + i as u64), s.clone())))
+        .collect();
+    // Load while every gateway is restarted in turn. `Client::call` fails the test on any
+    // answer but 2xx or a 503 with Retry-After.
+    let nodes = std::mem::take(&mut cluster.nodes);
+    let restarting = std::sync::atomic::AtomicBool::new(true);
+    let restarts = async {
+        let mut restarted = Vec::new();
+        for node in nodes {
+            let node = tokio::task::spawn_blocking(move || node.restart_in_place()).await.unwrap();
+            restarted.push(node);
+        }
+        restarting.store(false, Ordering::SeqCst);
+        restarted
+    };
+    let loads = async {
+        let receipts = Receipts::default();
+        let mut rounds = 0;
+        while rounds == 0 || restarting.load(Ordering::SeqCst) {
+            let round = load(&client, &sessions, 4, 5, &format!("round{rounds}")).await;
+            merge(&receipts, &round);
+            rounds += 1;
+        }
+        (receipts, rounds)
+    };
+    let ((receipts, rounds), restarted) = tokio::join!(loads, restarts);
+    cluster.nodes = restarted;
+    let total = settle_and_check(&cluster, &mut followers, &receipts).await;
+    assert_eq!(total, 4 * 5 * rounds, "every acknowledged send is in a log once");
+    let retried = client.unavailable.load(Ordering::SeqCst);
+    eprintln!("{rounds} rounds of sends during the restarts; {retried} answers were a 503");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn the_same_idempotency_key_on_two_gateways_makes_one_message() {
+    let test = "the_same_idempotency_key_on_two_gateways_makes_one_message";
+    let Some(cluster) = Cluster::start(3, test).await else { return };
+    let s = cluster.client(9).create(json!({})).await;
+    let mut receipts = Vec::new();
+    for k in 0..10 {
+        let key = format!("key-{k}");
+        let sends = cluster.nodes.iter().map(|node| {
+            let (mut one, s, key) =
+                (Client::new(vec![node.base.clone()], k), s.clone(), key.clone());
+            async move { one.send(&s, &key, "the same body").await }
+        });
+        let answers = futures::future::join_all(sends).await;
+        let ids: HashSet<&str> = answers.iter().map(|r| r["messageId"].as_str().unwrap()).collect();
+        assert_eq!(ids.len(), 1, "one message for key {key}: {answers:?}");
+        receipts.push(answers[0].clone());
+    }
+    let mut follower = Follower::start(cluster.client(10), s.clone());
+    follower.until_done(10).await;
+    check(&cluster.client(11).log(&s).await, &receipts);
+}

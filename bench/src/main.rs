@@ -6,6 +6,7 @@
 //! a minute: CI runs it as a smoke check. A benchmark never fails on a time; the table shows each
 //! number next to its target, and people read it.
 
+mod cluster;
 mod enqueue;
 mod measure;
 mod scale;
@@ -213,6 +214,9 @@ async fn main() {
     }
     if runs("receipts") {
         rows.extend(bounded("receipts", size, scale::receipts(work, &cache, size)).await);
+    }
+    if runs("cluster") {
+        rows.extend(bounded("cluster", size, cluster::scaling(work, &cache, size)).await);
     }
     print_table(&rows);
     write_json(&rows, quick);

@@ -248,6 +248,9 @@ impl Sessions {
     /// whose parent is owed a notice settles (when idle) or is watched (when its work resumed).
     /// From then on, sessions at rest are dropped from memory as [`Settings::eviction`] says.
     pub async fn recover(&self) -> Result<usize, ServeError> {
+        // First: the sessions recovery wakes are announced, and the other gateways' heard.
+        self.registry.store().listen().await?;
+        self.registry.start_publishing();
         let count = self.registry.recover_all().await?;
         self.settlements.recover().await;
         self.registry.start_evicting();

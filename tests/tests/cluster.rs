@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 
 use airlock_tests::Reply;
 use airlock_tests::cluster::{Client, Cluster, Follower, Receipts, load, merge};
-use airlock_tests::gateway::Frame;
+use airlock_tests::gateway::{Frame, Sse};
 use serde_json::{Value, json};
 
 /// Checks a session's log against the receipts its clients got: seqs without a gap; every
@@ -264,4 +264,22 @@ async fn the_same_idempotency_key_on_two_gateways_makes_one_message() {
     let mut follower = Follower::start(cluster.client(10), s.clone());
     follower.until_done(10).await;
     check(&cluster.client(11).log(&s).await, &receipts);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn the_cross_session_stream_of_any_gateway_shows_the_sessions_the_others_run() {
+    let test = "the_cross_session_stream_of_any_gateway_shows_the_sessions_the_others_run";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    let res = a.client.get(a.url("/v1/events")).send().await.unwrap();
+    let mut hub = Sse::of(res);
+    let s = Client::new(vec![b.base.clone()], 12).create(json!({})).await;
+    let added = Frame::Other("session.added".into(), json!({"sessionId": s}));
+    assert_eq!(hub.next().await, added, "announced on the gateway that did not create it");
+    let (code, _) = b.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "hi"})).await;
+    assert_eq!(code, 202);
+    let statuses = [hub.next().await, hub.next().await];
+    let status = |status: &str| Frame::Status(status.into());
+    assert_eq!(statuses, [status("running"), status("idle")], "the other gateway's turn");
 }

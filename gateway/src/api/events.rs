@@ -29,7 +29,7 @@ use super::responses::{Limited, NoSession, StorageFailed};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, fields, sse};
 use crate::actor::SessionHandle;
 use crate::follow::{Follower, Update};
-use crate::registry::HubNotice;
+use crate::registry::{Change, ClusterNotice, HubNotice};
 use crate::schema::{events_schema, string_enum};
 use crate::session::{Notice, QueueSnapshot, seq_of};
 
@@ -344,11 +344,19 @@ async fn follow_hub(
             watch_live(handle.id());
         }
     }
+    // The other gateways' sessions, when the store is shared (`docs/deploy.md`).
+    let mut others = state.registry.store().notices();
     loop {
         let notice = tokio::select! {
             _ = shutdown.changed() => return,
             _ = tx.closed() => return,
             notice = hub.recv() => notice,
+            Some(frame) = from_others(&state, &mut others, &mut tenant) => {
+                if tx.send(frame).await.is_err() {
+                    return;
+                }
+                continue;
+            }
         };
         if let Ok(notice) = &notice
             && !tenant.shows(&state, notice.session_id()).await
@@ -373,5 +381,35 @@ async fn follow_hub(
         if tx.send(frame).await.is_err() {
             return;
         }
+    }
+}
+
+/// The next frame from another gateway's notices that this stream shows; `None` (never ready)
+/// when the store is not shared.
+async fn from_others(
+    state: &AppState,
+    notices: &mut Option<broadcast::Receiver<String>>,
+    tenant: &mut Tenant,
+) -> Option<Bytes> {
+    let Some(notices) = notices else { return std::future::pending().await };
+    let own = state.registry.store().node();
+    loop {
+        let payload = match notices.recv().await {
+            Ok(payload) => payload,
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+        };
+        let Ok(notice) = serde_json::from_str::<ClusterNotice>(&payload) else { continue };
+        if Some(notice.node.as_str()) == own
+            || !tenant.shows(state, notice.change.session_id()).await
+        {
+            continue;
+        }
+        let id = |session_id: &str| json!({"sessionId": session_id}).to_string();
+        return Some(match notice.change {
+            Change::Added { session_id } => sse::frame("session.added", None, &id(&session_id)),
+            Change::Removed { session_id } => sse::frame("session.removed", None, &id(&session_id)),
+            Change::Status { session_id, status } => sse::status(&session_id, status),
+        });
     }
 }

@@ -98,6 +98,7 @@ impl IntoResponses for Limited {
     }
 }
 
-const STORAGE: &str = "`storage-unavailable`: retry after `Retry-After`";
+const STORAGE: &str = "`storage-unavailable`, or `session-moving` (the session is changing \
+    gateways, see docs/deploy.md): retry after `Retry-After`";
 const CORE: &str = "`core-failed`: the core trapped; the session was rebuilt from its log and the \
     input was not applied, so send it again";

@@ -3,12 +3,69 @@
 //! stalled past its lease), and takes over those whose gateway died, repairing each exactly as a
 //! restart would.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use airlock_core::Status;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
 use super::evict::at_rest_now;
-use super::{Registry, RegistryError};
+use super::{HubNotice, Registry, RegistryError};
+use crate::session::Notice;
 use crate::store::Owner;
+
+/// A change to a session, as a gateway tells the others sharing its store (for their
+/// `GET /v1/events`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterNotice {
+    /// The gateway it comes from.
+    pub node: String,
+    /// What changed.
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// What changed, named as the cross-session stream names it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event")]
+pub enum Change {
+    /// A session was created.
+    #[serde(rename = "session.added")]
+    Added {
+        /// The session.
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    },
+    /// A session was disposed.
+    #[serde(rename = "session.removed")]
+    Removed {
+        /// The session.
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    },
+    /// A session this gateway runs changed status.
+    #[serde(rename = "session.status")]
+    Status {
+        /// The session.
+        #[serde(rename = "sessionId")]
+        session_id: String,
+        /// Its whole-agent status.
+        status: Status,
+    },
+}
+
+impl Change {
+    /// The session it is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Change::Added { session_id }
+            | Change::Removed { session_id }
+            | Change::Status { session_id, .. } => session_id,
+        }
+    }
+}
 
 impl Registry {
     /// Brings back the stored sessions the log says were not at rest: each is rebuilt from its
@@ -81,6 +138,55 @@ impl Registry {
         });
     }
 
+    /// In a store shared with other gateways: tells them of this one's session changes (sessions
+    /// created and disposed here, and the statuses of those it runs), until the registry is gone.
+    pub fn start_publishing(self: &Arc<Self>) {
+        let Some(node) = self.store.node().map(str::to_owned) else { return };
+        let mut hub = self.subscribe();
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut watchers: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+            loop {
+                let notice = match hub.recv().await {
+                    Ok(notice) => notice,
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(this) = registry.upgrade() else { return };
+                let session_id = notice.session_id().to_owned();
+                let change = match notice {
+                    HubNotice::Added { session_id } => Some(Change::Added { session_id }),
+                    HubNotice::Removed { session_id } => Some(Change::Removed { session_id }),
+                    HubNotice::Woken { .. } => None,
+                };
+                if let Some(change) = change {
+                    this.publish(&ClusterNotice { node: node.clone(), change }).await;
+                }
+                // A session now running here: its statuses, once per outbox.
+                watchers.retain(|_, watcher| !watcher.is_finished());
+                if !watchers.contains_key(&session_id)
+                    && let Ok(handle) = this.get(&session_id)
+                {
+                    let notices = handle.subscribe();
+                    let watcher = publish_statuses(
+                        registry.clone(),
+                        node.clone(),
+                        session_id.clone(),
+                        notices,
+                    );
+                    watchers.insert(session_id, tokio::spawn(watcher));
+                }
+            }
+        });
+    }
+
+    async fn publish(&self, notice: &ClusterNotice) {
+        let payload = serde_json::to_string(notice).expect("notices serialize");
+        if let Err(error) = self.store.publish(&payload).await {
+            tracing::warn!(%error, "telling the other gateways of a session change failed");
+        }
+    }
+
     /// Runs `work` every `tick` until the registry is gone or stopping.
     fn every<F: Future<Output = ()> + Send + 'static>(
         self: &Arc<Self>,
@@ -105,5 +211,29 @@ impl Registry {
     fn let_go(&self, session_id: &str) {
         tracing::warn!(session_id, "another gateway took this session's lease; it runs there now");
         self.drop_live(session_id);
+    }
+}
+
+/// Publishes a session's status changes until its outbox closes or the registry is gone.
+async fn publish_statuses(
+    registry: std::sync::Weak<Registry>,
+    node: String,
+    session_id: String,
+    mut notices: broadcast::Receiver<Notice>,
+) {
+    loop {
+        match notices.recv().await {
+            Ok(Notice::Status(status)) => {
+                let Some(this) = registry.upgrade() else { return };
+                let (node, session_id) = (node.clone(), session_id.clone());
+                this.publish(&ClusterNotice {
+                    node,
+                    change: Change::Status { session_id, status },
+                })
+                .await;
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
     }
 }

@@ -28,6 +28,7 @@ use crate::model;
 use crate::session::{Notice, Outbox, Session, SessionParts};
 use crate::store::{Owner, SessionRow, Store, plain_name};
 use crate::tools::ToolRegistry;
+pub use cluster::{Change, ClusterNotice};
 pub use error::RegistryError;
 pub use evict::Eviction;
 pub use session_tools::SessionTools;

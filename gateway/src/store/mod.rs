@@ -391,6 +391,41 @@ impl Store {
         }
     }
 
+    /// Tells every gateway sharing the store (this one too) `payload` (a store of one gateway:
+    /// nobody).
+    pub async fn publish(&self, payload: &str) -> Result<(), StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(b) => b.publish(payload).await,
+        }
+    }
+
+    /// Starts listening for what the gateways sharing the store publish (a store of one:
+    /// nothing to listen for).
+    pub async fn listen(&self) -> Result<(), StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(b) => b.listen().await,
+        }
+    }
+
+    /// What the gateways sharing the store publish from now on, once [`Store::listen`] started;
+    /// `None` for a store of one.
+    pub fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        match &self.0 {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => b.notices(),
+        }
+    }
+
+    /// This gateway's name among those sharing the store.
+    pub fn node(&self) -> Option<&str> {
+        match &self.0 {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => Some(&b.cluster().node),
+        }
+    }
+
     /// How long a lease lasts unrenewed (a store of one gateway: none).
     pub fn lease(&self) -> Option<std::time::Duration> {
         match &self.0 {

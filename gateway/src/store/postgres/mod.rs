@@ -6,6 +6,7 @@
 //! as the events, so a gateway that lost the lease never appends again (fencing).
 
 mod lease;
+mod notify;
 mod rows;
 
 use std::collections::HashMap;
@@ -59,6 +60,10 @@ struct Inner {
     /// The leases this gateway holds: session id → epoch.
     held: Mutex<HashMap<String, i64>>,
     faults: Arc<Faults>,
+    /// Where to open the connection that listens for other gateways' notices.
+    config: tokio_postgres::Config,
+    /// What that connection hears, once something asked ([`Postgres::notices`]).
+    notices: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
 }
 
 impl From<tokio_postgres::Error> for StoreError {
@@ -88,7 +93,7 @@ impl Postgres {
             ))
         })?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             tokio_postgres::NoTls,
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
@@ -108,8 +113,15 @@ impl Postgres {
             tracing::info!(dropped, "dropped the leases of this gateway's previous run");
         }
         drop(client);
-        let inner =
-            Inner { pool, url: shown, cluster, held: Mutex::default(), faults: Arc::default() };
+        let inner = Inner {
+            pool,
+            url: shown,
+            cluster,
+            held: Mutex::default(),
+            faults: Arc::default(),
+            config,
+            notices: std::sync::OnceLock::new(),
+        };
         Ok(Postgres { inner: Arc::new(inner) })
     }
 

@@ -72,7 +72,7 @@ impl Registry {
     /// log, its open turn closed, its accepted followups run. Children come back too, for their
     /// parents may be owed a notice. Sessions at rest stay on disk until they are used. Called
     /// once at start, before the gateway is ready; answers how many came back. (In a store shared
-    /// by several gateways, only sessions no live gateway holds: see [`Registry::take_over`].)
+    /// by several gateways, only sessions no live gateway holds: see [`Registry::start_leasing`].)
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let stored = self.store.session_count().await?;
         crate::metrics::global().stored_sessions.inc_by(stored as i64);

@@ -49,6 +49,14 @@ pub enum StoreError {
         /// What went wrong.
         message: String,
     },
+    /// The PostgreSQL database could not be reached or migrated.
+    #[error("cannot use the PostgreSQL database at {url}: {message}")]
+    Connect {
+        /// The URL, without its password.
+        url: String,
+        /// What went wrong, and what to check.
+        message: String,
+    },
     /// An append did not continue the log.
     #[error(
         "log append out of order for session {session}: the log expects seq {expected} but the batch starts at {got}; another writer may share this session"

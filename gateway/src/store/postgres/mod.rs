@@ -86,11 +86,9 @@ impl Postgres {
     /// Connects to the database at `url` (migrating it as needed) as the gateway `cluster`.
     pub async fn connect(url: &str, cluster: Cluster) -> Result<Postgres, StoreError> {
         let shown = without_password(url);
-        let open_error = |message: String| StoreError::Open { path: shown.clone().into(), message };
+        let failed = |message: String| StoreError::Connect { url: shown.clone(), message };
         let config: tokio_postgres::Config = url.parse().map_err(|e| {
-            open_error(format!(
-                "{e}; a database URL looks like postgres://user:password@host:5432/db"
-            ))
+            failed(format!("{e}; a database URL looks like postgres://user:password@host:5432/db"))
         })?;
         let manager = Manager::from_config(
             config.clone(),
@@ -100,13 +98,14 @@ impl Postgres {
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .build()
-            .map_err(|e| open_error(e.to_string()))?;
+            .map_err(|e| failed(e.to_string()))?;
         let mut client = pool.get().await.map_err(|e| {
-            open_error(format!(
-                "{e}; check that PostgreSQL runs there and the URL's user, password and database"
+            failed(format!(
+                "{}; check that PostgreSQL runs there and the URL's user, password and database",
+                causes(&e)
             ))
         })?;
-        migrate(&mut client).await.map_err(|e| open_error(e.to_string()))?;
+        migrate(&mut client).await.map_err(|e| failed(format!("migrating: {}", causes(&e))))?;
         let sql = "DELETE FROM leases WHERE node = $1";
         let dropped = client.execute(sql, &[&cluster.node]).await?;
         if dropped > 0 {
@@ -397,9 +396,31 @@ async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), tokio_pos
     tx.commit().await
 }
 
+/// An error and its causes, outermost first: a pool's "error connecting to server" says why only
+/// in its source ("connection refused").
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// `url` with its password (if any) replaced by `***`, for messages and logs.
 fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        // The key=value form.
+        let words = url.split_whitespace().map(|word| match word.starts_with("password=") {
+            true => "password=***",
+            false => word,
+        });
+        return words.collect::<Vec<_>>().join(" ");
+    };
     let Some((user_info, host)) = rest.rsplit_once('@') else { return url.to_owned() };
     match user_info.split_once(':') {
         Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
@@ -419,5 +440,9 @@ mod tests {
         );
         assert_eq!(without_password("postgres://app@db/airlock"), "postgres://app@db/airlock");
         assert_eq!(without_password("host=db user=app"), "host=db user=app");
+        assert_eq!(
+            without_password("host=db password=pw user=app"),
+            "host=db password=*** user=app"
+        );
     }
 }

@@ -54,6 +54,26 @@ impl Cluster {
         Client::new(bases, seed)
     }
 
+    /// `n` sessions created through any gateway, each followed from its start by its own
+    /// client (the `seed`th sequence on).
+    pub async fn followed_sessions(
+        &self,
+        n: usize,
+        seed: u64,
+    ) -> (Vec<String>, BTreeMap<String, Follower>) {
+        let mut client = self.client(seed);
+        let mut sessions = Vec::with_capacity(n);
+        for _ in 0..n {
+            sessions.push(client.create(json!({})).await);
+        }
+        let followers = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), Follower::start(self.client(seed + 1 + i as u64), s.clone())))
+            .collect();
+        (sessions, followers)
+    }
+
     /// The gateway that holds a session's lease.
     pub fn holder(&self, session: &str) -> String {
         let rows = postgres::query(

@@ -71,16 +71,8 @@ async fn settle_and_check(
 async fn three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any_of_them() {
     let test = "three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any_of_them";
     let Some(cluster) = Cluster::start(3, test).await else { return };
-    let mut client = cluster.client(1);
-    let mut sessions = Vec::new();
-    for _ in 0..50 {
-        sessions.push(client.create(json!({})).await);
-    }
-    let mut followers: BTreeMap<String, Follower> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(1000 + i as u64), s.clone())))
-        .collect();
+    let client = cluster.client(1);
+    let (sessions, mut followers) = cluster.followed_sessions(50, 1000).await;
     let receipts = load(&client, &sessions, 8, 25, "load").await;
     let total = settle_and_check(&cluster, &mut followers, &receipts).await;
     assert_eq!(total, 8 * 25, "every send was acknowledged once");
@@ -100,16 +92,8 @@ async fn kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknow
     let test =
         "kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknowledged_input";
     let Some(mut cluster) = Cluster::start(3, test).await else { return };
-    let mut client = cluster.client(2);
-    let mut sessions = Vec::new();
-    for _ in 0..12 {
-        sessions.push(client.create(json!({})).await);
-    }
-    let mut followers: BTreeMap<String, Follower> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(2000 + i as u64), s.clone())))
-        .collect();
+    let client = cluster.client(2);
+    let (sessions, mut followers) = cluster.followed_sessions(12, 2000).await;
     // The victim is the gateway holding the most sessions.
     let mut held: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for session in &sessions {
@@ -201,16 +185,8 @@ async fn a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_
  {
     let test = "a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_2xx_or_retryable_503";
     let Some(mut cluster) = Cluster::start(3, test).await else { return };
-    let mut client = cluster.client(8);
-    let mut sessions = Vec::new();
-    for _ in 0..10 {
-        sessions.push(client.create(json!({})).await);
-    }
-    let mut followers: BTreeMap<String, Follower> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.clone(), Follower::start(cluster.client(3000 + i as u64), s.clone())))
-        .collect();
+    let client = cluster.client(8);
+    let (sessions, mut followers) = cluster.followed_sessions(10, 3000).await;
     // Load while every gateway is restarted in turn. `Client::call` fails the test on any
     // answer but 2xx or a 503 with Retry-After.
     let nodes = std::mem::take(&mut cluster.nodes);

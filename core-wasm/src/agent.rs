@@ -3,7 +3,7 @@
 use crate::durable::Durable;
 use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
-use crate::io::{Config, HostEvent, Input, Output, Status};
+use crate::io::{Config, HostEvent, Input, Output, Status, WaitingCall};
 use crate::turn::{Stop, Turn};
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
@@ -43,6 +43,8 @@ pub struct Agent {
     pub(crate) resumed: bool,
     pub(crate) now: u64,
     pub(crate) out: Vec<Output>,
+    /// The waiting calls last reported ([`Output::Waiting`]).
+    pub(crate) waiting: Vec<WaitingCall>,
 }
 
 /// Whole-agent phase.
@@ -64,6 +66,7 @@ impl Agent {
             resumed: false,
             now,
             out: Vec::new(),
+            waiting: Vec::new(),
         }
     }
 
@@ -108,6 +111,7 @@ impl Agent {
             Input::ModelDone(request_id) => self.on_done(request_id),
             Input::ModelFailed { request_id, error } => self.on_failed(request_id, error),
             Input::ToolFinished(outcome) => self.on_tool(outcome),
+            Input::Answer { call_id, answer } => self.on_answer(&call_id, answer),
             Input::RetryTimer(timer_id) => self.on_timer(timer_id),
             Input::Recover => self.recover(),
             Input::Compact => self.compact_at_idle(),

@@ -3,13 +3,14 @@
 //! The live agent changes this state only by folding the events it emits, and `restore` folds a
 //! recorded log through the same [`Durable::fold`], so a restored session equals the live one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, EventData, Header, RequestContext};
+use crate::event::{ApprovalState, Event, EventData, Header, RequestContext};
 use crate::inbox::Inbox;
+use crate::io::WaitKind;
 use crate::wire::{ContentBlock, Message};
 
 /// Everything the log determines.
@@ -70,6 +71,19 @@ pub struct OpenStep {
     pub dispatched: BTreeSet<String>,
     /// Calls with a `tool/result` event.
     pub answered: BTreeSet<String>,
+    /// Client-tool calls (their `tool/call` says so).
+    pub client: BTreeSet<String>,
+    /// Calls that wait for a person's approval or the client's result.
+    pub waiting: BTreeMap<String, Wait>,
+}
+
+/// What a call waits for, and since when.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Wait {
+    /// An approval or a client's result.
+    pub kind: WaitKind,
+    /// The time of the event it started waiting at.
+    pub since: u64,
 }
 
 impl Durable {
@@ -87,12 +101,7 @@ impl Durable {
             }
             EventData::StepStart(mark) => {
                 if let Some(open) = &mut self.open_turn {
-                    open.step = Some(OpenStep {
-                        step: mark.step,
-                        calls: Vec::new(),
-                        dispatched: BTreeSet::new(),
-                        answered: BTreeSet::new(),
-                    });
+                    open.step = Some(OpenStep::new(mark.step));
                 }
             }
             EventData::UserMessage(message) => self.remember(message, event.seq),
@@ -111,12 +120,31 @@ impl Durable {
             EventData::ToolCall(call) => {
                 if let Some(step) = self.open_step() {
                     step.dispatched.insert(call.call_id.clone());
+                    if call.client {
+                        step.client.insert(call.call_id.clone());
+                        step.wait(&call.call_id, WaitKind::Client, event.time);
+                    }
+                }
+            }
+            EventData::ToolApproval(approval) => {
+                if let Some(step) = self.open_step() {
+                    let id = &approval.call_id;
+                    match approval.state {
+                        ApprovalState::Requested => step.wait(id, WaitKind::Approval, event.time),
+                        ApprovalState::Approved if step.client.contains(id) => {
+                            step.wait(id, WaitKind::Client, event.time);
+                        }
+                        ApprovalState::Approved | ApprovalState::Denied => {
+                            step.waiting.remove(id);
+                        }
+                    }
                 }
             }
             EventData::ToolResult(result) => {
                 if let Some(step) = self.open_step() {
                     for block in &result.message.content {
                         if let ContentBlock::ToolResult { tool_call_id, .. } = block {
+                            step.waiting.remove(tool_call_id);
                             step.answered.insert(tool_call_id.clone());
                         }
                     }
@@ -151,6 +179,23 @@ impl Durable {
 
     fn open_step(&mut self) -> Option<&mut OpenStep> {
         self.open_turn.as_mut().and_then(|open| open.step.as_mut())
+    }
+}
+
+impl OpenStep {
+    fn new(step: u32) -> OpenStep {
+        OpenStep {
+            step,
+            calls: Vec::new(),
+            dispatched: BTreeSet::new(),
+            answered: BTreeSet::new(),
+            client: BTreeSet::new(),
+            waiting: BTreeMap::new(),
+        }
+    }
+
+    fn wait(&mut self, call_id: &str, kind: WaitKind, since: u64) {
+        self.waiting.insert(call_id.to_owned(), Wait { kind, since });
     }
 }
 

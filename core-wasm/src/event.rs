@@ -166,6 +166,41 @@ pub struct ToolCallEvent {
     pub name: String,
     /// The raw JSON text the model produced.
     pub arguments: String,
+    /// A client tool's call: the client runs it and posts the result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client: bool,
+}
+
+/// `tool/approval`: a call waits for a person, or was approved or denied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolApproval {
+    /// The turn.
+    pub turn: u32,
+    /// The step.
+    pub step: u32,
+    /// The model's call id.
+    pub call_id: String,
+    /// Where the approval stands.
+    pub state: ApprovalState,
+    /// Why it was denied, when the person said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Who answered, when the host knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// Where a call's approval stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalState {
+    /// It waits for a person.
+    Requested,
+    /// It may run.
+    Approved,
+    /// It does not run: its result is `DENIED_BY_USER`.
+    Denied,
 }
 
 /// `tool/result`.
@@ -326,6 +361,7 @@ event_types! {
     GoalChange(RawJson) = "goal/change",
     SubagentDescriptor(RawJson) = "subagent/descriptor",
     EndSeed(EndSeed) = "session/end-seed",
+    ToolApproval(ToolApproval) = "tool/approval",
     ContextCompaction(ContextCompaction) = "context/compaction",
 }
 

@@ -8,8 +8,8 @@ use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::io::{
-    Config, ContextPolicy, HostEvent, Input, Limits, Output, RetryPolicy, Status, StepDecision,
-    ToolOutcome, ToolSpec,
+    CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RetryPolicy, Status,
+    StepDecision, ToolOutcome, ToolSpec, WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -107,6 +107,8 @@ fn spec_from(s: wit::ToolSpec) -> ToolSpec {
         description: s.description,
         parameters: s.parameters,
         parallel_safe: s.parallel_safe,
+        approval: s.approval,
+        client_timeout_ms: s.client_timeout_ms,
     }
 }
 
@@ -116,6 +118,8 @@ fn spec_to(s: ToolSpec) -> wit::ToolSpec {
         description: s.description,
         parameters: s.parameters,
         parallel_safe: s.parallel_safe,
+        approval: s.approval,
+        client_timeout_ms: s.client_timeout_ms,
     }
 }
 
@@ -180,6 +184,17 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
                 .map(|m| json("context message", m))
                 .collect::<Result<_, _>>()?,
         }),
+        wit::Input::Answer(a) => Input::Answer {
+            call_id: a.call_id,
+            answer: match a.answer {
+                wit::CallAnswer::Approve(by) => CallAnswer::Approve { by },
+                wit::CallAnswer::Deny(d) => CallAnswer::Deny { reason: d.reason, by: d.by },
+                wit::CallAnswer::ClientResult(r) => CallAnswer::Result {
+                    content: json("client result content", &r.content)?,
+                    is_error: r.is_error,
+                },
+            },
+        },
         wit::Input::RetryTimer(id) => Input::RetryTimer(id),
         wit::Input::Recover => Input::Recover,
         wit::Input::Compact => Input::Compact,
@@ -230,6 +245,21 @@ fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
             wit::Output::RetryAfter(wit::RetryAfter { timer_id, delay_ms })
         }
         Output::Compacting(busy) => wit::Output::Compacting(busy),
+        Output::Waiting(calls) => wit::Output::Waiting(
+            calls
+                .into_iter()
+                .map(|c| wit::WaitingCall {
+                    call_id: c.call_id,
+                    name: c.name,
+                    arguments: c.arguments,
+                    kind: match c.kind {
+                        WaitKind::Approval => wit::WaitKind::Approval,
+                        WaitKind::Client => wit::WaitKind::Client,
+                    },
+                    since: c.since,
+                })
+                .collect(),
+        ),
         Output::Refused { code, message } => wit::Output::Refused(wit::Refusal { code, message }),
     }
 }

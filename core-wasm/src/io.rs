@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::wire::{CancelCause, ContentBlock, Message, MessageId, ModelError, StreamChunk, Target};
 
 /// A tool the model may call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
     /// The name the model calls it by.
@@ -18,6 +18,14 @@ pub struct ToolSpec {
     pub parameters: String,
     /// Parallel-safe calls may run together; the others run alone.
     pub parallel_safe: bool,
+    /// Each call waits for a person's approval before it runs (`tool/approval`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approval: bool,
+    /// A client tool: the session's client runs each call and answers with its result
+    /// ([`CallAnswer::Result`]); a call without one after this many milliseconds fails
+    /// `TOOL_TIMEOUT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_timeout_ms: Option<u64>,
 }
 
 /// Backoff for transient model failures.
@@ -218,6 +226,14 @@ pub enum Input {
     },
     /// A tool call finished.
     ToolFinished(ToolOutcome),
+    /// A person's or a client's answer to a call that waits for one; refused `unknown-call` when
+    /// no call of the running step has that id, `not-waiting` when it waits for no such answer.
+    Answer {
+        /// The model's call id.
+        call_id: String,
+        /// The answer.
+        answer: CallAnswer,
+    },
     /// The retry timer with this id expired.
     RetryTimer(u64),
     /// After a restart: close an open turn and run accepted followups.
@@ -229,6 +245,57 @@ pub enum Input {
     /// Log an event the host made: it gets the next seq and the input's time, nothing else
     /// changes.
     Log(HostEvent),
+}
+
+/// What a waiting call is told.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallAnswer {
+    /// Run it (`tool/approval approved`).
+    Approve {
+        /// Who approved, for the log.
+        by: Option<String>,
+    },
+    /// Do not run it: its result is the error `DENIED_BY_USER` with the reason.
+    Deny {
+        /// Why, for the model.
+        reason: Option<String>,
+        /// Who denied, for the log.
+        by: Option<String>,
+    },
+    /// A client tool's result.
+    Result {
+        /// The result content.
+        content: Vec<ContentBlock>,
+        /// The client says the tool failed (`CLIENT_TOOL_ERROR`).
+        is_error: bool,
+    },
+}
+
+/// What a waiting call waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitKind {
+    /// A person's approval.
+    Approval,
+    /// The client's result.
+    Client,
+}
+
+/// A call of the running step that waits for an answer ([`Input::Answer`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingCall {
+    /// The model's call id.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// The raw JSON text the model produced.
+    pub arguments: String,
+    /// What it waits for.
+    pub kind: WaitKind,
+    /// When it started waiting (epoch ms): its `tool/call`, or for a client tool that needed an
+    /// approval, the approval.
+    pub since: u64,
 }
 
 /// A log-only event the host makes, with its `data` as JSON object text; the core's state never
@@ -310,13 +377,15 @@ pub enum Output {
         /// How long to wait.
         delay_ms: u64,
     },
+    /// The calls that wait for an answer changed: here are all of them now, in model order.
+    Waiting(Vec<WaitingCall>),
     /// A compaction at idle started (`true`) or settled (`false`): the agent stays idle but is
     /// busy in between, so the host keeps it awake and its owners waiting.
     Compacting(bool),
     /// The input was refused and changed nothing.
     Refused {
         /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `session-running`,
-        /// `compacting` or `nothing-to-compact`.
+        /// `compacting`, `nothing-to-compact`, `unknown-call` or `not-waiting`.
         code: String,
         /// What was wrong.
         message: String,

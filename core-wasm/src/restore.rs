@@ -1,9 +1,12 @@
 //! Rebuilding a session from its log, and crash repair: both pure functions of the log.
 
 use crate::agent::Agent;
-use crate::durable::{Durable, OpenTurn};
+use crate::durable::{Durable, OpenTurn, Wait};
 use crate::event::{Event, EventData, StepMark, ToolError, ToolResultEvent, TurnEnd};
-use crate::io::Config;
+use crate::io::Output;
+use crate::io::{Config, WaitKind};
+use crate::tools::{CallState, ToolBatch};
+use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};
 
 /// Folds a recorded log (event envelopes in seq order) into durable state. The log must start at
@@ -38,8 +41,12 @@ pub fn fold_after<S: AsRef<str>>(mut durable: Durable, events: &[S]) -> Result<D
     Ok(durable)
 }
 
+/// What a call that ran when the gateway stopped is answered.
+const RAN_UNKNOWN: &str = "the gateway stopped while this call ran; its outcome is unknown";
+
 /// The events that close a turn a crash left open: one error `tool/result` per call without a
-/// result (`TOOL_OUTCOME_UNKNOWN` when its `tool/call` was logged, else `TOOL_NOT_STARTED`), then
+/// result (`TOOL_OUTCOME_UNKNOWN` when its `tool/call` was logged and it ran, else
+/// `TOOL_NOT_STARTED`), then
 /// `step/end` if a step is open, then `turn/end {interrupted}`. Seqs continue from `next_seq`;
 /// every closer takes `time`, the last event's time. Core-made message ids derive from
 /// `session_id` and the seq, as live ones do.
@@ -54,11 +61,11 @@ pub fn repair(open: &OpenTurn, session_id: &str, next_seq: u64, time: u64) -> Ve
             if step.answered.contains(call_id) {
                 continue;
             }
-            let (code, text) = if step.dispatched.contains(call_id) {
-                (
-                    "TOOL_OUTCOME_UNKNOWN",
-                    "the gateway stopped while this call ran; its outcome is unknown",
-                )
+            let approving = step.waiting.get(call_id).is_some_and(|w| w.kind == WaitKind::Approval);
+            let (code, text) = if approving {
+                ("TOOL_NOT_STARTED", "the gateway stopped while this call waited for approval")
+            } else if step.dispatched.contains(call_id) {
+                ("TOOL_OUTCOME_UNKNOWN", RAN_UNKNOWN)
             } else {
                 ("TOOL_NOT_STARTED", "the gateway stopped before this call started")
             };
@@ -95,6 +102,58 @@ pub fn repair(open: &OpenTurn, session_id: &str, next_seq: u64, time: u64) -> Ve
 }
 
 impl Agent {
+    /// The open turn of a restored log as a live one, when its step has calls that wait for an
+    /// answer: those wait again (a client's timeout counts from when it started waiting), calls
+    /// that ran get `TOOL_OUTCOME_UNKNOWN`, and calls never dispatched run when their turn comes.
+    fn waiting_turn(&mut self) -> Option<Turn> {
+        let open = self.durable.open_turn.clone()?;
+        let step = open.step.filter(|step| !step.waiting.is_empty())?;
+        let arguments = |id: &str| {
+            self.durable.history.iter().rev().find_map(|message| {
+                message.content.iter().find_map(|block| match block {
+                    ContentBlock::ToolCall { id: call, arguments, .. } if call == id => {
+                        Some(arguments.clone())
+                    }
+                    _ => None,
+                })
+            })
+        };
+        let calls = step
+            .calls
+            .iter()
+            .map(|(id, name)| (id.clone(), name.clone(), arguments(id).unwrap_or_default()));
+        let mut batch = ToolBatch::new(calls.collect());
+        for call in &mut batch.calls {
+            call.state = match step.waiting.get(&call.id) {
+                _ if step.answered.contains(&call.id) => CallState::Committed,
+                Some(Wait { kind: WaitKind::Approval, since }) => {
+                    CallState::Approval { since: *since }
+                }
+                Some(Wait { kind: WaitKind::Client, since }) => {
+                    let spec = self.config.tools.iter().find(|t| t.name == call.name);
+                    let timeout = spec.and_then(|s| s.client_timeout_ms).unwrap_or_default();
+                    let left = (since + timeout).saturating_sub(self.now);
+                    let timer = self.fresh_id();
+                    self.out.push(Output::RetryAfter { timer_id: timer, delay_ms: left });
+                    CallState::Client { since: *since, timer }
+                }
+                None if step.dispatched.contains(&call.id) => CallState::Done {
+                    content: vec![ContentBlock::Text { text: RAN_UNKNOWN.into() }],
+                    error_code: Some("TOOL_OUTCOME_UNKNOWN".into()),
+                },
+                None => CallState::Waiting,
+            };
+        }
+        let deadline = (self.config.limits.turn_ms > 0).then(|| {
+            let timer_id = self.fresh_id();
+            self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
+            timer_id
+        });
+        let mut turn = Turn::new(open.turn, deadline, Stage::Tools(batch));
+        turn.step = step.step;
+        Some(turn)
+    }
+
     /// Rebuilds a session from its log. The agent is idle; give it [`crate::Input::Recover`] next.
     ///
     /// Without `recover`, an agent restored from a log at rest (no open turn, no waking work) goes
@@ -131,10 +190,16 @@ impl Agent {
         }
     }
 
-    /// After a restart: close an open turn, then run the accepted followups that never ran.
+    /// After a restart: a turn whose step waits for a person or a client goes on waiting;
+    /// any other open turn is closed. Then run the accepted followups that never ran.
     pub(crate) fn recover(&mut self) {
         if !matches!(self.phase, crate::agent::Phase::Idle) {
             return; // a live turn is not a crash
+        }
+        if let Some(turn) = self.waiting_turn() {
+            self.resumed = true;
+            self.out.push(crate::io::Output::Status(crate::io::Status::Running));
+            return self.run_tools(turn);
         }
         self.close_open_turn();
         self.resumed = true;

@@ -3,10 +3,18 @@
 //!
 //! Parallel-safe calls run together (at most [`MAX_PARALLEL`] at once); any other call runs alone.
 //! Results are committed in the order the model asked for them, whatever order they finish in.
+//!
+//! A call may wait instead of running: for a person's approval (`tool/approval requested`), or,
+//! for a client tool, for the client's result. A waiting call holds its group as a running one
+//! does; the other calls of the group run meanwhile. Its answer comes as [`Input::Answer`].
+//!
+//! [`Input::Answer`]: crate::Input::Answer
 
 use crate::agent::{Agent, Phase};
-use crate::event::{EventData, ToolCallEvent, ToolError, ToolResultEvent};
-use crate::io::{Output, ToolCall, ToolOutcome, ToolSpec};
+use crate::event::{
+    ApprovalState, EventData, ToolApproval, ToolCallEvent, ToolError, ToolResultEvent,
+};
+use crate::io::{CallAnswer, Output, ToolCall, ToolOutcome, ToolSpec, WaitKind, WaitingCall};
 use crate::turn::{Stage, StepEnd, Stop, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, Target};
 
@@ -18,6 +26,18 @@ pub const MAX_PARALLEL: usize = 10;
 pub enum CallState {
     /// Not dispatched yet.
     Waiting,
+    /// Logged; waits for a person's approval before it runs.
+    Approval {
+        /// When it started waiting.
+        since: u64,
+    },
+    /// Handed to the client, which owes a result before the timer fires.
+    Client {
+        /// When it started waiting.
+        since: u64,
+        /// The timer of its timeout.
+        timer: u64,
+    },
     /// Dispatched; the host owes a result.
     Running,
     /// Finished, not yet committed.
@@ -65,9 +85,9 @@ impl ToolBatch {
 
     /// Marks the next group as running and returns their indexes: a run of parallel-safe calls
     /// (unknown tools count as such: they never reach the host), or one exclusive call. Nothing
-    /// while a call is running.
+    /// while a call is running or waiting.
     pub fn next_group(&mut self, specs: &[ToolSpec]) -> Vec<usize> {
-        if self.calls.iter().any(|c| matches!(c.state, CallState::Running)) {
+        if self.calls.iter().any(Call::in_flight) {
             return Vec::new();
         }
         let parallel =
@@ -108,7 +128,7 @@ impl ToolBatch {
         }
     }
 
-    /// Answers a call the host never saw (unknown tool, cancelled before dispatch) with an error.
+    /// Answers a call the host never saw, or one that waited (unknown tool, cancelled before dispatch) with an error.
     pub fn answer(&mut self, index: usize, content: Vec<ContentBlock>, code: &str) {
         self.calls[index].state = CallState::Done { content, error_code: Some(code.into()) };
     }
@@ -136,9 +156,67 @@ impl ToolBatch {
             .collect()
     }
 
+    /// A stopping turn answers its waiting calls: one that waited for approval never ran
+    /// (`ABORTED_BEFORE_DISPATCH`), one the client holds is abandoned (`ABORTED`).
+    pub fn settle_waiting(&mut self, why: &str) {
+        for call in &mut self.calls {
+            let (code, text) = match call.state {
+                CallState::Approval { .. } => {
+                    ("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was approved"))
+                }
+                CallState::Client { .. } => {
+                    ("ABORTED", format!("{why} while the client ran this call"))
+                }
+                _ => continue,
+            };
+            let content = vec![ContentBlock::Text { text }];
+            call.state = CallState::Done { content, error_code: Some(code.into()) };
+        }
+    }
+
+    /// The calls that wait for an answer, in model order.
+    pub fn waiting_calls(&self) -> Vec<WaitingCall> {
+        let wait = |call: &Call| match call.state {
+            CallState::Approval { since } => Some((WaitKind::Approval, since)),
+            CallState::Client { since, .. } => Some((WaitKind::Client, since)),
+            _ => None,
+        };
+        self.calls
+            .iter()
+            .filter_map(|call| {
+                let (kind, since) = wait(call)?;
+                let (call_id, name) = (call.id.clone(), call.name.clone());
+                Some(WaitingCall { call_id, name, arguments: call.arguments.clone(), kind, since })
+            })
+            .collect()
+    }
+
     /// Whether every result is committed.
     pub fn all_committed(&self) -> bool {
         self.calls.iter().all(|c| matches!(c.state, CallState::Committed))
+    }
+}
+
+/// Why a stopping turn dispatches nothing more.
+fn stop_reason(turn: &Turn) -> Option<&'static str> {
+    match &turn.stop {
+        Some(Stop::Cancel(_)) => Some("the turn was cancelled"),
+        Some(Stop::Limit(_)) => Some("the turn reached a limit"),
+        None => None,
+    }
+}
+
+impl Call {
+    fn has_timer(&self, id: u64) -> bool {
+        matches!(self.state, CallState::Client { timer, .. } if timer == id)
+    }
+
+    /// Running, or waiting for an answer.
+    fn in_flight(&self) -> bool {
+        matches!(
+            self.state,
+            CallState::Running | CallState::Approval { .. } | CallState::Client { .. }
+        )
     }
 }
 
@@ -156,9 +234,14 @@ impl Agent {
     /// result is in. Cancelled: nothing more is dispatched; waiting calls are answered
     /// `ABORTED_BEFORE_DISPATCH` while running ones drain.
     pub(crate) fn run_tools(&mut self, mut turn: Turn) {
+        if let Some(why) = stop_reason(&turn) {
+            let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+            batch.settle_waiting(why);
+        }
         loop {
             let committed = self.commit_results(&mut turn);
             let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+            self.report_waiting(batch.waiting_calls());
             if batch.all_committed() {
                 for message in std::mem::take(&mut batch.context) {
                     let splice = self.durable.inbox.insert(Target::NextStep, message);
@@ -172,6 +255,121 @@ impl Agent {
                 self.phase = Phase::Running(turn);
                 return;
             }
+        }
+    }
+
+    /// A person's or the client's answer to a waiting call.
+    pub(crate) fn on_answer(&mut self, call_id: &str, answer: CallAnswer) {
+        let call = match &self.phase {
+            Phase::Running(Turn { stage: Stage::Tools(batch), .. }) => {
+                batch.calls.iter().position(|c| c.id == call_id).map(|i| (i, &batch.calls[i]))
+            }
+            _ => None,
+        };
+        let Some((index, call)) = call else {
+            let text = format!("no call of the running step has id {call_id:?}");
+            return self.refuse("unknown-call", text);
+        };
+        let fits = matches!(
+            (&call.state, &answer),
+            (CallState::Approval { .. }, CallAnswer::Approve { .. } | CallAnswer::Deny { .. })
+                | (CallState::Client { .. }, CallAnswer::Result { .. })
+        );
+        if !fits {
+            let text = match &call.state {
+                CallState::Approval { .. } => format!(
+                    "call {call_id:?} waits for an approval, not a result; approve or deny it"
+                ),
+                CallState::Client { .. } => format!(
+                    "call {call_id:?} waits for its client's result, not an approval; post its result"
+                ),
+                _ => format!("call {call_id:?} waits for no answer: it already has one"),
+            };
+            return self.refuse("not-waiting", text);
+        }
+        let mut turn = self.take_turn().expect("a running turn, found above");
+        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+        let (number, step, name) = (turn.number, turn.step, batch.calls[index].name.clone());
+        match answer {
+            CallAnswer::Approve { by } => {
+                self.log_approval(number, step, call_id, ApprovalState::Approved, None, by);
+                let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+                let arguments = batch.calls[index].arguments.clone();
+                let call = ToolCall { call_id: call_id.to_owned(), name, arguments };
+                self.start_call(batch, index, call);
+            }
+            CallAnswer::Deny { reason, by } => {
+                let state = ApprovalState::Denied;
+                self.log_approval(number, step, call_id, state, reason.clone(), by);
+                // The model sees the code as well as the reason.
+                let text = match reason {
+                    Some(reason) => format!("DENIED_BY_USER: the user denied this call: {reason}"),
+                    None => "DENIED_BY_USER: the user denied this call".to_owned(),
+                };
+                let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+                batch.answer(index, vec![ContentBlock::Text { text }], "DENIED_BY_USER");
+            }
+            CallAnswer::Result { content, is_error } => {
+                let error_code = is_error.then(|| "CLIENT_TOOL_ERROR".to_owned());
+                batch.calls[index].state = CallState::Done { content, error_code };
+            }
+        }
+        self.run_tools(turn);
+    }
+
+    /// A client tool's timer fired: its call fails `TOOL_TIMEOUT` unless it was answered.
+    /// `false` when no waiting call has that timer.
+    pub(crate) fn on_client_timer(&mut self, timer_id: u64) -> bool {
+        let timed_out = |s: &Stage| match s {
+            Stage::Tools(batch) => batch.calls.iter().any(|c| c.has_timer(timer_id)),
+            _ => false,
+        };
+        let Some(mut turn) = self.turn_in(timed_out) else { return false };
+        let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+        let index = batch.calls.iter().position(|c| c.has_timer(timer_id)).expect("found above");
+        let spec = self.config.tools.iter().find(|t| t.name == batch.calls[index].name);
+        let ms = spec.and_then(|s| s.client_timeout_ms).unwrap_or_default();
+        let text = format!("the client did not post this call's result within {ms} ms");
+        batch.answer(index, vec![ContentBlock::Text { text }], "TOOL_TIMEOUT");
+        self.run_tools(turn);
+        true
+    }
+
+    /// Hands a call to the host, or for a client tool to the client with its timeout.
+    fn start_call(&mut self, batch: &mut ToolBatch, index: usize, call: ToolCall) {
+        let spec = self.config.tools.iter().find(|t| t.name == call.name);
+        match spec.and_then(|s| s.client_timeout_ms) {
+            Some(delay_ms) => {
+                let timer = self.fresh_id();
+                self.out.push(Output::RetryAfter { timer_id: timer, delay_ms });
+                batch.calls[index].state = CallState::Client { since: self.now, timer };
+            }
+            None => {
+                batch.calls[index].state = CallState::Running;
+                self.out.push(Output::CallTool(call));
+            }
+        }
+    }
+
+    fn log_approval(
+        &mut self,
+        turn: u32,
+        step: u32,
+        call_id: &str,
+        state: ApprovalState,
+        reason: Option<String>,
+        by: Option<String>,
+    ) {
+        let call_id = call_id.to_owned();
+        let event = ToolApproval { turn, step, call_id, state, reason, by };
+        self.emit(EventData::ToolApproval(event), None);
+    }
+
+    /// Tells the host which calls wait, when that changed.
+    fn report_waiting(&mut self, waiting: Vec<WaitingCall>) {
+        if waiting != self.waiting {
+            self.waiting = waiting.clone();
+            self.out.push(Output::Waiting(waiting));
         }
     }
 
@@ -215,20 +413,7 @@ impl Agent {
             let call = &batch.calls[index];
             let (id, name, arguments) =
                 (call.id.clone(), call.name.clone(), call.arguments.clone());
-            let event = ToolCallEvent {
-                turn: turn.number,
-                step: turn.step,
-                call_id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-            };
-            self.emit(EventData::ToolCall(event), None);
-            let stopped = match &turn.stop {
-                Some(Stop::Cancel(_)) => Some("the turn was cancelled"),
-                Some(Stop::Limit(_)) => Some("the turn reached a limit"),
-                None => None,
-            };
-            let answer = if let Some(why) = stopped {
+            let answer = if let Some(why) = stop_reason(turn) {
                 Some(("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was dispatched")))
             } else if !self.config.tools.iter().any(|t| t.name == name) {
                 let known: Vec<_> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
@@ -239,10 +424,30 @@ impl Agent {
             } else {
                 None
             };
+            let spec = self.config.tools.iter().find(|t| t.name == name);
+            let (approval, client) = match (&answer, spec) {
+                (None, Some(spec)) => (spec.approval, spec.client_timeout_ms.is_some()),
+                _ => (false, false),
+            };
+            let event = ToolCallEvent {
+                turn: turn.number,
+                step: turn.step,
+                call_id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+                client,
+            };
+            self.emit(EventData::ToolCall(event), None);
             let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
-            match answer {
-                Some((code, text)) => batch.answer(index, vec![ContentBlock::Text { text }], code),
-                None => self.out.push(Output::CallTool(ToolCall { call_id: id, name, arguments })),
+            if let Some((code, text)) = answer {
+                batch.answer(index, vec![ContentBlock::Text { text }], code);
+            } else if approval {
+                batch.calls[index].state = CallState::Approval { since: self.now };
+                let (turn_number, step) = (turn.number, turn.step);
+                self.log_approval(turn_number, step, &id, ApprovalState::Requested, None, None);
+            } else {
+                let call = ToolCall { call_id: id, name, arguments };
+                self.start_call(batch, index, call);
             }
         }
         any

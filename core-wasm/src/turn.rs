@@ -71,7 +71,7 @@ pub(crate) enum StepEnd {
 
 impl Turn {
     /// A turn before its first step.
-    fn new(number: u32, deadline: Option<u64>, stage: Stage) -> Turn {
+    pub(crate) fn new(number: u32, deadline: Option<u64>, stage: Stage) -> Turn {
         Turn {
             number,
             step: 0,
@@ -364,6 +364,9 @@ impl Agent {
     }
 
     pub(crate) fn on_timer(&mut self, id: u64) {
+        if self.on_client_timer(id) {
+            return;
+        }
         if let Phase::Running(turn) = &self.phase
             && turn.deadline == Some(id)
         {

@@ -15,6 +15,12 @@ macro_rules! scenarios {
 }
 
 scenarios! {
+    an_approval_waits_while_the_session_runs_and_approve_runs_the_call,
+    a_denied_call_gives_the_model_denied_by_user_and_the_reason,
+    a_cancel_while_a_call_waits_for_approval_aborts_it_before_dispatch,
+    a_waiting_approval_survives_a_restart_and_runs_once,
+    a_client_tool_call_waits_for_the_clients_result,
+    a_client_tool_without_a_result_in_time_fails_tool_timeout,
     a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed,
     a_step_past_its_output_limit_ends_output_limit,
     a_turn_at_its_step_limit_ends_max_steps,
@@ -68,5 +74,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 49);
+    assert_eq!(testkit::SCENARIOS.len(), 55);
 }

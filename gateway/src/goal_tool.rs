@@ -45,6 +45,7 @@ impl Tool for GoalTool {
                 .into(),
             parameters: r#"{"type":"object","properties":{"status":{"type":"string","enum":["complete","blocked"]},"reason":{"type":"string","description":"Why it is blocked"}},"required":["status"]}"#.into(),
             parallel_safe: false,
+            ..ToolSpec::default()
         }
     }
 

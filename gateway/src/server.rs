@@ -76,6 +76,9 @@ pub struct Sandbox {
     pub core: Option<std::path::PathBuf>,
     /// MCP servers whose tools every session may call (not sandboxed: see [`crate::mcp`]).
     pub mcp: Vec<crate::mcp::McpServer>,
+    /// The tools whose calls wait for a person's approval unless a session says otherwise
+    /// (`all`: every one).
+    pub approval_for: Vec<String>,
 }
 
 /// Why the gateway could not start.
@@ -87,6 +90,9 @@ pub enum ServeError {
     /// The core.
     #[error(transparent)]
     Core(#[from] CoreError),
+    /// `--approval-for` names a tool there is not.
+    #[error("--approval-for: {0}")]
+    Approval(String),
     /// Recovery.
     #[error("recovering the stored sessions failed: {0}")]
     Recover(#[from] RegistryError),
@@ -240,6 +246,10 @@ impl Sessions {
         let sessions = Sessions::compose(store, Arc::new(host), tools, settings.model.clone());
         sessions.registry.set_eviction(settings.eviction);
         sessions.registry.set_limits(settings.limits.clone());
+        sessions
+            .registry
+            .ask_before(&settings.sandbox.approval_for)
+            .map_err(ServeError::Approval)?;
         sessions.registry.set_windows(settings.windows.clone());
         Ok(sessions)
     }

@@ -287,6 +287,7 @@ async fn request_body_carries_stream_system_tools_and_tool_results() {
         description: "Echoes text.".into(),
         parameters: r#"{"type":"object","properties":{"text":{"type":"string"}}}"#.into(),
         parallel_safe: true,
+        ..ToolSpec::default()
     }];
     run(&provider(&mock), req).await;
 

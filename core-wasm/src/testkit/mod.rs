@@ -18,7 +18,9 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use crate::io::{Config, Input, Limits, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec};
+use crate::io::{
+    CallAnswer, Config, Input, Limits, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec,
+};
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target, Usage,
 };
@@ -53,11 +55,29 @@ pub fn config() -> Config {
         description: format!("the {name} tool"),
         parameters: r#"{"type":"object"}"#.into(),
         parallel_safe,
+        ..ToolSpec::default()
     };
     let mut config = Config::new("s1", "scripted", "scripted-1");
     config.tools = vec![spec("echo", true), spec("slow", false), spec("wait", true)];
     // The limits have scenarios of their own; elsewhere a turn-deadline timer would only fire.
     config.limits = Limits::none();
+    config
+}
+
+/// [`config`] plus the tools of a person in the loop: `guarded` (parallel-safe, needs an
+/// approval, then finishes at once like `echo`) and `pick` (a client tool with a 60 s timeout).
+pub fn person_config() -> Config {
+    let mut config = config();
+    let tool = |name: &str, approval, client_timeout_ms| ToolSpec {
+        name: name.into(),
+        description: format!("the {name} tool"),
+        parameters: r#"{"type":"object"}"#.into(),
+        parallel_safe: true,
+        approval,
+        client_timeout_ms,
+    };
+    config.tools.push(tool("guarded", true, None));
+    config.tools.push(tool("pick", false, Some(60_000)));
     config
 }
 
@@ -190,6 +210,11 @@ impl<'b> Harness<'b> {
         }))
     }
 
+    /// Answers a waiting call.
+    pub fn answer(&mut self, call_id: &str, answer: CallAnswer) -> &mut Self {
+        self.input(Input::Answer { call_id: call_id.into(), answer })
+    }
+
     /// Rebuilds the core from the log so far (as after a crash) and gives it `recover`.
     pub fn restart(&mut self) -> &mut Self {
         self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
@@ -268,7 +293,7 @@ impl<'b> Harness<'b> {
                 self.play(request_id, reply);
             }
             Output::CallTool(call) => {
-                if call.name == "echo" {
+                if call.name == "echo" || call.name == "guarded" {
                     let text = format!("echo: {}", call.arguments);
                     let content = vec![ContentBlock::Text { text }];
                     self.queue.push_back(Input::ToolFinished(ToolOutcome {
@@ -285,6 +310,13 @@ impl<'b> Harness<'b> {
                 self.transcript.push(format!("abort request {request_id}"))
             }
             Output::Compacting(busy) => self.transcript.push(format!("compacting {busy}")),
+            Output::Waiting(calls) => {
+                let calls: Vec<String> = calls
+                    .iter()
+                    .map(|c| format!("{} {:?} since +{}", c.call_id, c.kind, c.since - START))
+                    .collect();
+                self.transcript.push(format!("waiting [{}]", calls.join(", ")));
+            }
             Output::RetryAfter { timer_id, delay_ms } if self.hold_timers => {
                 self.timers.push((timer_id, delay_ms));
             }
@@ -454,10 +486,24 @@ fn summarize(event: &Value) -> String {
             line
         }
         "tool/call" => format!(
-            "tool/call {} {}",
+            "tool/call {} {}{}",
             data["callId"].as_str().unwrap_or("?"),
-            data["name"].as_str().unwrap_or("?")
+            data["name"].as_str().unwrap_or("?"),
+            if data["client"] == true { " client" } else { "" }
         ),
+        "tool/approval" => {
+            let mut line = format!(
+                "tool/approval {} {}",
+                data["callId"].as_str().unwrap_or("?"),
+                data["state"].as_str().unwrap_or("?")
+            );
+            for key in ["by", "reason"] {
+                if let Some(value) = data[key].as_str() {
+                    line += &format!(" {key}={value:?}");
+                }
+            }
+            line
+        }
         "tool/result" => {
             let block = &data["message"]["content"][0];
             let mut line = format!(

@@ -38,12 +38,14 @@ use serde_json::json;
 use tokio::sync::watch;
 
 mod mcp;
+mod permission;
 
 use crate::actor::SessionHandle;
 use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
 use crate::owned::submit;
 use crate::registry::{Registry, RegistryError, SessionSpec};
+use permission::{Asker, Calls};
 
 /// Serves ACP over `transport` until the client goes away.
 pub async fn serve(
@@ -184,6 +186,11 @@ impl Bridge {
                 cx.send_notification(SessionNotification::new(req.session_id.clone(), update))?;
             }
         }
+        // A call that waited across a restart is asked about again.
+        let asker = Asker { cx: cx.clone(), handle: handle.clone(), session_id: req.session_id };
+        if let Ok(durable) = airlock_core::fold_log(&events) {
+            asker.ask_waiting(&durable);
+        }
         self.attach(handle, last, cx);
         Ok(LoadSessionResponse::new())
     }
@@ -194,7 +201,8 @@ impl Bridge {
         let store = self.registry.store().clone();
         let follower = Follower::new(store, handle.id(), Some(handle.clone()), after);
         let session_id = SessionId::new(handle.id().to_owned());
-        let forwarder = tokio::spawn(forward(follower, session_id, cx, sent_tx));
+        let asker = Asker { cx, handle: handle.clone(), session_id };
+        let forwarder = tokio::spawn(forward(follower, asker, sent_tx));
         let attached = Attached { handle, sent, forwarder, prompt: None };
         let old = self.sessions.lock().expect("sessions lock").insert(attached.id(), attached);
         if let Some(old) = old {
@@ -324,22 +332,20 @@ fn stop_reason(ended: Option<TurnEndReason>) -> Result<PromptResponse, Error> {
     Ok(PromptResponse::new(stop))
 }
 
-/// Sends each committed event's updates, and how far it got.
-async fn forward(
-    mut follower: Follower,
-    session_id: SessionId,
-    cx: ConnectionTo<Client>,
-    sent: watch::Sender<Option<u64>>,
-) {
+/// Sends each committed event's updates, and how far it got; asks the client about each call
+/// that waits for approval.
+async fn forward(mut follower: Follower, asker: Asker, sent: watch::Sender<Option<u64>>) {
+    let mut calls = Calls::default();
     while let Some(update) = follower.next_retrying().await {
         let Update::Event(committed) = update else { continue };
         if let Ok(Some(event)) = Event::parse(&committed.json) {
             for update in updates_of(&event.data) {
-                let note = SessionNotification::new(session_id.clone(), update);
-                if cx.send_notification(note).is_err() {
+                let note = SessionNotification::new(asker.session_id.clone(), update);
+                if asker.cx.send_notification(note).is_err() {
                     return; // the client is gone
                 }
             }
+            calls.follow(&event.data, &asker);
         }
         sent.send_replace(Some(committed.seq));
     }

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use airlock_core::{Input, Status};
+use airlock_core::{Input, Status, WaitingCall};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::clock::now_ms;
@@ -61,6 +61,8 @@ pub struct View {
     pub parent: Option<String>,
     /// A compaction at idle runs: not at rest.
     pub compacting: bool,
+    /// The calls of the running step that wait for a person or the client.
+    pub waiting: Vec<WaitingCall>,
 }
 
 enum Command {
@@ -243,6 +245,7 @@ fn view_of(session: &Session) -> View {
         goal: session.goal(),
         parent: session.parent().map(str::to_owned),
         compacting: session.compacting(),
+        waiting: session.waiting().to_vec(),
     }
 }
 

@@ -17,6 +17,7 @@ mod responses;
 mod runs;
 mod sessions;
 mod sse;
+mod tool_calls;
 mod tools;
 
 use std::sync::Arc;
@@ -85,6 +86,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(messages::router())
         .merge(runs::router())
         .merge(goals::router())
+        .merge(tool_calls::router())
         .merge(tools::router())
         .merge(events::router())
         .merge(access::router())

@@ -102,3 +102,19 @@ const STORAGE: &str = "`storage-unavailable`, or `session-moving` (the session i
     gateways, see docs/deploy.md): retry after `Retry-After`";
 const CORE: &str = "`core-failed`: the core trapped; the session was rebuilt from its log and the \
     input was not applied, so send it again";
+
+/// A call that waits for no such answer: 404 `tool-call-not-found` or 409 `not-waiting`.
+pub struct NotWaiting;
+
+impl IntoResponses for NotWaiting {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        errors(&[
+            ("404", "`session-not-found`, or `tool-call-not-found`: the log has no such call"),
+            (
+                "409",
+                "`not-waiting`: the call has its answer already, or waits for the other kind \
+                 (an approval, a client's result); or `session-disposed`",
+            ),
+        ])
+    }
+}

@@ -18,9 +18,10 @@ use super::{
 };
 use crate::clock::{fresh_id, now_ms};
 use crate::goal::Driver;
-use crate::registry::SessionSpec;
+use crate::registry::{ForkedFrom, SessionSpec};
 use crate::schema::status_schema;
 use crate::store::SessionRow;
+use crate::tools::{ClientTool, ToolChoice};
 
 /// `/v1/sessions`, `/v1/sessions/{id}` and `/v1/sessions/{id}/status` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -43,8 +44,11 @@ struct CreateBody {
     model: Option<String>,
     /// The system prompt.
     system: Option<String>,
-    /// The names of the tools the agent may call.
-    tools: Option<Vec<String>>,
+    /// The gateway tools the agent may call (all when absent): each a name, or `{name,
+    /// approval}` where `approval: "always"` makes each call wait for a person.
+    tools: Option<Vec<ToolChoice>>,
+    /// Tools the client runs: a call waits for `POST …/tool-calls/{callId}/result`.
+    client_tools: Option<Vec<ClientTool>>,
     /// Anything the caller wants kept with the session (any JSON).
     #[schema(value_type = Option<serde_json::Value>)]
     metadata: Option<Value>,
@@ -53,7 +57,7 @@ struct CreateBody {
 /// `Session` as the API shows it.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct SessionView {
+pub(super) struct SessionView {
     session_id: String,
     #[schema(schema_with = status_schema)]
     status: Status,
@@ -74,6 +78,9 @@ struct SessionView {
     /// Its goal, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     goal: Option<GoalView>,
+    /// For a fork: the session and seq its log was copied from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forked_from: Option<ForkedFrom>,
 }
 
 /// Queue counts per inbox list.
@@ -138,8 +145,10 @@ async fn create(
         model: body.model.unwrap_or_else(|| state.registry.default_model().to_owned()),
         system: body.system,
         tools: body.tools,
+        client_tools: body.client_tools,
         max_tokens: None,
         metadata: body.metadata,
+        forked_from: None,
     };
     let tenant = caller.owner();
     if let Some(tenant) = &tenant {
@@ -288,7 +297,7 @@ async fn dispose(
 }
 
 /// A stored row plus what the live session knows (status, log length, queue counts).
-async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
+pub(super) async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
     let (status, last_seq, queue, goal) = match state.registry.get(&row.session_id) {
         Ok(handle) => {
             let view = handle.view();
@@ -304,6 +313,7 @@ async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
         }
     };
     let count = |target| queue.iter().filter(|i| i.target == target).count();
+    let spec: SessionSpec = serde_json::from_value(row.spec).unwrap_or_default();
     Ok(SessionView {
         session_id: row.session_id,
         status,
@@ -311,10 +321,11 @@ async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
         pending: Pending { next_turn: count(Target::NextTurn), next_step: count(Target::NextStep) },
         created_at: row.created_at,
         updated_at: row.updated_at,
-        model: row.spec.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        model: spec.model,
         disposed: row.disposed,
         parent_session_id: row.parent_session_id,
         goal: goal.map(GoalView::of),
+        forked_from: spec.forked_from,
     })
 }
 

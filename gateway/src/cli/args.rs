@@ -26,11 +26,22 @@ pub struct SandboxArgs {
     /// environment, separate servers with `;`. Not sandboxed, unlike plugins.
     #[arg(long = "mcp", env = "AIRLOCK_MCP", value_delimiter = ';', value_parser = McpServer::parse)]
     pub mcp: Vec<McpServer>,
+    /// Each call of this tool waits for a person's approval (`approve`/`deny` over HTTP, a
+    /// permission request over ACP, a question with `run --approve ask`), unless a session's own
+    /// policy says otherwise; `all`: every tool. Repeatable, or comma-separated.
+    #[arg(
+        long = "approval-for",
+        env = "AIRLOCK_APPROVAL_FOR",
+        value_delimiter = ',',
+        value_name = "TOOL"
+    )]
+    pub approval_for: Vec<String>,
 }
 
 impl From<SandboxArgs> for Sandbox {
     fn from(args: SandboxArgs) -> Sandbox {
-        Sandbox { plugins: args.plugins, core: args.core, mcp: args.mcp }
+        let SandboxArgs { plugins, core, mcp, approval_for } = args;
+        Sandbox { plugins, core, mcp, approval_for }
     }
 }
 

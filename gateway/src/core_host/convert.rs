@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use airlock_core::{
-    CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output, RetryPolicy,
-    Status, StepDecision, Target, ToolCall, ToolSpec,
+    CallAnswer, CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output,
+    RetryPolicy, Status, StepDecision, Target, ToolCall, ToolSpec, WaitKind, WaitingCall,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -62,6 +62,8 @@ fn spec_to(s: ToolSpec) -> wit::ToolSpec {
         description: s.description,
         parameters: s.parameters,
         parallel_safe: s.parallel_safe,
+        approval: s.approval,
+        client_timeout_ms: s.client_timeout_ms,
     }
 }
 
@@ -71,6 +73,8 @@ fn spec_from(s: wit::ToolSpec) -> ToolSpec {
         description: s.description,
         parameters: s.parameters,
         parallel_safe: s.parallel_safe,
+        approval: s.approval,
+        client_timeout_ms: s.client_timeout_ms,
     }
 }
 
@@ -139,6 +143,19 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
                 .map(|m| to_json("context message", m))
                 .collect::<Result<_, _>>()?,
         }),
+        Input::Answer { call_id, answer } => wit::Input::Answer(wit::Answer {
+            call_id,
+            answer: match answer {
+                CallAnswer::Approve { by } => wit::CallAnswer::Approve(by),
+                CallAnswer::Deny { reason, by } => wit::CallAnswer::Deny(wit::Deny { reason, by }),
+                CallAnswer::Result { content, is_error } => {
+                    wit::CallAnswer::ClientResult(wit::ClientResult {
+                        content: to_json("client result content", &content)?,
+                        is_error,
+                    })
+                }
+            },
+        }),
         Input::RetryTimer(id) => wit::Input::RetryTimer(id),
         Input::Recover => wit::Input::Recover,
         Input::Compact => wit::Input::Compact,
@@ -192,6 +209,21 @@ pub(super) fn output_from(
             Output::RetryAfter { timer_id: r.timer_id, delay_ms: r.delay_ms }
         }
         wit::Output::Compacting(busy) => Output::Compacting(busy),
+        wit::Output::Waiting(calls) => Output::Waiting(
+            calls
+                .into_iter()
+                .map(|c| WaitingCall {
+                    call_id: c.call_id,
+                    name: c.name,
+                    arguments: c.arguments,
+                    kind: match c.kind {
+                        wit::WaitKind::Approval => WaitKind::Approval,
+                        wit::WaitKind::Client => WaitKind::Client,
+                    },
+                    since: c.since,
+                })
+                .collect(),
+        ),
         wit::Output::Refused(r) => Output::Refused { code: r.code, message: r.message },
     })
 }

@@ -137,6 +137,7 @@ pub async fn connect(server: &McpServer) -> Result<Vec<Arc<dyn Tool>>, McpError>
             description: tool.description.as_deref().unwrap_or_default().to_owned(),
             parameters: Value::Object((*tool.input_schema).clone()).to_string(),
             parallel_safe: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
+            ..ToolSpec::default()
         };
         tools.push(Arc::new(McpTool {
             connection: connection.clone(),

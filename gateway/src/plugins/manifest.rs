@@ -1,6 +1,7 @@
 //! `plugin.toml`: a plugin's limits and grants.
 //!
 //! ```toml
+//! approval = "always"          # each call waits for a person; default "never"
 //! [limits]       # per call
 //! timeout_ms = 5000
 //! memory_mb  = 64
@@ -16,10 +17,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::tools::Approval;
+
 /// A plugin's manifest.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// Whether its tools' calls wait for a person's approval, unless a session says otherwise.
+    #[serde(default)]
+    pub approval: Approval,
     /// Per-call limits.
     #[serde(default)]
     pub limits: Limits,

@@ -34,6 +34,7 @@ pub use manifest::{DirGrant, Grants, Limits, Manifest, Mode};
 use self::bindings::ToolPluginPre;
 use self::bindings::airlock::plugin::types::ToolError;
 use self::sandbox::CallState;
+use crate::tools::Approval;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The plugin components built from this repository (`plugins/` and the test fixtures in
@@ -239,6 +240,8 @@ impl Plugin {
                 description: spec.description,
                 parameters: spec.parameters,
                 parallel_safe: spec.parallel_safe,
+                approval: self.manifest.approval == Approval::Always,
+                client_timeout_ms: None,
             })
             .collect())
     }

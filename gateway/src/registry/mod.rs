@@ -11,47 +11,30 @@
 mod cluster;
 mod error;
 mod evict;
+mod fork;
 mod session_tools;
+mod spec;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use airlock_core::{Config, Input, Limits, Status};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
-use crate::clock::{fresh_id, now_ms};
+use crate::clock::fresh_id;
 use crate::core_host::CoreHost;
 use crate::model;
 use crate::session::{Notice, Outbox, Session, SessionParts};
 use crate::store::{Owner, SessionRow, Store, plain_name};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolRegistry, offered_tools};
 pub use cluster::{Change, ClusterNotice};
 pub use error::RegistryError;
 pub use evict::Eviction;
 pub use session_tools::SessionTools;
-
-/// How a session was asked for: stored with it, so a restart rebuilds the same session.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionSpec {
-    /// `demo`, `openai:<model>`, ...
-    pub model: String,
-    /// The system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<String>,
-    /// Names of the tools the model sees (all when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<String>>,
-    /// The output token limit of each model request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    /// Anything the client wants kept with the session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<serde_json::Value>,
-}
+pub use spec::{ForkedFrom, SessionSpec};
 
 /// A change to the set of sessions or their status, for `GET /v1/events`.
 #[derive(Clone, Debug, Serialize)]
@@ -112,6 +95,9 @@ pub struct Registry {
     eviction: Mutex<Eviction>,
     /// What no turn of a session built from now on may exceed.
     limits: Mutex<Limits>,
+    /// The tools whose calls wait for a person's approval unless a session says otherwise
+    /// (`all`: every one).
+    asking: Mutex<Vec<String>>,
     /// The context windows of the models of sessions built from now on.
     windows: Mutex<model::ContextWindows>,
     /// Wakes the evictor early (more sessions than `max_live`).
@@ -152,6 +138,7 @@ impl Registry {
             waking: Mutex::new(HashMap::new()),
             eviction: Mutex::new(Eviction::default()),
             limits: Mutex::new(Limits::default()),
+            asking: Mutex::default(),
             windows: Mutex::default(),
             crowded: Arc::default(),
             hub: broadcast::channel(256).0,
@@ -187,6 +174,16 @@ impl Registry {
     /// The default model name.
     pub fn default_model(&self) -> &str {
         &self.default_model
+    }
+
+    /// Makes the calls of these tools (`all`: every one) wait for a person's approval, unless a
+    /// session's own policy says otherwise; an unknown name is an error naming the known ones.
+    pub fn ask_before(&self, names: &[String]) -> Result<(), String> {
+        for name in names.iter().filter(|name| *name != crate::tools::ASK_ALL) {
+            self.tools.only(std::slice::from_ref(name))?;
+        }
+        *self.asking.lock().expect("asking lock") = names.to_vec();
+        Ok(())
     }
 
     /// Sets what no turn may exceed, for sessions built (created or brought back) from now on.
@@ -255,18 +252,7 @@ impl Registry {
         let _exclusive = self.exclusive(&session_id).await;
         // The core comes first: a session whose core cannot start is not stored.
         let session = Session::create(self.build(&session_id, &spec, Outbox::new())?)?;
-        let now = now_ms();
-        let row = SessionRow {
-            session_id: session_id.clone(),
-            created_at: now,
-            updated_at: now,
-            spec: serde_json::to_value(&spec).expect("specs serialize"),
-            disposed: false,
-            parent_session_id,
-            tenant,
-            goal: None,
-            needs_recovery: false,
-        };
+        let row = spec.row(&session_id, parent_session_id, tenant);
         if !self.store.insert_session(row.clone()).await? {
             let existing = self
                 .store
@@ -447,13 +433,10 @@ impl Registry {
     ) -> Result<SessionParts, RegistryError> {
         let model = model::from_name(&spec.model)
             .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
-        let mut tools = match &spec.tools {
-            None => self.tools.clone(),
-            Some(names) => self
-                .tools
-                .only(names)
-                .map_err(|message| RegistryError::BadSpec { field: "tools", message })?,
-        };
+        let client = spec.client_tools.as_deref().unwrap_or_default();
+        let asking = self.asking.lock().expect("asking lock").clone();
+        let mut tools = offered_tools(&self.tools, spec.tools.as_deref(), client, &asking)
+            .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;
         self.session_tools
             .add_to(session_id, &mut tools)
             .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;

@@ -65,6 +65,7 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
                     "callId": {"type": "string"},
                     "name": {"type": "string"},
                     "arguments": {"type": "string", "description": "The raw JSON text the model produced."},
+                    "client": {"type": "boolean", "description": "A client tool's call: the client posts its result."},
                 }),
             ),
         ),
@@ -110,6 +111,19 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
             ),
         ),
         ("session/end-seed", "EndSeedEvent", object(&[], json!({}))),
+        (
+            "tool/approval",
+            "ToolApprovalEvent",
+            in_step(
+                &["callId", "state"],
+                json!({
+                    "callId": {"type": "string"},
+                    "state": {"type": "string", "enum": ["requested", "approved", "denied"]},
+                    "reason": {"type": "string", "description": "Why it was denied."},
+                    "by": {"type": "string", "description": "Who answered: the key's tenant."},
+                }),
+            ),
+        ),
         ("context/compaction", "ContextCompactionEvent", compaction()),
     ]
 }

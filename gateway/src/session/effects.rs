@@ -115,6 +115,7 @@ impl Session {
                     self.timers.drain(..).for_each(|timer| timer.abort());
                 }
                 Output::Compacting(busy) => self.compacting = busy,
+                Output::Waiting(calls) => self.waiting = calls,
                 Output::CallModel(_)
                 | Output::AppendEvent(_)
                 | Output::Status(_)

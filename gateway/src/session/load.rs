@@ -2,14 +2,18 @@
 //! eviction (from its newest snapshot and the events after it, when its core wrote one), and
 //! after a core trap or a failed commit left the instance ahead of the log (from the whole log).
 
+use std::sync::Arc;
+
 use airlock_core::{Config, Durable, Event, Inbox, Input, Output, Status};
 
 use super::child::Parent;
-use super::{Batch, Session, SessionError, SessionLog};
+use super::{Batch, Outbox, Session, SessionError, SessionLog};
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
+use crate::model::ModelProvider;
 use crate::receipts::Marker;
 use crate::store::Snapshot;
+use crate::tools::ToolRegistry;
 
 /// Where a session's newest snapshot stands. A snapshot costs its size to write, and saves the
 /// replay of the events after it; so the next one waits until those events weigh as much, which
@@ -142,6 +146,7 @@ impl Session {
         self.parent = loaded.parent;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance
         self.compacting = false; // and so was a compaction at idle
+        self.waiting.clear(); // `recover` tells them again
         // A session that owes a recovery may have a turn open in its log: not idle until then.
         let status = if self.owes_recovery { Status::Running } else { Status::Idle };
         self.set_status(status, self.next_seq);
@@ -178,5 +183,28 @@ impl Session {
             self.set_status(Status::Idle, self.next_seq);
         }
         Ok(())
+    }
+}
+
+/// What a session is made of.
+pub struct SessionParts {
+    /// The compiled core.
+    pub host: Arc<CoreHost>,
+    /// Its settings; `tools` is filled from `tools`.
+    pub config: Config,
+    /// Its model.
+    pub model: Arc<dyn ModelProvider>,
+    /// The tools its model sees.
+    pub tools: ToolRegistry,
+    /// Where its events go.
+    pub log: Arc<dyn SessionLog>,
+    /// Where its notices go (an evicted session's outbox when it is woken, so its followers see
+    /// no gap).
+    pub outbox: Arc<Outbox>,
+}
+
+impl SessionParts {
+    pub(super) fn config(&self) -> Config {
+        Config { tools: self.tools.specs(), ..self.config.clone() }
     }
 }

@@ -26,7 +26,7 @@ mod sleep;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision};
+use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, WaitingCall};
 
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
@@ -45,6 +45,7 @@ use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
 use effects::Batch;
+pub use load::SessionParts;
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 
@@ -111,6 +112,8 @@ pub struct Session {
     went_idle: Option<u64>,
     /// A compaction at idle runs: idle, but busy (awake, owners waiting) until it settles.
     compacting: bool,
+    /// The calls of the running step that wait for a person or the client, as the core said.
+    waiting: Vec<WaitingCall>,
     /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
     /// owes `recover` before it takes anything else ([`Session::repair`]).
     owes_recovery: bool,
@@ -164,6 +167,7 @@ impl Session {
             streams: BTreeMap::new(),
             went_idle: None,
             compacting: false,
+            waiting: Vec::new(),
             owes_recovery: false,
             fenced: false,
             cancel: TurnCancel::new(),
@@ -212,6 +216,11 @@ impl Session {
     /// The log so far.
     pub async fn events(&self) -> Result<Vec<String>, StoreError> {
         self.log.read(&self.config.session_id).await
+    }
+
+    /// The calls of the running step that wait for an answer.
+    pub fn waiting(&self) -> &[WaitingCall] {
+        &self.waiting
     }
 
     /// Whether a compaction at idle runs: the agent is idle but not at rest.
@@ -470,28 +479,5 @@ impl Session {
             self.went_idle = next.checked_sub(1);
         }
         self.outbox.status_changed(status);
-    }
-}
-
-/// What a session is made of.
-pub struct SessionParts {
-    /// The compiled core.
-    pub host: Arc<CoreHost>,
-    /// Its settings; `tools` is filled from `tools`.
-    pub config: Config,
-    /// Its model.
-    pub model: Arc<dyn ModelProvider>,
-    /// The tools its model sees.
-    pub tools: ToolRegistry,
-    /// Where its events go.
-    pub log: Arc<dyn SessionLog>,
-    /// Where its notices go (an evicted session's outbox when it is woken, so its followers see
-    /// no gap).
-    pub outbox: Arc<Outbox>,
-}
-
-impl SessionParts {
-    fn config(&self) -> Config {
-        Config { tools: self.tools.specs(), ..self.config.clone() }
     }
 }

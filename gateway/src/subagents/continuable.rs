@@ -112,6 +112,7 @@ fn spec(name: &str, description: &str, parameters: &str) -> ToolSpec {
         description: description.into(),
         parameters: parameters.into(),
         parallel_safe: true,
+        ..ToolSpec::default()
     }
 }
 

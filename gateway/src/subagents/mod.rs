@@ -60,6 +60,7 @@ impl Tool for AgentTool {
                 .into(),
             parameters: r#"{"type":"object","properties":{"name":{"type":"string","description":"A short label for the subagent"},"prompt":{"type":"string","description":"The task"}},"required":["prompt"]}"#.into(),
             parallel_safe: true,
+            ..ToolSpec::default()
         }
     }
 

@@ -23,6 +23,7 @@ impl Tool for Echo {
             description: "Repeats the given text back, prefixed with `echo: `.".into(),
             parameters: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#.into(),
             parallel_safe: true,
+            ..ToolSpec::default()
         }
     }
 

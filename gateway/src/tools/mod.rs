@@ -2,6 +2,7 @@
 //! (sandboxed components, see [`crate::plugins`]) join them at start.
 
 mod echo;
+mod policy;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -11,6 +12,9 @@ use std::sync::Arc;
 use airlock_core::{ContentBlock, ToolSpec};
 
 pub use echo::Echo;
+pub use policy::{
+    ASK_ALL, Approval, CLIENT_TIMEOUT_MS, ClientTool, ToolChoice, ToolPolicy, offered_tools,
+};
 
 /// What a tool call produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +115,11 @@ impl ToolRegistry {
         }
         self.tools.insert(name, tool);
         Ok(())
+    }
+
+    /// The tool of that name.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned()
     }
 
     /// Every tool, by name.

@@ -5,10 +5,12 @@ use std::path::Path;
 use std::process::Stdio;
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    InitializeRequest, NewSessionRequest, SessionId, SessionNotification, SessionUpdate,
+    InitializeRequest, NewSessionRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, Error};
 use airlock_tests::{MockModel, Reply};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -18,6 +20,9 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// Every `session/update` of a connection, in order.
 pub type Updates = mpsc::UnboundedReceiver<SessionUpdate>;
+
+/// Every `session/request_permission` of a connection, in order.
+pub type Asked = mpsc::UnboundedReceiver<RequestPermissionRequest>;
 
 /// A running `airlock acp`.
 pub struct Airlock {
@@ -94,9 +99,21 @@ impl Airlock {
         &mut self,
         body: impl AsyncFnOnce(ConnectionTo<Agent>, Updates) -> Result<R, Error>,
     ) -> R {
+        self.client_choosing("reject-once", async move |cx, updates, _| body(cx, updates).await)
+            .await
+    }
+
+    /// [`Airlock::client`] that answers every `session/request_permission` with the option
+    /// `choice` and hands `body` each request it answered.
+    pub async fn client_choosing<R>(
+        &mut self,
+        choice: &'static str,
+        body: impl AsyncFnOnce(ConnectionTo<Agent>, Updates, Asked) -> Result<R, Error>,
+    ) -> R {
         let stdin = self.stdin.take().expect("one client per process").compat_write();
         let transport = ByteStreams::new(stdin, self.stdout.take().unwrap().compat());
         let (tx, rx) = mpsc::unbounded_channel();
+        let (asked_tx, asked) = mpsc::unbounded_channel();
         Client
             .v1()
             .name("airlock-test")
@@ -107,7 +124,19 @@ impl Airlock {
                 },
                 agent_client_protocol::on_receive_notification!(),
             )
-            .connect_with(transport, async move |cx| body(cx, rx).await)
+            .on_receive_request(
+                async move |request: RequestPermissionRequest,
+                            responder: Responder<RequestPermissionResponse>,
+                            _cx| {
+                    let _ = asked_tx.send(request);
+                    let chosen = SelectedPermissionOutcome::new(choice);
+                    responder.respond(RequestPermissionResponse::new(
+                        RequestPermissionOutcome::Selected(chosen),
+                    ))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .connect_with(transport, async move |cx| body(cx, rx, asked).await)
             .await
             .expect("the ACP conversation")
     }

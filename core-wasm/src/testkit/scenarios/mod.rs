@@ -5,12 +5,14 @@
 mod cancel;
 mod compaction;
 mod limits;
+mod person;
 mod recovery;
 mod turns;
 
 pub use cancel::*;
 pub use compaction::*;
 pub use limits::*;
+pub use person::*;
 pub use recovery::*;
 pub use turns::*;
 
@@ -22,6 +24,30 @@ pub type Scenario = fn(&dyn Backend) -> Vec<String>;
 
 /// Every scenario, by name.
 pub const ALL: &[(&str, Scenario)] = &[
+    (
+        "an_approval_waits_while_the_session_runs_and_approve_runs_the_call",
+        an_approval_waits_while_the_session_runs_and_approve_runs_the_call,
+    ),
+    (
+        "a_denied_call_gives_the_model_denied_by_user_and_the_reason",
+        a_denied_call_gives_the_model_denied_by_user_and_the_reason,
+    ),
+    (
+        "a_cancel_while_a_call_waits_for_approval_aborts_it_before_dispatch",
+        a_cancel_while_a_call_waits_for_approval_aborts_it_before_dispatch,
+    ),
+    (
+        "a_waiting_approval_survives_a_restart_and_runs_once",
+        a_waiting_approval_survives_a_restart_and_runs_once,
+    ),
+    (
+        "a_client_tool_call_waits_for_the_clients_result",
+        a_client_tool_call_waits_for_the_clients_result,
+    ),
+    (
+        "a_client_tool_without_a_result_in_time_fails_tool_timeout",
+        a_client_tool_without_a_result_in_time_fails_tool_timeout,
+    ),
     (
         "a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed",
         a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed,

@@ -448,6 +448,7 @@ mod tests {
             description: "does it".into(),
             parameters: r#"{"type":"object"}"#.into(),
             parallel_safe: true,
+            ..ToolSpec::default()
         };
         let mut asked = request(vec![message("u1", Role::User, "hi")]);
         asked.tools = vec![spec("a")];

@@ -1,0 +1,277 @@
+//! A person in the loop (`docs/http-api.md`): the calls that wait for an approval or for the
+//! client's result, their answers, and forks.
+
+use airlock_core::{CallAnswer, Input, WaitKind, WaitingCall};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::fields::Content;
+use super::responses::{
+    BodyRefused, Disposed, Limited, NoSession, NotWaiting, SessionFailed, StorageFailed,
+};
+use super::sessions::{Accepted, SessionView, view};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId};
+use crate::actor::Admission;
+use crate::clock::fresh_id;
+
+/// `/v1/sessions/{id}/tool-calls`, `…/tool-calls/{call_id}/approve|deny|result` and
+/// `…/fork` (paths in the annotations).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(approve))
+        .routes(routes!(deny))
+        .routes(routes!(result))
+        .routes(routes!(fork))
+}
+
+/// The `{id}` and `{call_id}` of a call's routes.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "it only documents the parameters; handlers take `Path<(String, String)>`"
+)]
+struct CallPath {
+    /// The session id.
+    id: String,
+    /// The model's call id, from its `tool/call` event.
+    call_id: String,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// `waiting` (the default): the calls that wait for an answer now.
+    state: Option<String>,
+}
+
+/// A call that waits.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct WaitingView {
+    call_id: String,
+    name: String,
+    /// The raw JSON text the model produced.
+    arguments: String,
+    /// `approval`: a person approves or denies it; `client`: the client posts its result.
+    #[schema(value_type = String, pattern = "^(approval|client)$")]
+    kind: WaitKind,
+    /// When it started waiting (epoch ms).
+    since: u64,
+}
+
+/// The calls that wait, in the order the model asked for them.
+#[derive(Serialize, ToSchema)]
+struct WaitingList {
+    items: Vec<WaitingView>,
+}
+
+/// Lists the calls of the running step that wait for a person's approval or the client's
+/// result.
+#[utoipa::path(
+    get, path = "/v1/sessions/{id}/tool-calls", operation_id = "listToolCalls", tag = "input",
+    params(SessionId, ListQuery),
+    responses(
+        (status = 200, description = "The waiting calls", body = WaitingList),
+        (status = 400, description = "`bad-request`: `state` is not `waiting`", body = ErrorBody),
+        NoSession, StorageFailed,
+    )
+)]
+async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    QueryParams(query): QueryParams<ListQuery>,
+) -> Answer<Json<WaitingList>> {
+    if let Some(other) = query.state.filter(|s| s != "waiting") {
+        return Err(ApiError::bad_request(
+            "state",
+            format!("state {other:?} is not known; the one state listed is `waiting`"),
+        ));
+    }
+    let waiting = match state.registry.get(&id) {
+        Ok(handle) => handle.view().waiting,
+        Err(_) => match state.registry.store().session(&id).await? {
+            None => return Err(ApiError::session_not_found(&id)),
+            // A turn left open (the gateway stopped): its calls may wait again once recovered.
+            Some(row) if row.needs_recovery => state.registry.resume(&id).await?.view().waiting,
+            // At rest: nothing waits.
+            Some(_) => Vec::new(),
+        },
+    };
+    let items = waiting
+        .into_iter()
+        .map(|WaitingCall { call_id, name, arguments, kind, since }| WaitingView {
+            call_id,
+            name,
+            arguments,
+            kind,
+            since,
+        })
+        .collect();
+    Ok(Json(WaitingList { items }))
+}
+
+/// `approve` takes nothing yet.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct ApproveBody {}
+
+/// Approves a call that waits for a person: it runs now.
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/tool-calls/{call_id}/approve", operation_id = "approveToolCall",
+    tag = "input", params(CallPath),
+    request_body(content = Option<ApproveBody>, description = "Optional: no body counts as `{}`."),
+    responses(
+        (status = 202, description = "Durable: `tool/approval approved` is logged and the call runs", body = Accepted),
+        NotWaiting, BodyRefused, Disposed, SessionFailed,
+    )
+)]
+async fn approve(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path((id, call_id)): Path<(String, String)>,
+    JsonBody(ApproveBody {}): JsonBody<ApproveBody>,
+) -> Answer<impl IntoResponse> {
+    let answer = CallAnswer::Approve { by: caller.owner() };
+    answer_call(&state, &id, call_id, answer).await
+}
+
+/// Why the call must not run.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct DenyBody {
+    /// Shown to the model with the error `DENIED_BY_USER`.
+    reason: Option<String>,
+}
+
+/// Denies a call that waits for a person: it does not run, and the model sees `DENIED_BY_USER`
+/// with the reason.
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/tool-calls/{call_id}/deny", operation_id = "denyToolCall",
+    tag = "input", params(CallPath),
+    request_body(content = Option<DenyBody>, description = "Optional: no body counts as `{}`."),
+    responses(
+        (status = 202, description = "Durable: `tool/approval denied` and the call's error result are logged", body = Accepted),
+        NotWaiting, BodyRefused, Disposed, SessionFailed,
+    )
+)]
+async fn deny(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path((id, call_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<DenyBody>,
+) -> Answer<impl IntoResponse> {
+    let answer = CallAnswer::Deny { reason: body.reason, by: caller.owner() };
+    answer_call(&state, &id, call_id, answer).await
+}
+
+/// A client tool's result.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ResultBody {
+    content: Content,
+    /// The tool failed: the model sees the content as an error (`CLIENT_TOOL_ERROR`).
+    #[serde(default)]
+    is_error: bool,
+}
+
+/// Posts the result of a client tool's call; the turn goes on with it.
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/tool-calls/{call_id}/result", operation_id = "postToolResult",
+    tag = "input", params(CallPath), request_body = ResultBody,
+    responses(
+        (status = 202, description = "Durable: the call's `tool/result` is logged", body = Accepted),
+        NotWaiting, BodyRefused, Disposed, SessionFailed,
+    )
+)]
+async fn result(
+    State(state): State<AppState>,
+    Path((id, call_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<ResultBody>,
+) -> Answer<impl IntoResponse> {
+    let answer = CallAnswer::Result { content: body.content.blocks(), is_error: body.is_error };
+    answer_call(&state, &id, call_id, answer).await
+}
+
+/// Feeds the answer; a refusal is 404 for a call the log never had, 409 `not-waiting` for one
+/// that waits for no such answer (answered already, or waiting for the other kind).
+async fn answer_call(
+    state: &AppState,
+    id: &str,
+    call_id: String,
+    answer: CallAnswer,
+) -> Answer<(StatusCode, Json<Accepted>)> {
+    let handle = state.registry.resume(id).await?;
+    let input = Input::Answer { call_id: call_id.clone(), answer };
+    let Admission::Fed(fed) = handle.feed(input, None).await? else {
+        unreachable!("fed without a key")
+    };
+    let Some(refusal) = fed.refusal else {
+        return Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true })));
+    };
+    if refusal.code == "not-waiting" || called(state, id, &call_id).await? {
+        let message = match refusal.code.as_str() {
+            "not-waiting" => refusal.message,
+            _ => format!("call {call_id:?} waits for no answer: it has its result already"),
+        };
+        return Err(ApiError::conflict("not-waiting", message));
+    }
+    Err(ApiError::not_found(
+        "tool-call-not-found",
+        format!(
+            "session {id:?} has no tool call {call_id:?}; GET …/tool-calls lists the waiting ones"
+        ),
+    ))
+}
+
+/// Whether the session's log has a `tool/call` with this id.
+async fn called(state: &AppState, id: &str, call_id: &str) -> Answer<bool> {
+    let calls = state.registry.store().events_of_type(id, "tool/call").await?;
+    let needle = serde_json::to_string(call_id).expect("strings serialize");
+    Ok(calls.iter().any(|event| event.contains(&format!("\"callId\":{needle}"))))
+}
+
+/// Where the fork starts.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ForkBody {
+    /// The last event to copy; the source's last event when absent.
+    at_seq: Option<u64>,
+    /// The fork's id (as for `POST /v1/sessions`); a fresh UUID when absent.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$(?![\\s\\S])")]
+    session_id: Option<String>,
+}
+
+/// Forks a session: a new session whose log is the source's events through `atSeq` (a turn open
+/// there is closed as crash repair closes it, pending input is cancelled), then
+/// `session/end-seed`. The source is unchanged.
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/fork", operation_id = "forkSession", tag = "sessions",
+    params(SessionId),
+    request_body(content = Option<ForkBody>, description = "Optional: no body counts as `{}`."),
+    responses(
+        (status = 201, description = "The fork, with `forkedFrom`", body = SessionView),
+        BodyRefused, NoSession, Limited, StorageFailed,
+    )
+)]
+async fn fork(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<ForkBody>,
+) -> Answer<impl IntoResponse> {
+    let fork_id = body.session_id.unwrap_or_else(fresh_id);
+    let tenant = caller.owner();
+    if let Some(tenant) = &tenant {
+        state.quotas.session(state.registry.store(), tenant).await?;
+    }
+    let row = state.registry.fork(&id, body.at_seq, fork_id, tenant).await?;
+    Ok((StatusCode::CREATED, Json(view(&state, row).await?)))
+}

@@ -61,8 +61,8 @@ pub struct View {
     pub parent: Option<String>,
     /// A compaction at idle runs: not at rest.
     pub compacting: bool,
-    /// The calls of the running step that wait for a person or the client.
-    pub waiting: Vec<WaitingCall>,
+    /// The calls of the running step that wait for a person or the client, as of now.
+    pub waiting: Arc<Mutex<Vec<WaitingCall>>>,
 }
 
 enum Command {
@@ -235,6 +235,11 @@ impl View {
     pub fn queue(&self) -> Vec<QueueItem> {
         self.inbox.items()
     }
+
+    /// The calls of the running step that wait for an answer.
+    pub fn waiting(&self) -> Vec<WaitingCall> {
+        self.waiting.lock().expect("waiting lock").clone()
+    }
 }
 
 fn view_of(session: &Session) -> View {
@@ -245,7 +250,7 @@ fn view_of(session: &Session) -> View {
         goal: session.goal(),
         parent: session.parent().map(str::to_owned),
         compacting: session.compacting(),
-        waiting: session.waiting().to_vec(),
+        waiting: session.waiting(),
     }
 }
 

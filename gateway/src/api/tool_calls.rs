@@ -96,11 +96,11 @@ async fn list(
         ));
     }
     let waiting = match state.registry.get(&id) {
-        Ok(handle) => handle.view().waiting,
+        Ok(handle) => handle.view().waiting(),
         Err(_) => match state.registry.store().session(&id).await? {
             None => return Err(ApiError::session_not_found(&id)),
             // A turn left open (the gateway stopped): its calls may wait again once recovered.
-            Some(row) if row.needs_recovery => state.registry.resume(&id).await?.view().waiting,
+            Some(row) if row.needs_recovery => state.registry.resume(&id).await?.view().waiting(),
             // At rest: nothing waits.
             Some(_) => Vec::new(),
         },

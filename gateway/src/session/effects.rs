@@ -115,8 +115,8 @@ impl Session {
                     self.timers.drain(..).for_each(|timer| timer.abort());
                 }
                 Output::Compacting(busy) => self.compacting = busy,
-                Output::Waiting(calls) => self.waiting = calls,
                 Output::CallModel(_)
+                | Output::Waiting(_)
                 | Output::AppendEvent(_)
                 | Output::Status(_)
                 | Output::DecideStep { .. }

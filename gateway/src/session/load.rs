@@ -146,7 +146,7 @@ impl Session {
         self.parent = loaded.parent;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance
         self.compacting = false; // and so was a compaction at idle
-        self.waiting.clear(); // `recover` tells them again
+        self.waiting.lock().expect("waiting lock").clear(); // `recover` tells them again
         // A session that owes a recovery may have a turn open in its log: not idle until then.
         let status = if self.owes_recovery { Status::Running } else { Status::Idle };
         self.set_status(status, self.next_seq);

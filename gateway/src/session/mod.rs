@@ -24,7 +24,7 @@ mod observe;
 mod sleep;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, WaitingCall};
 
@@ -112,8 +112,9 @@ pub struct Session {
     went_idle: Option<u64>,
     /// A compaction at idle runs: idle, but busy (awake, owners waiting) until it settles.
     compacting: bool,
-    /// The calls of the running step that wait for a person or the client, as the core said.
-    waiting: Vec<WaitingCall>,
+    /// The calls of the running step that wait for a person or the client, as the core said:
+    /// changed with the commit that logs why, before it is announced.
+    waiting: Arc<Mutex<Vec<WaitingCall>>>,
     /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
     /// owes `recover` before it takes anything else ([`Session::repair`]).
     owes_recovery: bool,
@@ -167,7 +168,7 @@ impl Session {
             streams: BTreeMap::new(),
             went_idle: None,
             compacting: false,
-            waiting: Vec::new(),
+            waiting: Arc::default(),
             owes_recovery: false,
             fenced: false,
             cancel: TurnCancel::new(),
@@ -218,9 +219,9 @@ impl Session {
         self.log.read(&self.config.session_id).await
     }
 
-    /// The calls of the running step that wait for an answer.
-    pub fn waiting(&self) -> &[WaitingCall] {
-        &self.waiting
+    /// The calls of the running step that wait for an answer, kept current after each commit.
+    pub fn waiting(&self) -> Arc<Mutex<Vec<WaitingCall>>> {
+        self.waiting.clone()
     }
 
     /// Whether a compaction at idle runs: the agent is idle but not at rest.
@@ -378,6 +379,13 @@ impl Session {
         let first_seq = self.append(&batch, records).await?;
         if cautious {
             self.start_model_streams(&mut batch.outputs);
+        }
+        let waiting = batch.outputs.iter().rev().find_map(|output| match output {
+            Output::Waiting(calls) => Some(calls),
+            _ => None,
+        });
+        if let Some(calls) = waiting {
+            calls.clone_into(&mut self.waiting.lock().expect("waiting lock"));
         }
         self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
         self.start_effects(batch.outputs);

@@ -431,3 +431,60 @@ async fn cli_on_a_terminal_ctrl_c_cancels_the_run_and_exits_130() {
     assert_eq!(out.status.code(), Some(130), "{shown}");
     assert!(shown.contains("airlock: aborted: the run was cancelled (user)"), "{shown:?}");
 }
+
+/// `airlock run --approval-for echo` on the demo model, whose task calls `echo`, with `args` and
+/// `stdin` as its standard input.
+fn run_asking(args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--approval-for", "echo"])
+        .args(args)
+        .arg(r#"/tool echo {"text":"hi"}"#)
+        .env("AIRLOCK_CACHE_DIR", cache.path())
+        .env_remove("AIRLOCK_MODEL")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("airlock runs");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn run_approve_ask_asks_on_stderr_and_a_y_on_stdin_runs_the_call() {
+    let (code, stdout, stderr) = run_asking(&[], "y\n");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "airlock: run echo {\"text\":\"hi\"}? [y/N] ");
+    assert_eq!(stdout, "The echo tool returned: echo: hi\n");
+}
+
+#[test]
+fn run_approve_ask_with_no_answer_denies_the_call() {
+    let (code, stdout, _) = run_asking(&["--approve", "ask"], "");
+    assert_eq!(code, 0);
+    assert!(stdout.contains("DENIED_BY_USER") && stdout.contains("nobody answered"), "{stdout}");
+}
+
+#[test]
+fn run_approve_all_and_none_answer_without_asking() {
+    let (code, stdout, stderr) = run_asking(&["--approve", "all"], "");
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(stdout, "The echo tool returned: echo: hi\n");
+    let (code, stdout, stderr) = run_asking(&["--approve", "none"], "");
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(stdout.contains("DENIED_BY_USER") && stdout.contains("--approve none"), "{stdout}");
+}
+
+#[test]
+fn run_approval_for_an_unknown_tool_names_the_known_ones() {
+    let (code, _, stderr) = run_asking(&["--approval-for", "nope"], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("--approval-for") && stderr.contains("nope") && stderr.contains("echo"),
+        "{stderr}"
+    );
+}

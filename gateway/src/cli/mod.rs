@@ -1,6 +1,7 @@
 //! The `airlock` command line.
 
 mod acp;
+mod approve;
 mod args;
 mod data_lock;
 mod embedded;

@@ -65,6 +65,8 @@ impl Progress {
                 let tokens = format!("{}{after} tokens", compaction.tokens_before);
                 self.line(&format!("⋯ earlier conversation summarized ({tokens})"));
             }
+            // The question about it goes to stderr (`approve.rs`): no spinner over it.
+            EventData::ToolApproval(_) => self.stop(),
             EventData::TurnEnd(_) => self.stop(),
             _ => {}
         }

@@ -10,6 +10,7 @@ use airlock_core::{CancelCause, ContentBlock, Delivery, Input, Message, TurnEndR
 use clap::Args;
 
 use super::CliError;
+use super::approve::{Approve, Approver};
 use super::args::EmbeddedArgs;
 use super::embedded::Embedded;
 use super::progress::Progress;
@@ -32,6 +33,10 @@ pub struct RunArgs {
     /// Print the `RunResult` as JSON instead of the final response.
     #[arg(long)]
     pub json: bool,
+    /// Who answers a call that waits for approval (see `--approval-for`): `ask` on stderr and
+    /// read y/n from stdin, approve `all`, or approve `none`.
+    #[arg(long, value_enum, default_value_t = Approve::Ask)]
+    pub approve: Approve,
     /// The session's file, model and sandbox.
     #[command(flatten)]
     pub sessions: EmbeddedArgs,
@@ -86,6 +91,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     // Subscribed before the task goes in: the progress shows the whole interval.
     let follower = Follower::new(store.clone(), handle.id(), Some(handle.clone()), None);
     let task = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.task.clone() }]);
+    let approver = Approver::start(args.approve, handle.clone());
     let mut run = submit(&handle, task, Delivery::Followup).await?;
     let mut follower = follower.starting_at(run.first_seq);
     let mut progress = Progress::on_terminal();
@@ -97,7 +103,8 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     let last_seq = loop {
         tokio::select! {
             last = run.last_seq() => break last?,
-            Ok(Some(update)) = follower.next(), if progress.is_some() => {
+            Ok(Some(update)) = follower.next() => {
+                approver.follow(&update, &handle);
                 if let Some(progress) = progress.as_mut() {
                     progress.show(&update);
                 }
@@ -110,7 +117,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         }
     };
     if let Some(mut progress) = progress {
-        // Show the rest of the interval before the result.
+        // Show the rest of the interval before the result (its calls are all answered).
         while follower.cursor().is_none_or(|seen| seen < last_seq)
             && let Ok(Some(update)) = follower.next().await
         {

@@ -12,6 +12,10 @@
 // form goes once to `POST /v1/login`, which sets it as an HttpOnly cookie; every later request
 // and event stream carries that cookie, and the script never keeps the key.
 //
+// A call that waits for a person shows Approve / Deny on its card, a question of the model
+// (`ask_user`, a client tool this page declares on its sessions) a box for the answer, and every
+// message a "fork from here" action (js/person.js).
+//
 // `/compact` typed alone in the composer is a command, not a message: it asks the gateway to
 // summarize the conversation so far (`POST /v1/sessions/{id}/compact`). Its result comes back on
 // the log as a `context/compaction` event, shown as a folded summary; the messages above it stay,
@@ -20,6 +24,7 @@
 import { $, api, onUnauthorized, sessionLink, sessionPath, state, when } from "./js/api.js";
 import * as conversation from "./js/conversation.js";
 import * as goal from "./js/goal.js";
+import * as person from "./js/person.js";
 import { renderQueue } from "./js/queue.js";
 import * as sessions from "./js/sessions.js";
 
@@ -165,11 +170,19 @@ async function dispose() {
 }
 
 async function newSession() {
-  const session = await api("POST", "/v1/sessions", {}).catch(report);
+  // The page runs `ask_user` itself: the model may ask the person a question.
+  const body = { clientTools: person.CLIENT_TOOLS };
+  const session = await api("POST", "/v1/sessions", body).catch(report);
   if (!session) return;
+  opened(session);
+}
+
+// A session the page made (new, or a fork): listed and shown.
+function opened(session) {
   sessions.upsert(session);
   select(session.sessionId);
 }
+person.onForked(opened);
 
 // ---- wiring ----
 

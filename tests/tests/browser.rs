@@ -495,3 +495,54 @@ async fn the_goal_panel_drives_a_goal_to_its_round_limit_and_dispose_closes_the_
     assert_eq!(session["disposed"], true);
     page.assert_clean().await;
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_page_approves_a_call_from_its_card_answers_ask_user_and_forks_from_a_message() {
+    let env = [("AIRLOCK_MODEL", "openai:mock"), ("AIRLOCK_APPROVAL_FOR", "echo")];
+    let w = world_with(&env).await;
+    let mut page = Page::launch();
+    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
+    let s = page.new_session().await;
+
+    // `echo` waits for approval: the card asks, Approve runs it.
+    w.mock
+        .push(Reply::tool_call("c1", "echo", r#"{"text":"hi"}"#, 1))
+        .push(Reply::text("Echoed.", 1));
+    page.send("echo hi", "followup").await;
+    page.wait_text(".tool .approval .label", "Waits for your approval").await;
+    page.wait_text("#session-status", "running").await;
+    page.click(".tool .approval .approve").await;
+    page.wait_text(".tool .decided", "approved").await;
+    page.wait_text(".msg.assistant", "Echoed.").await;
+    page.wait_count(".tool.waiting", 0).await;
+
+    // `ask_user` is the page's own tool: it shows the question and posts the typed answer.
+    let ask = r#"{"question":"Which colour?"}"#;
+    w.mock.push(Reply::tool_call("c2", "ask_user", ask, 1)).push(Reply::text("Blue it is.", 1));
+    page.send("ask me something", "followup").await;
+    page.wait_text(".ask-user .question", "Which colour?").await;
+    page.fill(".ask-user .answer", "blue").await;
+    page.click(".ask-user button").await;
+    page.wait_text(".msg.assistant", "Blue it is.").await;
+    let asked = w.mock.requests()[3]["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(asked.contains("blue"), "the model got the answer: {asked}");
+    let log = w.gw.log(&s).await;
+    let approved =
+        log.iter().find(|e| e["type"] == "tool/approval" && e["data"]["state"] == "approved");
+    assert!(approved.is_some(), "the approval is in the log");
+
+    // Forked from the first message: the fork opens with the conversation up to there.
+    let first = log.iter().find(|e| e["type"] == "user/message").unwrap()["seq"].clone();
+    page.click(".msg.user .fork").await;
+    page.run(json!({"do": "waitCount", "selector": format!("#main:not([data-session-id='{s}'])"), "count": 1})).await;
+    let fork =
+        page.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));
+    let fork = fork.await[0].as_str().unwrap().to_owned();
+    let (_, view) = w.gw.get(&format!("/v1/sessions/{fork}")).await;
+    assert_eq!(view["forkedFrom"], json!({"sessionId": s, "seq": first}));
+    page.wait_text(".turn-end", "interrupted").await;
+    assert_eq!(page.texts(".msg.user").await, ["echo hi"]);
+    assert_eq!(w.gw.log(&s).await, log, "the source is unchanged");
+    page.assert_clean().await;
+}

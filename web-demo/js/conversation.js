@@ -6,6 +6,7 @@
 
 import { $, element, sessionLink, textOf } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
+import * as person from "./person.js";
 
 const box = $("#conversation");
 
@@ -62,19 +63,19 @@ export function report(error) {
 
 export function render(event) {
   const draw = kinds[event.type];
-  if (draw) draw(event.data);
+  if (draw) draw(event.data, event.seq);
   follow();
 }
 
 const kinds = {
-  "user/message": (data) => {
+  "user/message": (data, seq) => {
     const bubble = element("div", "msg user");
     bubble.dataset.role = "user";
     const source = data.source || {};
     const kind = source.delivery && source.delivery !== "followup" ? source.delivery
       : source.kind && source.kind !== "user" ? source.kind : null;
     if (kind) bubble.append(element("span", "label", kind));
-    bubble.append(document.createTextNode(textOf(data.content)));
+    bubble.append(document.createTextNode(textOf(data.content)), person.forkAction(seq));
     append(bubble);
   },
   "assistant/chunk": ({ chunk }) => {
@@ -90,7 +91,7 @@ const kinds = {
       view.reasoning.append(document.createTextNode(chunk.text));
     }
   },
-  "assistant/message": (data) => {
+  "assistant/message": (data, seq) => {
     // The committed message replaces what streamed (the same text, now final).
     const text = textOf(data.message.content);
     const bubble = view.turn;
@@ -99,6 +100,7 @@ const kinds = {
     const final = bubble || append(assistantBubble("msg assistant"));
     renderMarkdown(final.firstChild, text);
     if (data.interrupted) final.classList.add("interrupted");
+    final.append(person.forkAction(seq));
   },
   "tool/call": (data) => {
     const card = append(element("div", "tool"));
@@ -113,10 +115,13 @@ const kinds = {
       card.append(element("code", "", `→ ${data.name}`), element("pre", "args", shown));
     }
     view.tools.set(data.callId, { card, name: data.name, args });
+    if (data.client) person.clientCall(card, data, args);
   },
+  "tool/approval": (data) => person.approval(view.tools.get(data.callId)?.card, data),
   "tool/result": (data) => {
     const block = data.message.content[0] || {};
     const call = view.tools.get(block.toolCallId) || { card: append(element("div", "tool")) };
+    person.settled(call.card);
     const text = textOf(block.content);
     const answer = SPAWNS.has(call.name) && !data.error ? parse(text) : null;
     if (answer?.childId) {

@@ -27,6 +27,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("/js/conversation.js", JS, include_bytes!("../../../web-demo/js/conversation.js")),
     ("/js/goal.js", JS, include_bytes!("../../../web-demo/js/goal.js")),
     ("/js/markdown.js", JS, include_bytes!("../../../web-demo/js/markdown.js")),
+    ("/js/person.js", JS, include_bytes!("../../../web-demo/js/person.js")),
     ("/js/queue.js", JS, include_bytes!("../../../web-demo/js/queue.js")),
     ("/js/sessions.js", JS, include_bytes!("../../../web-demo/js/sessions.js")),
     ("/vendor/marked.esm.js", JS, include_bytes!("../../../web-demo/vendor/marked.esm.js")),

@@ -65,6 +65,8 @@ impl RpcError {
             RegistryError::BadSpec { .. } | RegistryError::Unusable { .. } => "model-unavailable",
             RegistryError::BadId(_) => return RpcError::invalid_params(error),
             RegistryError::Elsewhere { .. } => "session-moving",
+            RegistryError::NotLogged { .. } => "seq-not-logged",
+            RegistryError::Taken(_) => "session-conflict",
             RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
         };
         RpcError::failed(why, error)

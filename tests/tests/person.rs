@@ -235,7 +235,10 @@ async fn a_fork_inside_a_turn_copies_the_prefix_closes_it_and_runs_turns_of_its_
     assert_eq!(w.gw.log(&s).await, source, "the source is unchanged");
 
     let (code, body) = w.gw.post(&format!("/v1/sessions/{s}/fork"), json!({"atSeq": 10_000})).await;
-    assert_eq!((code, body["error"]["details"]["field"].as_str()), (400, Some("atSeq")), "{body}");
+    assert_eq!((code, body["error"]["code"].as_str()), (409, Some("seq-not-logged")), "{body}");
+    let (code, body) =
+        w.gw.post(&format!("/v1/sessions/{s}/fork"), json!({"sessionId": "f1"})).await;
+    assert_eq!((code, body["error"]["code"].as_str()), (409, Some("session-conflict")), "{body}");
     let (code, _) = w.gw.post("/v1/sessions/nope/fork", json!({})).await;
     assert_eq!(code, 404);
 }

@@ -237,6 +237,10 @@ impl From<RegistryError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "session-unusable", error.to_string())
             }
             RegistryError::BadId(_) => ApiError::bad_request("sessionId", error.to_string()),
+            RegistryError::NotLogged { .. } => {
+                ApiError::conflict("seq-not-logged", error.to_string())
+            }
+            RegistryError::Taken(_) => ApiError::conflict("session-conflict", error.to_string()),
             RegistryError::Elsewhere { .. } => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "session-moving", error.to_string())
                     .retry_after(1)

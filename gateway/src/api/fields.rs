@@ -140,26 +140,7 @@ impl utoipa::PartialSchema for Content {
 
 impl utoipa::ToSchema for Content {}
 
-/// `deserialize_with` for an optional whole number: JSON Schema's `integer` is any number with
-/// no fraction, so `300.0` counts as `300`.
-pub(super) fn whole<'de, D: Deserializer<'de>, N: TryFrom<u64>>(
-    deserializer: D,
-) -> Result<Option<N>, D::Error> {
-    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
-        return Ok(None);
-    };
-    let whole = match (number.as_u64(), number.as_f64()) {
-        (Some(n), _) => Some(n),
-        (None, Some(f)) if f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(&f) => {
-            Some(f as u64)
-        }
-        _ => None,
-    };
-    whole
-        .and_then(|n| N::try_from(n).ok())
-        .map(Some)
-        .ok_or_else(|| D::Error::custom(format_args!("{number} is not a whole number in range")))
-}
+pub(super) use crate::schema::whole;
 
 /// `deserialize_with` for an owned run's `timeoutMs`: a whole number of milliseconds, at most a
 /// day.

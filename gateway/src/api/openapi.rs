@@ -105,6 +105,8 @@ const LINKS: [Links; 3] = [
             "listChildren",
             "getSessionEvents",
             "setGoal",
+            "listToolCalls",
+            "forkSession",
         ],
         parameters: &[("id", "$response.body#/sessionId")],
     },
@@ -176,15 +178,18 @@ fn operations(
 }
 
 /// Narrows what a new session may name to what this gateway has: its tools (none: `tools` must
-/// be empty) and the models it can run.
+/// be empty; a client tool may not take one's name) and the models it can run.
 fn fit(doc: &mut Value, tools: &[String], model_pattern: &str) {
     let schemas = &mut doc["components"]["schemas"];
-    let create = &mut schemas["CreateBody"]["properties"];
     match tools {
-        [] => create["tools"]["maxItems"] = json!(0),
-        names => create["tools"]["items"]["enum"] = json!(names),
+        [] => schemas["CreateBody"]["properties"]["tools"]["maxItems"] = json!(0),
+        names => {
+            schemas["ToolChoice"]["oneOf"][0]["enum"] = json!(names);
+            schemas["ToolPolicy"]["properties"]["name"]["enum"] = json!(names);
+            schemas["ClientTool"]["properties"]["name"]["not"] = json!({"enum": names});
+        }
     }
-    create["model"]["pattern"] = json!(model_pattern);
+    schemas["CreateBody"]["properties"]["model"]["pattern"] = json!(model_pattern);
     schemas["NewRunBody"]["properties"]["model"]["pattern"] = json!(model_pattern);
 }
 

@@ -46,6 +46,19 @@ pub enum RegistryError {
         /// Where that gateway takes requests.
         address: String,
     },
+    /// A fork asked for a seq the source has not logged.
+    #[error("session {session_id:?} has no event at seq {at} yet ({logged}); fork at a logged seq")]
+    NotLogged {
+        /// The source.
+        session_id: String,
+        /// The seq asked for.
+        at: u64,
+        /// What it has: its last seq, or none.
+        logged: String,
+    },
+    /// A new session's id is taken.
+    #[error("a session with id {0:?} exists; pick another sessionId")]
+    Taken(String),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -29,14 +29,13 @@ impl Registry {
         let at = match (at_seq, last) {
             (Some(at), Some(last)) if at as usize <= last => at as usize,
             (None, Some(last)) => last,
-            (_, None) => {
-                let message =
-                    format!("session {source:?} has no events yet; send it a message first");
-                return Err(RegistryError::BadSpec { field: "atSeq", message });
-            }
-            (Some(at), Some(last)) => {
-                let message = format!("atSeq {at} is past the last event of {source:?} ({last})");
-                return Err(RegistryError::BadSpec { field: "atSeq", message });
+            (at, last) => {
+                let logged = match last {
+                    Some(last) => format!("its last is {last}"),
+                    None => "it has none: send it a message first".to_owned(),
+                };
+                let (session_id, at) = (source.to_owned(), at.unwrap_or_default());
+                return Err(RegistryError::NotLogged { session_id, at, logged });
             }
         };
         events.truncate(at + 1);
@@ -46,8 +45,7 @@ impl Registry {
         let _exclusive = self.exclusive(&fork_id).await;
         let fork = spec.row(&fork_id, None, tenant);
         if !self.store.insert_session(fork.clone()).await? {
-            let message = format!("a session with id {fork_id:?} exists; pick another sessionId");
-            return Err(RegistryError::BadSpec { field: "sessionId", message });
+            return Err(RegistryError::Taken(fork_id));
         }
         crate::metrics::global().stored_sessions.inc();
         if let Owner::Elsewhere { address } = self.store.acquire(&fork_id).await? {

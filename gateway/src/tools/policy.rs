@@ -9,6 +9,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{Tool, ToolContext, ToolFuture, ToolOutput, ToolRegistry};
+use crate::schema::whole;
 
 /// How long a client tool's call waits for its result unless the tool says otherwise.
 pub const CLIENT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -76,7 +77,7 @@ pub struct ClientTool {
     #[schema(value_type = Option<Object>)]
     pub parameters: Option<Value>,
     /// How long a call waits for its result: 1 ms to a day, 10 minutes when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole")]
     #[schema(minimum = 1, maximum = 86_400_000)]
     pub timeout_ms: Option<u64>,
 }
@@ -146,6 +147,13 @@ pub fn offered_tools(
         tools.add(Arc::new(Guarded { tool, approval: true }));
     }
     for tool in client {
+        if let Some(gateway_tool) = registry.get(&tool.name) {
+            return Err(format!(
+                "client tool {:?} has the name of the gateway's tool from {}; name it otherwise",
+                tool.name,
+                gateway_tool.origin()
+            ));
+        }
         tools.add_new(Arc::new(ClientCall(tool.spec()?)))?;
     }
     for choice in choices.into_iter().flatten() {

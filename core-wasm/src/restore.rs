@@ -3,8 +3,7 @@
 use crate::agent::Agent;
 use crate::durable::{Durable, OpenTurn, Wait};
 use crate::event::{Event, EventData, StepMark, ToolError, ToolResultEvent, TurnEnd};
-use crate::io::Output;
-use crate::io::{Config, WaitKind};
+use crate::io::{Config, Output, WaitKind};
 use crate::tools::{CallState, ToolBatch};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};
@@ -46,8 +45,7 @@ const RAN_UNKNOWN: &str = "the gateway stopped while this call ran; its outcome 
 
 /// The events that close a turn a crash left open: one error `tool/result` per call without a
 /// result (`TOOL_OUTCOME_UNKNOWN` when its `tool/call` was logged and it ran, else
-/// `TOOL_NOT_STARTED`), then
-/// `step/end` if a step is open, then `turn/end {interrupted}`. Seqs continue from `next_seq`;
+/// `TOOL_NOT_STARTED`), then `step/end` if a step is open, then `turn/end {interrupted}`. Seqs continue from `next_seq`;
 /// every closer takes `time`, the last event's time. Core-made message ids derive from
 /// `session_id` and the seq, as live ones do.
 pub fn repair(open: &OpenTurn, session_id: &str, next_seq: u64, time: u64) -> Vec<Event> {
@@ -144,11 +142,7 @@ impl Agent {
                 None => CallState::Waiting,
             };
         }
-        let deadline = (self.config.limits.turn_ms > 0).then(|| {
-            let timer_id = self.fresh_id();
-            self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
-            timer_id
-        });
+        let deadline = self.deadline();
         let mut turn = Turn::new(open.turn, deadline, Stage::Tools(batch));
         turn.step = step.step;
         Some(turn)

@@ -128,7 +128,8 @@ impl ToolBatch {
         }
     }
 
-    /// Answers a call the host never saw, or one that waited (unknown tool, cancelled before dispatch) with an error.
+    /// Answers with an error a call the host never saw (unknown tool, cancelled before dispatch,
+    /// denied).
     pub fn answer(&mut self, index: usize, content: Vec<ContentBlock>, code: &str) {
         self.calls[index].state = CallState::Done { content, error_code: Some(code.into()) };
     }
@@ -231,8 +232,8 @@ impl Agent {
     }
 
     /// Dispatches what may run, commits what finished in model order, and ends the step once every
-    /// result is in. Cancelled: nothing more is dispatched; waiting calls are answered
-    /// `ABORTED_BEFORE_DISPATCH` while running ones drain.
+    /// result is in. Cancelled: nothing more is dispatched; calls not dispatched yet or waiting
+    /// for an answer are answered at once (`settle_waiting`) while running ones drain.
     pub(crate) fn run_tools(&mut self, mut turn: Turn) {
         if let Some(why) = stop_reason(&turn) {
             let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
@@ -413,9 +414,10 @@ impl Agent {
             let call = &batch.calls[index];
             let (id, name, arguments) =
                 (call.id.clone(), call.name.clone(), call.arguments.clone());
+            let spec = self.config.tools.iter().find(|t| t.name == name);
             let answer = if let Some(why) = stop_reason(turn) {
                 Some(("ABORTED_BEFORE_DISPATCH", format!("{why} before this call was dispatched")))
-            } else if !self.config.tools.iter().any(|t| t.name == name) {
+            } else if spec.is_none() {
                 let known: Vec<_> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
                 Some((
                     "UNKNOWN_TOOL",
@@ -424,7 +426,6 @@ impl Agent {
             } else {
                 None
             };
-            let spec = self.config.tools.iter().find(|t| t.name == name);
             let (approval, client) = match (&answer, spec) {
                 (None, Some(spec)) => (spec.approval, spec.client_timeout_ms.is_some()),
                 _ => (false, false),

@@ -121,12 +121,17 @@ impl Agent {
         let number = self.durable.turns + 1;
         self.emit(EventData::TurnStart(TurnStart { turn: number }), None);
         let stage = self.claim(number, 1);
-        let deadline = (self.config.limits.turn_ms > 0).then(|| {
+        let deadline = self.deadline();
+        self.phase = Phase::Running(Turn::new(number, deadline, stage));
+    }
+
+    /// Starts the timer of a turn's wall-time limit, if it has one.
+    pub(crate) fn deadline(&mut self) -> Option<u64> {
+        (self.config.limits.turn_ms > 0).then(|| {
             let timer_id = self.fresh_id();
             self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
             timer_id
-        });
-        self.phase = Phase::Running(Turn::new(number, deadline, stage));
+        })
     }
 
     /// Stops the running turn for a limit it reached, as a cancel would, unless it is stopping

@@ -41,6 +41,22 @@ def is_status(status: str) -> Callable[[Frame], bool]:
     return lambda frame: isinstance(frame, StatusChange) and frame.status == status
 
 
+def approval_requested(frame: Frame) -> bool:
+    """A tool call waits for a person's approval."""
+    return (
+        isinstance(frame, Event)
+        and frame.type == "tool/approval"
+        and frame.data["state"] == "requested"
+    )
+
+
+def client_call(frame: Frame) -> bool:
+    """A client tool's call waits for the client's result."""
+    return (
+        isinstance(frame, Event) and frame.type == "tool/call" and frame.data.get("client") is True
+    )
+
+
 def first_chunk(frame: Frame) -> bool:
     """The model began answering: its turn is running, in a step."""
     return is_type("assistant/chunk")(frame)

@@ -5,6 +5,7 @@ import type {
   CreateSessionOptions,
   Delivery,
   EventsPage,
+  ForkOptions,
   Goal,
   LogEvent,
   MessageAccepted,
@@ -16,6 +17,7 @@ import type {
   SessionPage,
   SessionStatus,
   Tool,
+  WaitingCall,
 } from "./types.js";
 
 export interface AirlockOptions {
@@ -167,6 +169,50 @@ export class Airlock {
     await this.#call("POST", `${session(sessionId)}/compact`, { body: {} });
   }
 
+  // A person in the loop
+
+  /** The calls of the running step that wait, in the order the model asked for them: `kind`
+   * `approval` (answer with `approve` or `deny`) or `client` (answer with `postToolResult`).
+   * Empty at rest. A call starts waiting with its `tool/approval` event (state `requested`), or
+   * its `tool/call` event with `client: true`, on `events()`. */
+  async toolCalls(sessionId: string): Promise<WaitingCall[]> {
+    const path = `${session(sessionId)}/tool-calls${query({ state: "waiting" })}`;
+    return (await this.#json<{ items: WaitingCall[] }>("GET", path)).items;
+  }
+
+  /** Approves a call that waits for a person: it runs now. 404 `tool-call-not-found` for a call
+   * the log never had; 409 `not-waiting` for one that has its answer or waits for a result. */
+  async approve(sessionId: string, callId: string): Promise<void> {
+    await this.#call("POST", `${toolCall(sessionId, callId)}/approve`, { body: {} });
+  }
+
+  /** Denies a call that waits for a person: it does not run, and the model sees the error
+   * `DENIED_BY_USER` with `reason`. */
+  async deny(sessionId: string, callId: string, options: { reason?: string } = {}): Promise<void> {
+    await this.#call("POST", `${toolCall(sessionId, callId)}/deny`, { body: options });
+  }
+
+  /** Answers a client tool's call with its result; with `isError` the model sees it as the error
+   * `CLIENT_TOOL_ERROR`. 409 `not-waiting` for a call that has its result already or waits for
+   * an approval. */
+  async postToolResult(
+    sessionId: string,
+    callId: string,
+    content: Content,
+    options: { isError?: boolean } = {},
+  ): Promise<void> {
+    await this.#call("POST", `${toolCall(sessionId, callId)}/result`, {
+      body: { content, ...options },
+    });
+  }
+
+  /** A new session whose log is a copy of this one's through `atSeq` (a turn open there is
+   * closed, pending input cancelled), with `forkedFrom`; the source is untouched. 409
+   * `seq-not-logged` for a seq not logged yet, `session-conflict` for a `sessionId` that exists. */
+  fork(sessionId: string, options: ForkOptions = {}): Promise<Session> {
+    return this.#json("POST", `${session(sessionId)}/fork`, { body: options });
+  }
+
   // Goals
 
   getGoal(sessionId: string): Promise<Goal> {
@@ -300,6 +346,8 @@ const segment = encodeURIComponent;
 const session = (sessionId: string) => `/v1/sessions/${segment(sessionId)}`;
 const queued = (sessionId: string, messageId: string) =>
   `${session(sessionId)}/queue/${segment(messageId)}`;
+const toolCall = (sessionId: string, callId: string) =>
+  `${session(sessionId)}/tool-calls/${segment(callId)}`;
 
 /** `?a=1&b=2` for the fields that are set. */
 function query(params: Record<string, string | number | undefined>): string {

@@ -18,10 +18,36 @@ export type Target = "next-turn" | "next-step";
 /** The answer to a send: the message is durable, `seq` is its insert splice. */
 export type MessageAccepted = Schemas["MessageAccepted"];
 
+/** Whether a session's calls of a tool wait for a person: `always` (each call waits for
+ * `approve` or `deny`) or `never`. */
+export type Approval = Schemas["Approval"];
+/** A gateway tool with an approval policy for the session; it overrides the gateway's
+ * `--approval-for` and a plugin's own default. */
+export interface ToolPolicy {
+  name: string;
+  approval: Approval;
+}
+/** A tool a session offers: its name, or its name with an approval policy. */
+export type ToolChoice = string | ToolPolicy;
+/** A tool the client runs: `{name, description?, parameters?, timeoutMs?}`. Each call waits for
+ * the client's `postToolResult` (or `timeoutMs`, 10 minutes by default). */
+export type ClientTool = Schemas["ClientTool"];
+
 export type CreateSessionOptions = Omit<Schemas["CreateBody"], "tools"> & {
-  /** Tool names (see `tools()`); plugin tools are not in the generated enum. */
-  tools?: string[] | null;
+  /** Tool names (see `tools()`) or `{name, approval}` policies; plugin tools are not in the
+   * generated enum. */
+  tools?: ToolChoice[] | null;
 };
+
+/** A call of the running step that waits: for a person's approval (`approve`, `deny`) or for
+ * the client's result (`postToolResult`). `arguments` is the model's raw JSON text; `since` when
+ * it started waiting (epoch ms). */
+export type WaitingCall = Omit<Schemas["WaitingView"], "kind"> & { kind: "approval" | "client" };
+/** Where a fork starts: `atSeq` (the source's last event when absent) and the fork's own
+ * `sessionId` (a fresh one when absent). */
+export type ForkOptions = Schemas["ForkBody"];
+/** Where a fork's log was copied from: the source session and the last seq copied. */
+export type ForkedFrom = Schemas["ForkedFrom"];
 
 export type QueueItem = Schemas["QueueItem"];
 /** What an owned run produced: the events from its message's insert splice to the next idle. */

@@ -1,4 +1,4 @@
-//! Forks (`docs/semantics.md`, "A person in the loop"): a new session whose log is a copy of
+//! Forks (`docs/semantics.md`, "Approvals, client tools and forks"): a new session whose log is a copy of
 //! another's up to a seq, closed as crash repair closes a turn, then `session/end-seed`.
 
 use airlock_core::{EndSeed, Event, EventData, fold_log, repair};
@@ -24,10 +24,9 @@ impl Registry {
         }
         let row = self.store.session(source).await?;
         let row = row.ok_or_else(|| RegistryError::NotFound(source.to_owned()))?;
-        let mut events = self.store.events(source, None, usize::MAX).await?;
-        let last = events.len().checked_sub(1);
+        let last = self.store.last_seq(source).await?;
         let at = match (at_seq, last) {
-            (Some(at), Some(last)) if at as usize <= last => at as usize,
+            (Some(at), Some(last)) if at <= last => at,
             (None, Some(last)) => last,
             (at, last) => {
                 let logged = match last {
@@ -38,10 +37,10 @@ impl Registry {
                 return Err(RegistryError::NotLogged { session_id, at, logged });
             }
         };
-        events.truncate(at + 1);
+        let mut events = self.store.events(source, None, at as usize + 1).await?;
         events.extend(seal(&events, &fork_id)?);
         let mut spec: SessionSpec = serde_json::from_value(row.spec).unwrap_or_default();
-        spec.forked_from = Some(ForkedFrom { session_id: source.to_owned(), seq: at as u64 });
+        spec.forked_from = Some(ForkedFrom { session_id: source.to_owned(), seq: at });
         let _exclusive = self.exclusive(&fork_id).await;
         let fork = spec.row(&fork_id, None, tenant);
         if !self.store.insert_session(fork.clone()).await? {

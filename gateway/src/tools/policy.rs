@@ -1,4 +1,4 @@
-//! A session's say over its tools (`docs/semantics.md`, "A person in the loop"): which gateway
+//! A session's say over its tools (`docs/semantics.md`, "Approvals, client tools and forks"): which gateway
 //! tools it offers and which of them wait for a person's approval, and the tools its client runs.
 
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub enum Approval {
 
 /// A tool the session offers: its name (with the tool's own approval default), or its name and
 /// an approval policy.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum ToolChoice {
     /// The tool, with its own default (a plugin's manifest may ask for approval).
@@ -50,6 +50,26 @@ pub struct ToolPolicy {
     pub name: String,
     /// `always`: each call waits for `approve` or `deny`.
     pub approval: Approval,
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    /// A name, or `{name, approval}`; what does not fit says which of the two it was meant as.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(deserializer)? {
+            Value::String(name) => Ok(ToolChoice::Name(name)),
+            policy @ Value::Object(_) => {
+                serde_json::from_value(policy).map(ToolChoice::Policy).map_err(|e| {
+                    D::Error::custom(format!(
+                        "a tool policy is {{name, approval: \"always\"|\"never\"}}: {e}"
+                    ))
+                })
+            }
+            other => Err(D::Error::custom(format!(
+                "a tool is its name or {{name, approval: \"always\"|\"never\"}}, not {other}"
+            ))),
+        }
+    }
 }
 
 impl ToolChoice {

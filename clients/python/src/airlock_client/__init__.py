@@ -12,9 +12,11 @@ from ._async import AsyncAirlock
 from ._content import image_block, text_block
 from ._errors import AirlockError
 from ._models import (
+    Approval,
     Delivery,
     Event,
     EventPage,
+    ForkedFrom,
     Frame,
     Goal,
     GoalReason,
@@ -30,15 +32,18 @@ from ._models import (
     StatusChange,
     Tool,
     Usage,
+    WaitingCall,
 )
-from ._protocol import Content
+from ._protocol import Content, ToolChoice
 from ._stream import AsyncEventStream, EventStream
 from ._sync import Airlock
+from ._tools import client_tool, tool_policy
 from ._version import __version__
 
 __all__ = [
     "Airlock",
     "AirlockError",
+    "Approval",
     "AsyncAirlock",
     "AsyncEventStream",
     "Content",
@@ -46,6 +51,7 @@ __all__ = [
     "Event",
     "EventPage",
     "EventStream",
+    "ForkedFrom",
     "Frame",
     "Goal",
     "GoalReason",
@@ -60,8 +66,12 @@ __all__ = [
     "SessionStatus",
     "StatusChange",
     "Tool",
+    "ToolChoice",
     "Usage",
+    "WaitingCall",
     "__version__",
+    "client_tool",
     "image_block",
     "text_block",
+    "tool_policy",
 ]

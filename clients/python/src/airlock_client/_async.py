@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -25,8 +25,9 @@ from ._models import (
     SessionPage,
     SessionStatus,
     Tool,
+    WaitingCall,
 )
-from ._protocol import Content
+from ._protocol import Content, ToolChoice
 from ._stream import STREAM_TIMEOUT, AsyncEventStream, Follower, only_events
 from ._sync import DEFAULT_URL
 from ._version import USER_AGENT
@@ -76,11 +77,15 @@ class AsyncAirlock:
         *,
         model: str | None = None,
         system: str | None = None,
-        tools: Sequence[str] | None = None,
+        tools: Sequence[ToolChoice] | None = None,
+        client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
     ) -> Session:
-        """Creates a session (or returns the existing one with the same settings)."""
-        return await self._do(api.create_session(session_id, model, system, tools, metadata))
+        """Creates a session (or returns the existing one with the same settings); ``tools``
+        may carry approval policies, ``client_tools`` are tools the client runs."""
+        return await self._do(
+            api.create_session(session_id, model, system, tools, client_tools, metadata)
+        )
 
     async def get_session(self, session_id: str) -> Session:
         """Returns a session: its status, last seq, pending counts, model and goal."""
@@ -149,6 +154,33 @@ class AsyncAirlock:
     async def compact(self, session_id: str) -> None:
         """Starts summarizing an idle session's conversation."""
         await self._do(api.compact(session_id))
+
+    # A person in the loop
+
+    async def tool_calls(self, session_id: str) -> list[WaitingCall]:
+        """Returns the calls of the running step that wait for an approval or a client's
+        result."""
+        return await self._do(api.tool_calls(session_id))
+
+    async def approve(self, session_id: str, call_id: str) -> None:
+        """Approves a call that waits for a person; it runs now."""
+        await self._do(api.approve(session_id, call_id))
+
+    async def deny(self, session_id: str, call_id: str, reason: str | None = None) -> None:
+        """Denies a call that waits for a person; the model sees ``DENIED_BY_USER``."""
+        await self._do(api.deny(session_id, call_id, reason))
+
+    async def post_tool_result(
+        self, session_id: str, call_id: str, content: Content, is_error: bool = False
+    ) -> None:
+        """Answers a client tool's call with its result."""
+        await self._do(api.post_tool_result(session_id, call_id, content, is_error))
+
+    async def fork(
+        self, session_id: str, *, at_seq: int | None = None, fork_id: str | None = None
+    ) -> Session:
+        """Makes a new session from a copy of this one's log through seq ``at_seq``."""
+        return await self._do(api.fork(session_id, at_seq, fork_id))
 
     # Owned runs
 

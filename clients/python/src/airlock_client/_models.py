@@ -17,11 +17,22 @@ Delivery = Literal["followup", "steer", "inject"]
 """How a message is queued: ``followup`` (a turn of its own, the default), ``steer`` (joins the
 running turn at its next step, or starts one) or ``inject`` (context; never wakes the agent)."""
 
+Approval = Literal["always", "never"]
+"""Whether a session's calls of a tool wait for a person: ``always`` (each call waits for
+``approve`` or ``deny``) or ``never``."""
+
 
 def _text_of(message: Json) -> str:
-    """The text blocks of a message's content, joined."""
-    blocks = message.get("content") or []
-    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    """The text blocks of a message's content (those inside its tool results too), joined."""
+    return "".join(_block_text(b) for b in message.get("content") or [])
+
+
+def _block_text(block: Json) -> str:
+    if block.get("type") == "text":
+        return block.get("text", "")
+    if block.get("type") == "tool-result":
+        return "".join(_block_text(b) for b in block.get("content") or [])
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,11 +218,25 @@ class Goal:
 
 
 @dataclass(frozen=True, slots=True)
+class ForkedFrom:
+    """Where a fork's log was copied from: the source session and the seq of the last event
+    copied."""
+
+    session_id: str
+    seq: int
+
+    @classmethod
+    def from_json(cls, obj: Json) -> ForkedFrom:
+        return cls(obj["sessionId"], obj["seq"])
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     """A session as the gateway describes it.
 
     ``last_seq`` is -1 for an empty log; ``pending_next_turn`` and ``pending_next_step`` count
-    the queued items; ``created_at`` and ``updated_at`` are epoch milliseconds.
+    the queued items; ``created_at`` and ``updated_at`` are epoch milliseconds;
+    ``forked_from`` names a fork's source (``None`` for a session that is not a fork).
     """
 
     session_id: str
@@ -225,11 +250,13 @@ class Session:
     pending_next_step: int = 0
     parent_session_id: str | None = None
     goal: Goal | None = None
+    forked_from: ForkedFrom | None = None
 
     @classmethod
     def from_json(cls, obj: Json) -> Session:
         pending = obj.get("pending") or {}
         goal = obj.get("goal")
+        forked_from = obj.get("forkedFrom")
         return cls(
             session_id=obj["sessionId"],
             status=obj["status"],
@@ -242,6 +269,7 @@ class Session:
             pending_next_step=pending.get("nextStep", 0),
             parent_session_id=obj.get("parentSessionId"),
             goal=Goal.from_json(goal) if goal else None,
+            forked_from=ForkedFrom.from_json(forked_from) if forked_from else None,
         )
 
 
@@ -330,6 +358,26 @@ class EventPage:
             next_after=obj["nextAfter"],
             has_more=obj["hasMore"],
         )
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingCall:
+    """A tool call of the running step that waits for an answer.
+
+    ``kind`` is ``approval`` (a person approves or denies it) or ``client`` (the client runs
+    the tool and posts its result); ``arguments`` is the raw JSON text the model produced;
+    ``since`` is when it started waiting, in epoch milliseconds.
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+    kind: str
+    since: int
+
+    @classmethod
+    def from_json(cls, obj: Json) -> WaitingCall:
+        return cls(obj["callId"], obj["name"], obj["arguments"], obj["kind"], obj["since"])
 
 
 @dataclass(frozen=True, slots=True)

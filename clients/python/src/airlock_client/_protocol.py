@@ -26,6 +26,7 @@ from ._models import (
     SessionPage,
     SessionStatus,
     Tool,
+    WaitingCall,
 )
 
 T = TypeVar("T")
@@ -33,6 +34,10 @@ T = TypeVar("T")
 Content = str | Sequence[Mapping[str, Any]]
 """A message's content: a string (one text block) or a list of content blocks
 (see ``text_block`` and ``image_block``)."""
+
+ToolChoice = str | Mapping[str, Any]
+"""A gateway tool a session offers: its name, or its name with an approval policy
+(``{"name", "approval"}``, see ``tool_policy``)."""
 
 NO_BODY: Any = object()
 """A request sent without a body (the gateway reads a body-less POST as ``{}``)."""
@@ -79,18 +84,24 @@ def _nothing(_: Any) -> None:
 # Sessions
 
 
+def _tool_choice(tool: ToolChoice) -> Any:
+    return tool if isinstance(tool, str) else dict(tool)
+
+
 def create_session(
     session_id: str | None,
     model: str | None,
     system: str | None,
-    tools: Sequence[str] | None,
+    tools: Sequence[ToolChoice] | None,
+    client_tools: Sequence[Mapping[str, Any]] | None,
     metadata: Any,
 ) -> Call[Session]:
     body = _compact(
         sessionId=session_id,
         model=model,
         system=system,
-        tools=list(tools) if tools is not None else None,
+        tools=[_tool_choice(t) for t in tools] if tools is not None else None,
+        clientTools=[dict(t) for t in client_tools] if client_tools is not None else None,
         metadata=metadata,
     )
     return Call("POST", "/v1/sessions", Session.from_json, body=body)
@@ -170,6 +181,44 @@ def cancel(session_id: str, keep_inbox: bool) -> Call[None]:
 
 def compact(session_id: str) -> Call[None]:
     return Call("POST", _session(session_id, "compact"), _nothing, body={})
+
+
+# A person in the loop
+
+
+def _tool_call(session_id: str, call_id: str, *rest: str) -> str:
+    return _session(session_id, "tool-calls", _seg(call_id), *rest)
+
+
+def tool_calls(session_id: str) -> Call[list[WaitingCall]]:
+    def parse(obj: Any) -> list[WaitingCall]:
+        return [WaitingCall.from_json(c) for c in obj["items"]]
+
+    params = {"state": "waiting"}
+    return Call("GET", _session(session_id, "tool-calls"), parse, params=params)
+
+
+def approve(session_id: str, call_id: str) -> Call[None]:
+    return Call("POST", _tool_call(session_id, call_id, "approve"), _nothing, body={})
+
+
+def deny(session_id: str, call_id: str, reason: str | None) -> Call[None]:
+    body = _compact(reason=reason)
+    return Call("POST", _tool_call(session_id, call_id, "deny"), _nothing, body=body)
+
+
+def post_tool_result(
+    session_id: str, call_id: str, content: Content, is_error: bool
+) -> Call[None]:
+    body: dict[str, Any] = {"content": _content(content)}
+    if is_error:
+        body["isError"] = True
+    return Call("POST", _tool_call(session_id, call_id, "result"), _nothing, body=body)
+
+
+def fork(session_id: str, at_seq: int | None, fork_id: str | None) -> Call[Session]:
+    body = _compact(atSeq=at_seq, sessionId=fork_id)
+    return Call("POST", _session(session_id, "fork"), Session.from_json, body=body)
 
 
 # Owned runs

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -25,8 +25,9 @@ from ._models import (
     SessionPage,
     SessionStatus,
     Tool,
+    WaitingCall,
 )
-from ._protocol import Content
+from ._protocol import Content, ToolChoice
 from ._stream import STREAM_TIMEOUT, EventStream, Follower, only_events
 from ._version import USER_AGENT
 
@@ -80,13 +81,22 @@ class Airlock:
         *,
         model: str | None = None,
         system: str | None = None,
-        tools: Sequence[str] | None = None,
+        tools: Sequence[ToolChoice] | None = None,
+        client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
     ) -> Session:
         """Creates a session (or returns the existing one if ``session_id`` exists with the same
         settings). ``model`` defaults to the gateway's, ``tools`` to all of them; ``metadata``
-        is any JSON, kept with the session."""
-        return self._do(api.create_session(session_id, model, system, tools, metadata))
+        is any JSON, kept with the session.
+
+        Each of ``tools`` is a gateway tool's name, or a name with an approval policy
+        (``tool_policy("echo", "always")``: each call waits for ``approve`` or ``deny``).
+        ``client_tools`` are tools the client runs (``client_tool("ask_user")``): each call
+        waits for ``post_tool_result``.
+        """
+        return self._do(
+            api.create_session(session_id, model, system, tools, client_tools, metadata)
+        )
 
     def get_session(self, session_id: str) -> Session:
         """Returns a session: its status, last seq, pending counts, model and goal."""
@@ -164,6 +174,49 @@ class Airlock:
         """Starts summarizing an idle session's conversation; the result is a
         ``context/compaction`` event on its log."""
         self._do(api.compact(session_id))
+
+    # A person in the loop
+
+    def tool_calls(self, session_id: str) -> list[WaitingCall]:
+        """Returns the calls of the running step that wait for an answer, in the order the
+        model asked for them: ``kind`` ``approval`` (``approve`` or ``deny`` it) or ``client``
+        (``post_tool_result``). Empty for a session at rest.
+
+        To learn when a call starts waiting, follow ``events()``: a ``tool/approval`` event
+        with state ``requested``, or a ``tool/call`` event with ``client: true``.
+        """
+        return self._do(api.tool_calls(session_id))
+
+    def approve(self, session_id: str, call_id: str) -> None:
+        """Approves a call that waits for a person; it runs now. Returns once the approval is
+        durable. Raises ``tool-call-not-found`` (404) for a call the log never had and
+        ``not-waiting`` (409) for one that has its answer or waits for a client's result."""
+        self._do(api.approve(session_id, call_id))
+
+    def deny(self, session_id: str, call_id: str, reason: str | None = None) -> None:
+        """Denies a call that waits for a person: it does not run, and the model sees the
+        error ``DENIED_BY_USER`` with ``reason``. Raises as ``approve`` does."""
+        self._do(api.deny(session_id, call_id, reason))
+
+    def post_tool_result(
+        self, session_id: str, call_id: str, content: Content, is_error: bool = False
+    ) -> None:
+        """Answers a client tool's call with its result (a string or content blocks); with
+        ``is_error`` the model sees it as the error ``CLIENT_TOOL_ERROR``. The turn goes on
+        with it. Raises ``not-waiting`` (409) for a call that has its result already or waits
+        for an approval, ``tool-call-not-found`` (404) for one the log never had."""
+        self._do(api.post_tool_result(session_id, call_id, content, is_error))
+
+    def fork(
+        self, session_id: str, *, at_seq: int | None = None, fork_id: str | None = None
+    ) -> Session:
+        """Makes a new session whose log is a copy of this one's through seq ``at_seq`` (its
+        last event when ``None``): a turn open there is closed, pending input is cancelled.
+        The fork has the source's model, system prompt and tools, the id ``fork_id`` (a fresh
+        one when ``None``) and ``forked_from``; the source is not touched. Raises
+        ``seq-not-logged`` (409) for a seq the log does not have yet and ``session-conflict``
+        (409) for a ``fork_id`` that exists."""
+        return self._do(api.fork(session_id, at_seq, fork_id))
 
     # Owned runs
 

@@ -253,17 +253,22 @@ async fn a_whole_number_written_with_a_fraction_of_zero_is_taken_and_a_page_size
 async fn openapi_json_names_the_tools_this_gateway_has_and_the_models_it_can_run() {
     let (_dir, gw) = common::fresh().await;
     let (_, doc) = gw.get("/openapi.json").await;
-    let create = &doc["components"]["schemas"]["CreateBody"]["properties"];
-    let tools: Vec<&str> = create["tools"]["items"]["enum"]
+    let schemas = &doc["components"]["schemas"];
+    let names = |at: &str| -> Vec<String> {
+        let names = schemas.pointer(at).and_then(Value::as_array);
+        let names = names.unwrap_or_else(|| panic!("{at} lists the tools: {schemas}"));
+        names.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()
+    };
+    let (_, listed) = gw.get("/v1/tools").await;
+    let listed: Vec<String> = listed["items"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|t| t.as_str())
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect();
-    let (_, listed) = gw.get("/v1/tools").await;
-    let listed: Vec<&str> =
-        listed["items"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(tools, listed);
-    let pattern = create["model"]["pattern"].as_str().unwrap();
+    assert_eq!(names("/ToolChoice/oneOf/0/enum"), listed, "a tool by name");
+    assert_eq!(names("/ToolPolicy/properties/name/enum"), listed, "a tool with a policy");
+    assert_eq!(names("/ClientTool/properties/name/not/enum"), listed, "no client tool takes one");
+    let pattern = schemas["CreateBody"]["properties"]["model"]["pattern"].as_str().unwrap();
     assert!(pattern.contains("demo"), "{pattern}");
 }

@@ -48,7 +48,7 @@ export function approval(card, data) {
   card.querySelector(".approval")?.remove();
   if (data.state !== "requested") {
     const said = data.state === "denied" && data.reason ? `denied: ${data.reason}` : data.state;
-    card.append(element("div", `approval decided ${data.state}`, said));
+    card.append(element("div", `decided ${data.state}`, said));
     return;
   }
   card.classList.add("waiting");

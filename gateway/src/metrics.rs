@@ -1,7 +1,7 @@
 //! Process metrics at `/metrics`: sessions (live, stored, asleep, evicted, woken), turns by end
 //! reason, HTTP requests by route and status, model calls (outcome, latency, time to first token,
-//! tokens), tool calls, enqueue and commit latency, commit batch sizes, SSE subscribers and the
-//! core's fuel per call. Served as OpenMetrics when the scrape asks for it, else as the
+//! tokens), tool calls, plugin log bytes dropped, enqueue and commit latency, commit batch sizes,
+//! SSE subscribers and the core's fuel per call. Served as OpenMetrics when the scrape asks for it, else as the
 //! Prometheus text format 0.0.4 ([`Metrics::render`]).
 
 use std::sync::LazyLock;
@@ -52,6 +52,8 @@ pub struct Metrics {
     pub tool_calls: Family<Labels, Counter>,
     /// Seconds a tool call took, by `tool`.
     pub tool_seconds: Histograms,
+    /// Bytes of plugin log lines dropped over the plugin's log budget, by `plugin`.
+    pub plugin_log_dropped: Family<Labels, Counter>,
     /// Seconds from a message request to its durable receipt.
     pub enqueue_seconds: Histogram,
     /// Jobs committed per SQLite transaction.
@@ -90,6 +92,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         model_tokens: Family::default(),
         tool_calls: Family::default(),
         tool_seconds: Family::new_with_constructor(seconds),
+        plugin_log_dropped: Family::default(),
         enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
         commit_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
@@ -135,6 +138,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     r.register("model_tokens", "Tokens the providers reported", m.model_tokens.clone());
     r.register("tool_calls", "Tool calls ended, by outcome", m.tool_calls.clone());
     r.register("tool_call_duration_seconds", "Time a tool call took", m.tool_seconds.clone());
+    r.register(
+        "plugin_log_dropped_bytes",
+        "Bytes of plugin log lines dropped over the plugin's log budget",
+        m.plugin_log_dropped.clone(),
+    );
     r.register(
         "enqueue_seconds",
         "Time from a message request to its durable receipt",

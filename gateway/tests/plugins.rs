@@ -12,18 +12,26 @@ use serde_json::{Value, json};
 
 /// A plugins directory holding one plugin: `<name>/plugin.toml` and the built `<name>.wasm`.
 fn plugin_dir(root: &Path, name: &str, manifest: &str) -> PathBuf {
+    plugin_dir_as(root, name, name, manifest)
+}
+
+/// A plugins directory holding the built plugin `built` under the name `name`.
+fn plugin_dir_as(root: &Path, name: &str, built: &str, manifest: &str) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
-    let built = Path::new(BUILT_DIR).join(format!("{name}.wasm"));
+    let built = Path::new(BUILT_DIR).join(format!("{built}.wasm"));
     std::fs::copy(&built, dir.join(format!("{name}.wasm"))).unwrap();
     dir
 }
 
 async fn load(root: &Path, name: &str, manifest: &str) -> Arc<Plugin> {
-    let dir = plugin_dir(root, name, manifest);
+    load_dir(root, &plugin_dir(root, name, manifest)).await
+}
+
+async fn load_dir(root: &Path, dir: &Path) -> Arc<Plugin> {
     let host = PluginHost::new(Some(&root.join("cache"))).unwrap();
-    host.load(&dir).await.unwrap_or_else(|e| panic!("{e}"))
+    host.load(dir).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn code(output: &ToolOutput) -> Option<&str> {
@@ -102,6 +110,216 @@ async fn a_plugin_importing_what_it_was_not_granted_is_refused_at_load() {
     let message = error.to_string();
     assert!(message.contains("wasi:http/outgoing-handler"), "{message}");
     assert!(message.contains("http_hosts"), "says how to grant it: {message}");
+}
+
+/// The hostile plugin with `/data` (its `./data`, read-only) granted, and a secret beside it.
+fn hostile_with_data(root: &Path) -> PathBuf {
+    std::fs::write(root.join("secret.txt"), "the secret").unwrap();
+    let manifest = format!("{HOSTILE}[grants]\ndirs = {{ \"/data\" = {{ path = \"./data\" }} }}\n");
+    let dir = plugin_dir(root, "hostile", &manifest);
+    std::fs::create_dir(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/inside.txt"), "inside").unwrap();
+    std::os::unix::fs::symlink(root.join("secret.txt"), dir.join("data/link")).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn hostile_reads_outside_its_grant_find_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let plugin = load_dir(root.path(), &hostile_with_data(root.path())).await;
+    assert_eq!(text(&plugin.call("hostile_read", r#""/data/inside.txt""#).await), "inside");
+    let listed = text(&plugin.call("hostile_list", r#""/data""#).await);
+    assert!(listed.contains("inside.txt"), "{listed}");
+    let outside = [
+        "/etc/passwd",
+        "/proc/self/environ",
+        "/data/../secret.txt",
+        "/data/../../secret.txt",
+        "../secret.txt",
+        "secret.txt",
+        "/data/link",
+    ];
+    for path in outside {
+        let output = plugin.call("hostile_read", &json!(path).to_string()).await;
+        assert_eq!(code(&output), Some("DENIED"), "{path}: {output:?}");
+        assert!(!text(&output).contains("the secret") && !text(&output).contains("root:"));
+    }
+    for path in ["/", "/data/..", "/proc", "/etc"] {
+        let output = plugin.call("hostile_list", &json!(path).to_string()).await;
+        assert_eq!(code(&output), Some("DENIED"), "{path}: {output:?}");
+    }
+}
+
+#[tokio::test]
+async fn hostile_writes_outside_its_grant_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = hostile_with_data(root.path());
+    let plugin = load_dir(root.path(), &dir).await;
+    for path in ["/data/new.txt", "/data/link", "/data/../x.txt", "/tmp/x.txt", "/x.txt", "x.txt"] {
+        let output = plugin.call("hostile_write", &json!(path).to_string()).await;
+        assert_eq!(code(&output), Some("DENIED"), "{path}: {output:?}");
+    }
+    assert!(!dir.join("data/new.txt").exists() && !dir.join("x.txt").exists());
+    assert_eq!(std::fs::read_to_string(root.path().join("secret.txt")).unwrap(), "the secret");
+}
+
+#[tokio::test]
+async fn hostile_sees_no_environment_and_no_arguments() {
+    let output = hostile(HOSTILE, "hostile_env").await;
+    assert_eq!(text(&output), "vars=[] args=[]");
+}
+
+/// The gateway's log lines emitted on this thread while it lives, as JSON.
+struct Captured {
+    buffer: Arc<std::sync::Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Captured {
+    fn start() -> Captured {
+        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let writer = buffer.clone();
+        let subscriber =
+            tracing_subscriber::fmt().json().with_writer(move || Writer(writer.clone())).finish();
+        Captured { buffer, _guard: tracing::subscriber::set_default(subscriber) }
+    }
+
+    /// The plugin's own lines (their messages' lengths) and the warnings about what it dropped.
+    fn of(&self, plugin: &str) -> (Vec<usize>, Vec<Value>) {
+        let buffer = self.buffer.lock().unwrap();
+        let text = String::from_utf8_lossy(&buffer);
+        let lines = text.lines().map(|line| {
+            serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"))
+        });
+        let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+        for line in lines.filter(|line| line["fields"]["plugin"] == plugin) {
+            if line["fields"]["dropped_lines"].is_u64() {
+                dropped.push(line["fields"].clone());
+            } else {
+                kept.push(line["fields"]["message"].as_str().unwrap().len());
+            }
+        }
+        (kept, dropped)
+    }
+}
+
+struct Writer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Writer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+const FLOOD: &str = "[limits]\ntimeout_ms = 60000\nmemory_mb = 64\n";
+
+#[tokio::test]
+async fn hostile_log_flood_leaves_its_call_budget_and_one_line_and_returns() {
+    let logs = Captured::start();
+    let root = tempfile::tempdir().unwrap();
+    // Its own name, so that the metric counts only this test's plugin.
+    let plugin =
+        load_dir(root.path(), &plugin_dir_as(root.path(), "flooder", "hostile", FLOOD)).await;
+    let output = plugin.call("hostile_log_flood", "{}").await;
+    assert_eq!(text(&output), "flooded", "the call still returns");
+
+    let (kept, dropped) = logs.of("flooder");
+    assert!(
+        !kept.is_empty() && kept.iter().all(|&len| len == 4096),
+        "lines cut to 4 KiB: {kept:?}"
+    );
+    assert!(kept.iter().sum::<usize>() <= 64 << 10, "at most the 64 KiB budget: {kept:?}");
+    assert_eq!(dropped.len(), 1, "one line says what was dropped: {dropped:?}");
+    let lines = 20_000 - kept.len() as u64;
+    assert_eq!(dropped[0]["dropped_lines"], lines);
+    assert_eq!(dropped[0]["dropped_bytes"], lines * 4096);
+    assert!(dropped[0]["message"].as_str().unwrap().contains("max_log_kb"), "{dropped:?}");
+    let metric = airlock_gateway::metrics::global()
+        .plugin_log_dropped
+        .get_or_create(&vec![("plugin", "flooder".to_owned())])
+        .get();
+    assert_eq!(metric, lines * 4096);
+}
+
+#[tokio::test]
+async fn hostile_log_floods_share_the_plugins_budget_a_minute() {
+    let logs = Captured::start();
+    let root = tempfile::tempdir().unwrap();
+    let manifest = format!("{FLOOD}max_log_kb = 64\nlog_kb_per_minute = 96\n");
+    let plugin = load(root.path(), "hostile", &manifest).await;
+    let started = Instant::now();
+    for _ in 0..2 {
+        assert_eq!(text(&plugin.call("hostile_log_flood", "{}").await), "flooded");
+    }
+    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    let (kept, dropped) = logs.of("hostile");
+    assert_eq!(dropped.len(), 2, "one line for each call: {dropped:?}");
+    // A line costs its message and 128 bytes; the minute's 96 KiB refill as time passes.
+    let cost: usize = kept.iter().map(|len| len + 128).sum();
+    let most = (96 << 10) as f64 * (1.0 + minutes);
+    assert!(cost as f64 <= most, "{cost} bytes logged, over {most} in {minutes} minutes");
+}
+
+/// What loading the hostile plugin says when its `describe` misbehaves as `mode` says.
+async fn refused_for_describing(mode: &str) -> String {
+    let root = tempfile::tempdir().unwrap();
+    let manifest = "[limits]\ntimeout_ms = 60000\nmemory_mb = 256\n\
+                    [grants]\ndirs = { \"/describe\" = { path = \"./describe\" } }\n";
+    let dir = plugin_dir(root.path(), "hostile", manifest);
+    std::fs::create_dir(dir.join("describe")).unwrap();
+    std::fs::write(dir.join("describe/mode"), mode).unwrap();
+    let host = PluginHost::new(Some(&root.path().join("cache"))).unwrap();
+    let error = host.load(&dir).await.err().unwrap_or_else(|| panic!("{mode}: loaded"));
+    error.to_string()
+}
+
+#[tokio::test]
+async fn hostile_50000_tools_are_refused_at_load_naming_the_limit() {
+    let message = refused_for_describing("many").await;
+    assert!(message.contains("50014 tools, over the limit of 64 tools"), "{message}");
+}
+
+#[tokio::test]
+async fn hostile_tool_named_a_dot_b_is_refused_at_load_naming_the_rule() {
+    let message = refused_for_describing("dotted").await;
+    assert!(message.contains("a tool named \"a.b\""), "{message}");
+    assert!(message.contains("[a-zA-Z0-9_-]{1,64}"), "{message}");
+}
+
+#[tokio::test]
+async fn hostile_tool_name_of_65_characters_is_refused_at_load() {
+    let message = refused_for_describing("long_name").await;
+    assert!(message.contains("1 to 64 letters"), "{message}");
+}
+
+#[tokio::test]
+async fn hostile_tool_offered_twice_is_refused_at_load() {
+    let message = refused_for_describing("twice").await;
+    assert!(message.contains("\"hostile_ok\" twice"), "{message}");
+}
+
+#[tokio::test]
+async fn hostile_5_kb_description_is_refused_at_load_naming_the_limit() {
+    let message = refused_for_describing("long_description").await;
+    assert!(message.contains("\"wordy\": its description is 5120 bytes, over the limit of 4096"));
+}
+
+#[tokio::test]
+async fn hostile_20_kb_schema_is_refused_at_load_naming_the_limit() {
+    let message = refused_for_describing("big_schema").await;
+    assert!(message.contains("\"schemy\": its parameters schema is"), "{message}");
+    assert!(message.contains("over the limit of 16384"), "{message}");
+}
+
+#[tokio::test]
+async fn hostile_schema_that_is_not_a_json_schema_is_refused_at_load() {
+    let message = refused_for_describing("bad_schema").await;
+    assert!(message.contains("\"bad\": its parameters are not a valid JSON Schema"), "{message}");
 }
 
 #[tokio::test]

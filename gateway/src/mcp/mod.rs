@@ -27,7 +27,7 @@ use rmcp::{ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use crate::tools::{self, Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The longest a tool call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -67,7 +67,7 @@ pub enum McpSource {
 impl McpServer {
     /// A server named `name`, after checking the name.
     pub fn new(name: &str, source: McpSource) -> Result<McpServer, String> {
-        let valid = (1..=32).contains(&name.len()) && name.chars().all(offerable);
+        let valid = (1..=32).contains(&name.len()) && name.chars().all(tools::name_char);
         if !valid {
             return Err(format!(
                 "MCP server name {name:?} must be 1 to 32 letters, digits, `_` or `-` (it \
@@ -196,16 +196,11 @@ async fn forward(server: String, stderr: tokio::process::ChildStderr) {
     }
 }
 
-/// Whether an OpenAI-compatible API takes `c` in a tool name: `[a-zA-Z0-9_-]`.
-fn offerable(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
-}
-
 /// `SERVER__TOOL`, with what an OpenAI-compatible API refuses made `_`; `None` past 64.
 fn offered_name(server: &str, tool: &str) -> Option<String> {
-    let tool: String = tool.chars().map(|c| if offerable(c) { c } else { '_' }).collect();
+    let tool: String = tool.chars().map(|c| if tools::name_char(c) { c } else { '_' }).collect();
     let name = format!("{server}__{tool}");
-    (name.len() <= 64).then_some(name)
+    (name.len() <= tools::NAME_MOST).then_some(name)
 }
 
 /// One server's connection, shared by its tools.

@@ -7,6 +7,8 @@
 //! memory_mb  = 64
 //! fuel       = 500_000_000     # optional
 //! max_output_kb = 1024         # optional
+//! max_log_kb = 64              # optional
+//! log_kb_per_minute = 256      # optional; over all calls
 //! [grants]
 //! http_hosts = ["api.example.com"]   # outbound HTTP allowlist, default none
 //! dirs = { "/data" = { path = "./data", mode = "ro" } }
@@ -46,11 +48,22 @@ pub struct Limits {
     pub fuel: Option<u64>,
     /// The largest result, in KiB.
     pub max_output_kb: u64,
+    /// What one call may log, in KiB (each line costing its message and 128 bytes).
+    pub max_log_kb: u64,
+    /// What all calls of the plugin together may log a minute, in KiB.
+    pub log_kb_per_minute: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout_ms: 5000, memory_mb: 64, fuel: None, max_output_kb: 1024 }
+        Limits {
+            timeout_ms: 5000,
+            memory_mb: 64,
+            fuel: None,
+            max_output_kb: 1024,
+            max_log_kb: 64,
+            log_kb_per_minute: 256,
+        }
     }
 }
 

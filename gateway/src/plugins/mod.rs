@@ -12,12 +12,19 @@
 //! - **fuel**, when set: running out → `TIMEOUT`;
 //! - **memory**: linear memory beyond `memory_mb` traps → `MEMORY_LIMIT`;
 //! - **output**: a result over `max_output_kb` → `OUTPUT_TOO_LARGE`;
+//! - **logs**: lines beyond `max_log_kb` a call or `log_kb_per_minute` a plugin are dropped,
+//!   and counted in one warning at the call's end ([`log`]);
 //! - anything else that traps (a panic, a stack overflow) → `TRAP`.
+//!
+//! What `describe` answers is bounded too ([`describe`]): too many tools, a name a model API
+//! refuses, an oversized description or a schema that is not one, and the plugin is refused.
 //!
 //! The plugin's own errors map to `BAD_ARGUMENTS`, `DENIED` and `FAILED`. None of this ever
 //! fails the gateway or another session: the model just sees an error result.
 
 mod bindings;
+mod describe;
+mod log;
 mod manifest;
 mod sandbox;
 
@@ -33,6 +40,7 @@ pub use manifest::{DirGrant, Grants, Limits, Manifest, Mode};
 
 use self::bindings::ToolPluginPre;
 use self::bindings::airlock::plugin::types::ToolError;
+use self::log::LogRate;
 use self::sandbox::CallState;
 use crate::tools::Approval;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
@@ -159,6 +167,7 @@ impl PluginHost {
         let mut plugin = Plugin {
             name: Arc::from(name.as_str()),
             dir: dir.to_owned(),
+            log_rate: Arc::new(LogRate::new(manifest.limits.log_kb_per_minute)),
             manifest,
             pre,
             specs: Vec::new(),
@@ -204,6 +213,8 @@ pub struct Plugin {
     manifest: Manifest,
     pre: ToolPluginPre<CallState>,
     specs: Vec<ToolSpec>,
+    /// What all its calls together may still log this minute.
+    log_rate: Arc<LogRate>,
 }
 
 impl Plugin {
@@ -219,7 +230,7 @@ impl Plugin {
 
     /// A fresh sandbox for one call.
     fn store(&self) -> Result<wasmtime::Store<CallState>, String> {
-        CallState::store(self.pre.engine(), &self.name, &self.dir, &self.manifest)
+        CallState::store(self.pre.engine(), &self.name, &self.dir, &self.manifest, &self.log_rate)
     }
 
     /// Asks the component for its tools, under the call limits.
@@ -230,9 +241,12 @@ impl Plugin {
             let instance = self.pre.instantiate_async(&mut store).await?;
             instance.call_describe(&mut store).await
         })
-        .await
-        .map_err(|_| format!("`describe` did not answer within {} ms", timeout.as_millis()))?
-        .map_err(|e| format!("`describe` failed: {e:#}"))?;
+        .await;
+        store.data().log.report(&self.name, &self.manifest.limits);
+        let described = described
+            .map_err(|_| format!("`describe` did not answer within {} ms", timeout.as_millis()))?
+            .map_err(|e| format!("`describe` failed: {e:#}"))?;
+        describe::check(&described)?;
         Ok(described
             .into_iter()
             .map(|spec| ToolSpec {
@@ -259,6 +273,7 @@ impl Plugin {
             instance.call_call(&mut store, tool, arguments).await
         })
         .await;
+        store.data().log.report(&self.name, limits);
         let name = &self.name;
         match ran {
             Err(_) => ToolOutput::error(

@@ -12,10 +12,8 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::airlock::plugin::log::{Host as LogHost, Level};
+use super::log::{LogBudget, LogRate, MOST_LINE};
 use super::manifest::{Manifest, Mode};
-
-/// The most bytes of one log line kept.
-const MAX_LOG_LINE: usize = 4096;
 
 /// The state of one call's store.
 pub(super) struct CallState {
@@ -24,17 +22,20 @@ pub(super) struct CallState {
     hooks: Allowlist,
     table: ResourceTable,
     pub(super) limiter: Limiter,
+    pub(super) log: LogBudget,
     name: Arc<str>,
 }
 
 impl CallState {
     /// A store on `engine` for one call of the plugin `name` in `dir`, its limits and grants
-    /// set from `manifest`; the error says what to fix.
+    /// set from `manifest`, its log drawing on the plugin's `log_rate`; the error says what to
+    /// fix.
     pub(super) fn store(
         engine: &Engine,
         name: &Arc<str>,
         dir: &Path,
         manifest: &Manifest,
+        log_rate: &Arc<LogRate>,
     ) -> Result<Store<CallState>, String> {
         let mut wasi = WasiCtx::builder();
         for (guest, grant) in &manifest.grants.dirs {
@@ -57,6 +58,7 @@ impl CallState {
             hooks: Allowlist { manifest: manifest.clone() },
             table: ResourceTable::new(),
             limiter: Limiter { memory_bytes: (limits.memory_mb as usize) << 20, hit: false },
+            log: LogBudget::new(limits, log_rate.clone()),
             name: name.clone(),
         };
         let mut store = Store::new(engine, state);
@@ -96,9 +98,12 @@ impl super::bindings::airlock::plugin::types::Host for CallState {}
 
 impl LogHost for CallState {
     async fn log(&mut self, level: Level, message: String) {
-        let mut end = message.len().min(MAX_LOG_LINE);
+        let mut end = message.len().min(MOST_LINE);
         while !message.is_char_boundary(end) {
             end -= 1;
+        }
+        if !self.log.admit(end) {
+            return;
         }
         let (plugin, message) = (&*self.name, &message[..end]);
         match level {

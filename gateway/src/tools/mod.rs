@@ -16,6 +16,19 @@ pub use policy::{
     ASK_ALL, Approval, CLIENT_TIMEOUT_MS, ClientTool, ToolChoice, ToolPolicy, offered_tools,
 };
 
+/// The longest tool name OpenAI-compatible APIs take.
+pub const NAME_MOST: usize = 64;
+
+/// Whether OpenAI-compatible APIs take `c` in a tool name: `[a-zA-Z0-9_-]`.
+pub fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Whether OpenAI-compatible APIs take `name` as a tool name: `[a-zA-Z0-9_-]{1,64}`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=NAME_MOST).contains(&name.len()) && name.chars().all(name_char)
+}
+
 /// What a tool call produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput {

@@ -106,9 +106,7 @@ impl ClientTool {
     /// The tool as the core sees it; the error says what to fix.
     fn spec(&self) -> Result<ToolSpec, String> {
         let name = &self.name;
-        let fits = (1..=64).contains(&name.len())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !fits {
+        if !super::valid_name(name) {
             return Err(format!(
                 "client tool name {name:?} must be 1 to 64 letters, digits, `_` or `-`"
             ));

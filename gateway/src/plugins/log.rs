@@ -15,7 +15,7 @@ use governor::{Quota, RateLimiter};
 use super::manifest::Limits;
 
 /// The most bytes of one log line kept.
-pub(super) const MOST_LINE: usize = 4096;
+const MOST_LINE: usize = 4096;
 
 /// What a line costs beyond its message: about what the log writes around it.
 const LINE_COST: usize = 128;
@@ -65,16 +65,18 @@ impl LogBudget {
         LogBudget { left, rate, dropped_lines: 0, dropped_bytes: 0 }
     }
 
-    /// Whether a line with a message of `bytes` may be written; if not, it is counted as dropped.
-    pub(super) fn admit(&mut self, bytes: usize) -> bool {
-        let cost = bytes + LINE_COST;
+    /// The line to write for `message`, cut to [`MOST_LINE`] bytes; `None` when it would go
+    /// over the budget, and it is counted as dropped.
+    pub(super) fn admit<'m>(&mut self, message: &'m str) -> Option<&'m str> {
+        let line = &message[..message.floor_char_boundary(MOST_LINE)];
+        let cost = line.len() + LINE_COST;
         if cost <= self.left && self.rate.admit(cost) {
             self.left -= cost;
-            return true;
+            return Some(line);
         }
         self.dropped_lines += 1;
-        self.dropped_bytes += bytes as u64;
-        false
+        self.dropped_bytes += line.len() as u64;
+        None
     }
 
     /// At the end of a call: one warning saying what was dropped, if anything was.

@@ -12,7 +12,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::airlock::plugin::log::{Host as LogHost, Level};
-use super::log::{LogBudget, LogRate, MOST_LINE};
+use super::log::{LogBudget, LogRate};
 use super::manifest::{Manifest, Mode};
 
 /// The state of one call's store.
@@ -98,14 +98,10 @@ impl super::bindings::airlock::plugin::types::Host for CallState {}
 
 impl LogHost for CallState {
     async fn log(&mut self, level: Level, message: String) {
-        let mut end = message.len().min(MOST_LINE);
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        if !self.log.admit(end) {
+        let Some(message) = self.log.admit(&message) else {
             return;
-        }
-        let (plugin, message) = (&*self.name, &message[..end]);
+        };
+        let plugin = &*self.name;
         match level {
             Level::Debug => tracing::debug!(plugin, message),
             Level::Info => tracing::info!(plugin, message),

@@ -6,11 +6,14 @@
 //!
 //! [`gateway`] runs the real `airlock serve` binary for end-to-end tests (`tests/e2e.rs` here).
 //!
+//! [`page`] drives the web demo in a real Chromium (`tests/browser.rs`).
+//!
 //! This crate depends on no Airlock crate: the gateway takes it as a dev-dependency.
 
 pub mod cluster;
 pub mod gateway;
 pub mod mock_model;
+pub mod page;
 pub mod postgres;
 pub mod world;
 

@@ -4,101 +4,12 @@
 //! Ignored by default because it needs Chromium and the npm package; `.ci/run` installs both and
 //! runs it with `cargo test --workspace --test browser -- --ignored`.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 
 use airlock_tests::Reply;
+use airlock_tests::page::Page;
 use airlock_tests::world::{World, held, world_with};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-
-/// The page, through the driver script.
-struct Page {
-    _node: Child,
-    stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
-}
-
-impl Page {
-    fn launch() -> Page {
-        let script = web_demo().join("browser-test/drive.mjs");
-        let mut node = Command::new("node")
-            .arg(&script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs (install Node.js and `npm ci` in web-demo/browser-test)");
-        let stdin = node.stdin.take().unwrap();
-        let stdout = BufReader::new(node.stdout.take().unwrap()).lines();
-        Page { _node: node, stdin, stdout }
-    }
-
-    /// Runs one command; panics with the driver's error.
-    async fn run(&mut self, command: Value) -> Value {
-        self.stdin.write_all(format!("{command}\n").as_bytes()).await.unwrap();
-        let line = self.stdout.next_line().await.unwrap().expect("the driver answers");
-        let answer: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(answer["ok"], true, "{command}: {}", answer["error"]);
-        answer["value"].clone()
-    }
-
-    async fn wait_text(&mut self, selector: &str, text: &str) {
-        self.run(json!({"do": "waitText", "selector": selector, "text": text})).await;
-    }
-
-    async fn texts(&mut self, selector: &str) -> Vec<String> {
-        let value = self.run(json!({"do": "texts", "selector": selector})).await;
-        serde_json::from_value(value).unwrap()
-    }
-
-    async fn send(&mut self, text: &str, delivery: &str) {
-        self.run(json!({"do": "send", "text": text, "delivery": delivery})).await;
-    }
-
-    /// Makes a session with the page's button; answers its id.
-    async fn new_session(&mut self) -> String {
-        let id = self.run(json!({"do": "newSession"})).await;
-        id.as_str().expect("the page shows the session's id").to_owned()
-    }
-
-    async fn click(&mut self, selector: &str) {
-        self.run(json!({"do": "click", "selector": selector})).await;
-    }
-
-    async fn fill(&mut self, selector: &str, value: &str) {
-        self.run(json!({"do": "fill", "selector": selector, "value": value})).await;
-    }
-
-    /// Whether the first element matching `selector` is disabled.
-    async fn disabled(&mut self, selector: &str) -> bool {
-        let value = self.run(json!({"do": "attributes", "selector": selector, "name": "disabled"}));
-        !value.await[0].is_null()
-    }
-
-    /// Waits until the element `selector` is disabled (or enabled).
-    async fn wait_disabled(&mut self, selector: &str, disabled: bool) {
-        let state = if disabled { "disabled" } else { "enabled" };
-        self.wait_count(&format!("{selector}:{state}"), 1).await;
-    }
-
-    async fn wait_count(&mut self, selector: &str, count: usize) {
-        self.run(json!({"do": "waitCount", "selector": selector, "count": count})).await;
-    }
-
-    /// How the conversation is scrolled: `{top, height, client, atBottom, lastInView}`.
-    async fn scroll(&mut self) -> Value {
-        self.run(json!({"do": "scrollState", "selector": "#conversation"})).await
-    }
-
-    /// Neither an uncaught error nor an error in the console (a failed load, a blocked one).
-    async fn assert_clean(&mut self) {
-        assert_eq!(self.run(json!({"do": "errors"})).await, json!([]), "the page threw");
-        let console = self.run(json!({"do": "consoleErrors"})).await;
-        assert_eq!(console, json!([]), "the console reported errors");
-    }
-}
 
 /// A gateway whose model is the mock, and the page open on it.
 async fn opened() -> (World, Page) {
@@ -106,10 +17,6 @@ async fn opened() -> (World, Page) {
     let mut page = Page::launch();
     page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
     (w, page)
-}
-
-fn web_demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../web-demo")
 }
 
 /// The assistant text of each step as the log has it: the committed message, or the streamed

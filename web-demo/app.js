@@ -9,8 +9,9 @@
 // links, and back and forward move between sessions.
 //
 // A gateway with API keys answers 401 until the page signs in: the key typed into the sign-in
-// form goes once to `POST /v1/login`, which sets it as an HttpOnly cookie; every later request
-// and event stream carries that cookie, and the script never keeps the key.
+// form goes once to `POST /v1/login`, which answers with a sign-in token in an HttpOnly cookie
+// (never the key itself); every later request and event stream carries that cookie, the script
+// never keeps the key, and "Sign out" ends the sign-in on the gateway.
 //
 // A call that waits for a person shows Approve / Deny on its card, a question of the model
 // (`ask_user`, a client tool this page declares on its sessions) a box for the answer, and every
@@ -25,7 +26,7 @@ import { $, api, onUnauthorized, sessionLink, sessionPath, state, when } from ".
 import * as conversation from "./js/conversation.js";
 import * as goal from "./js/goal.js";
 import * as person from "./js/person.js";
-import { renderQueue } from "./js/queue.js";
+import { applySplice, setQueue } from "./js/queue.js";
 import * as sessions from "./js/sessions.js";
 
 const { report } = conversation;
@@ -50,7 +51,7 @@ function select(id, { disposed = false } = {}) {
   }
   $("#main").dataset.sessionId = id;
   conversation.reset();
-  renderQueue([]);
+  setQueue([]);
   showHeader();
   setStatus(disposed ? "disposed" : null);
   goal.open();
@@ -64,13 +65,14 @@ function select(id, { disposed = false } = {}) {
     if (event.seq <= lastSeq) return; // resumed streams never repeat, but be sure
     lastSeq = event.seq;
     conversation.render(event);
+    if (event.type === "agent/inbox/spliced") applySplice(event.data);
     if (event.type === "user/message") sessions.sawMessage(id, event.data.content);
     if (event.type === "goal/change") goal.refresh();
   });
   source.addEventListener("session.status", (frame) => {
     if (!state.disposed) setStatus(JSON.parse(frame.data).status);
   });
-  source.addEventListener("session.queue", (frame) => renderQueue(JSON.parse(frame.data).items));
+  source.addEventListener("session.queue", (frame) => setQueue(JSON.parse(frame.data).items));
   source.addEventListener("subagent.started", (frame) => {
     sessions.learn(JSON.parse(frame.data).childSessionId).catch(() => {});
   });

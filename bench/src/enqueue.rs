@@ -19,6 +19,13 @@ fn client() -> reqwest::Client {
     airlock_tests::http_client().pool_max_idle_per_host(1024).build().expect("a client")
 }
 
+/// The gateway's settings for enqueue loads: what is measured is the enqueue path, so the queue
+/// of each session may grow past `--max-queue`'s default.
+const UNBOUNDED_QUEUE: &[(&str, &str)] = &[("AIRLOCK_MAX_QUEUE", "0")];
+
+/// As [`UNBOUNDED_QUEUE`], with sessions kept in memory for the whole scenario.
+const LONG_LIVED: &[(&str, &str)] = &[("AIRLOCK_MAX_QUEUE", "0"), ("AIRLOCK_IDLE_EVICT", "1h")];
+
 /// One inject into `session`; answers how long the 202 took.
 pub async fn inject(client: &reqwest::Client, gw: &Gateway, session: &str) -> Duration {
     let body = r#"{"content":"context for later","delivery":"inject"}"#;
@@ -101,7 +108,8 @@ async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, second
 pub async fn throughput(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     const S: &str = "enqueue (HTTP)";
     let mock = MockModel::start().await;
-    let (gw, _) = start(&work.join("enqueue.db"), &mock, cache, &[]).await;
+    // Injects pile up in the queue, thousands of them: the queue's limit is off.
+    let (gw, _) = start(&work.join("enqueue.db"), &mock, cache, UNBOUNDED_QUEUE).await;
     let gw = Arc::new(gw);
     let one = gw.session().await;
     sequential(&client(), &gw, &one, 100).await; // warm: connections, the session's core
@@ -129,7 +137,7 @@ pub async fn long_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     let mock = MockModel::start().await;
     mock.forget_requests();
     let db = work.join("long.db");
-    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    let (gw, _) = start(&db, &mock, cache, LONG_LIVED).await;
     let client = client();
     let fresh = gw.session().await;
     sequential(&client, &gw, &fresh, 20).await;
@@ -159,7 +167,7 @@ pub async fn long_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     measure(&mut rows, "", long_p50, pending_p50);
 
     drop(gw);
-    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    let (gw, _) = start(&db, &mock, cache, LONG_LIVED).await;
     // The first request wakes each session; what is compared is every one after it.
     sequential(&client, &gw, &long, 1).await;
     sequential(&client, &gw, &pending, 1).await;

@@ -212,6 +212,9 @@ async fn main() {
     if runs("wake") {
         rows.extend(bounded("wake", size, scale::wake(work, &cache, size)).await);
     }
+    if runs("forks") {
+        rows.extend(bounded("forks", size, scale::forks(work, &cache, size)).await);
+    }
     if runs("receipts") {
         rows.extend(bounded("receipts", size, scale::receipts(work, &cache, size)).await);
     }

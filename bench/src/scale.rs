@@ -1,5 +1,6 @@
 //! Scale: a start that does not grow with the stored sessions, memory per live session and after
-//! eviction, waking an evicted session with a long log, and receipts on a long log.
+//! eviction, waking an evicted session with a long log, receipts on a long log, and forks of
+//! one.
 //!
 //! Stored sessions are made quickly: one real session is run through the gateway, then its rows
 //! (session, events, receipts) are copied under new ids with SQL, as if the gateway had made them.
@@ -190,5 +191,50 @@ pub async fn receipts(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
         Row::new(S, format!("receipt, {log}-event log: p50"), percentile(&mut samples, 50.0), "ms"),
         Row::new(S, format!("receipt, {log}-event log: p99"), percentile(&mut samples, 99.0), "ms")
             .at_most(1.0),
+    ]
+}
+
+/// The bytes the pages in use of the data file at `db` take, as of its last commit (write-ahead
+/// log included).
+fn used_bytes(db: &Path) -> f64 {
+    let conn = Connection::open(db).expect("the data file opens");
+    let pragma = |name: &str| -> f64 {
+        conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get::<_, i64>(0))
+            .expect("a pragma answers") as f64
+    };
+    (pragma("page_count") - pragma("freelist_count")) * pragma("page_size")
+}
+
+/// Forks of a session whose log holds `size.long_log` events, against forks of a one-turn
+/// session: a fork shares its source's prefix, so both cost one row and a few events.
+pub async fn forks(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+    const S: &str = "forks";
+    const FORKS: usize = 50;
+    let mock = MockModel::start().await;
+    let db = work.join("forks.db");
+    let (gw, _) = start(&db, &mock, cache, &[]).await;
+    let (long, _) = long_session(&gw, &mock, size.long_log).await;
+    let (short, _) = long_session(&gw, &mock, 1).await;
+    let timed = async |source: &str| {
+        let (mut samples, before) = (Vec::with_capacity(FORKS), used_bytes(&db));
+        for _ in 0..FORKS {
+            let forked = Instant::now();
+            let (code, made) = gw.post(&format!("/v1/sessions/{source}/fork"), json!({})).await;
+            samples.push(forked.elapsed());
+            assert_eq!(code, 201, "{made}");
+        }
+        let per_fork = (used_bytes(&db) - before) / FORKS as f64 / 1024.0;
+        (percentile(&mut samples, 50.0), per_fork)
+    };
+    let (short_p50, short_bytes) = timed(&short).await;
+    let (long_p50, long_bytes) = timed(&long).await;
+    let log = size.long_log;
+    vec![
+        Row::new(S, "fork of a one-turn log: p50", short_p50, "ms"),
+        Row::new(S, "fork of a one-turn log: stored per fork", short_bytes, "KB"),
+        Row::new(S, format!("fork of a {log}-event log: p50"), long_p50, "ms"),
+        Row::new(S, "  ÷ one-turn p50", long_p50 / short_p50, "×").at_most(1.5),
+        Row::new(S, format!("fork of a {log}-event log: stored per fork"), long_bytes, "KB")
+            .at_most(16.0),
     ]
 }

@@ -14,7 +14,7 @@ use airlock_core::Status;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
-use crate::session::{Committed, Notice, Outbox, QueueSnapshot, seq_of};
+use crate::session::{Announced, Committed, Notice, Outbox, QueueSnapshot, seq_of};
 use crate::store::{Store, StoreError};
 
 /// Events per read when catching up from the log.
@@ -27,7 +27,8 @@ pub enum Update {
     Event(Arc<Committed>),
     /// Whole-agent status changed.
     Status(Status),
-    /// The inbox after a splice, `next-step` first.
+    /// The queue, `next-step` first, as of the last event yielded before it (once, from
+    /// [`Follower::with_queue`]).
     Queue(Arc<QueueSnapshot>),
     /// `subagent.started` / `subagent.finished` and its JSON data.
     Subagent(&'static str, Arc<str>),
@@ -52,9 +53,12 @@ pub struct Follower {
     catching_up: bool,
     /// After a lag: the status to report once caught up.
     resync_status: bool,
-    /// Status and queue notices are held back until the live notices reach this seq, so an
-    /// owner's stream shows none from before its interval.
+    /// Status notices are held back until the live notices reach this seq, so an owner's
+    /// stream shows none from before its interval.
     quiet_before: u64,
+    /// The queue as of the last event announced when it subscribed, yielded once the log read
+    /// reaches that event ([`Follower::with_queue`]).
+    queue: Option<Arc<QueueSnapshot>>,
 }
 
 impl Follower {
@@ -71,6 +75,37 @@ impl Follower {
             Some((notices, announced)) => (Some(notices), Some(announced)),
             None => (None, None),
         };
+        Follower::of(store, session_id, outbox, notices, announced, after, None)
+    }
+
+    /// [`Follower::new`] that also yields the queue, once, where the log read meets the live
+    /// notices: as of that event, so the splices of the events after it are every change since.
+    /// A session not in memory has nothing pending.
+    pub fn with_queue(
+        store: Store,
+        session_id: &str,
+        handle: Option<SessionHandle>,
+        after: Option<u64>,
+    ) -> Follower {
+        let Some(handle) = handle else {
+            let empty = Arc::new(QueueSnapshot::new(session_id, Vec::new()));
+            return Follower::of(store, session_id, None, None, None, after, Some(empty));
+        };
+        let (notices, announced, items) = handle.subscribe_with_queue();
+        let queue = Some(Arc::new(QueueSnapshot::new(session_id, items)));
+        let outbox = Some(handle.outbox().clone());
+        Follower::of(store, session_id, outbox, Some(notices), Some(announced), after, queue)
+    }
+
+    fn of(
+        store: Store,
+        session_id: &str,
+        outbox: Option<Arc<Outbox>>,
+        notices: Option<broadcast::Receiver<Notice>>,
+        announced: Option<Announced>,
+        after: Option<u64>,
+        queue: Option<Arc<QueueSnapshot>>,
+    ) -> Follower {
         Follower {
             store,
             session_id: session_id.to_owned(),
@@ -83,6 +118,7 @@ impl Follower {
             catching_up: true,
             resync_status: false,
             quiet_before: 0,
+            queue,
         }
     }
 
@@ -134,6 +170,9 @@ impl Follower {
                 Box::pin(self.catch_up()).await?;
                 continue;
             }
+            if let Some(queue) = self.queue.take() {
+                return Ok(Some(Update::Queue(queue)));
+            }
             if std::mem::take(&mut self.resync_status)
                 && let Some(outbox) = &self.outbox
             {
@@ -169,7 +208,6 @@ impl Follower {
                 Notice::Ended => return Ok(None),
                 _ if self.quiet_before != 0 => {}
                 Notice::Status(status) => return Ok(Some(Update::Status(status))),
-                Notice::Queue(items) => return Ok(Some(Update::Queue(items))),
                 Notice::Subagent(name, data) => return Ok(Some(Update::Subagent(name, data))),
             }
         }

@@ -10,7 +10,7 @@
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
-//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`], [`trim`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts and their changes, giving freed memory back |
+//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`], [`trim`], [`admission`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts and their changes, giving freed memory back, the one accounting of new work |
 //! | storage | [`store`] | the SQLite log: one writer thread, group commit, reader pool |
 //! | effects | [`core_host`], [`model`], [`tools`], [`plugins`] | the wasm core, model providers, built-in and plugin tools |
 //! | goals | [`goal`] | the pure goal driver |
@@ -25,6 +25,7 @@
 
 pub mod acp;
 pub mod actor;
+pub mod admission;
 pub mod api;
 pub mod cli;
 pub mod clock;

@@ -67,6 +67,10 @@ pub struct Metrics {
     pub commit_failures: Counter,
     /// Fuel (about one per wasm instruction) one call into the core used.
     pub core_fuel: Histogram,
+    /// The `model` label values: the configured and well-known models.
+    pub models: Vocabulary,
+    /// The `tool` label values: the gateway's own tools (built-in, plugins, MCP servers).
+    pub tools: Vocabulary,
     registry: Registry,
 }
 
@@ -99,6 +103,8 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         sse_subscribers: Gauge::default(),
         commit_failures: Counter::default(),
         core_fuel: Histogram::new(exponential_buckets(1_000.0, 4.0, 12)),
+        models: Vocabulary::default(),
+        tools: Vocabulary::default(),
         registry: Registry::default(),
     };
     let m = &metrics;
@@ -241,9 +247,48 @@ fn prometheus_text(open_metrics: &str) -> String {
     out
 }
 
-/// One outcome label value per error code: `ok`, or the code in lower case.
+/// One outcome label value per error code: `ok`, or the code in lower case (`other` for one that
+/// is not a short code of letters, digits and `_`).
 pub fn outcome(error_code: Option<&str>) -> String {
-    error_code.map_or_else(|| "ok".to_owned(), str::to_lowercase)
+    match error_code {
+        None => "ok".to_owned(),
+        Some(code)
+            if (1..=40).contains(&code.len())
+                && code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+        {
+            code.to_ascii_lowercase()
+        }
+        Some(_) => OTHER.to_owned(),
+    }
+}
+
+/// The label value of everything a [`Vocabulary`] does not name.
+pub const OTHER: &str = "other";
+
+/// The values one label may take: what the operator configured, never what a client sent, so
+/// that no client can grow the metrics (each label value is a series kept for the process's
+/// life) or read another tenant's names in them.
+#[derive(Default)]
+pub struct Vocabulary(std::sync::RwLock<std::collections::BTreeSet<String>>);
+
+impl Vocabulary {
+    /// Lets `value` be a label value.
+    pub fn allow(&self, value: &str) {
+        self.0.write().expect("vocabulary lock").insert(value.to_owned());
+    }
+
+    /// `value` if it is allowed, else [`OTHER`].
+    pub fn label(&self, value: &str) -> String {
+        let known = self.0.read().expect("vocabulary lock").contains(value);
+        if known { value.to_owned() } else { OTHER.to_owned() }
+    }
+}
+
+/// The method label of an HTTP request: one of HTTP's own, else [`OTHER`].
+pub fn method_label(method: &str) -> &str {
+    const METHODS: [&str; 9] =
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"];
+    METHODS.iter().find(|m| **m == method).copied().unwrap_or(OTHER)
 }
 
 /// Counts an open SSE stream for as long as it lives.
@@ -271,5 +316,22 @@ impl Drop for SubscriberGuard {
         {
             runtime.spawn_blocking(crate::trim::release_free_memory);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_is_a_known_value_or_other() {
+        let models = Vocabulary::default();
+        models.allow("gpt-4o");
+        assert_eq!(models.label("gpt-4o"), "gpt-4o");
+        assert_eq!(models.label(&"x".repeat(100_000)), "other");
+        assert_eq!(method_label("GET"), "GET");
+        assert_eq!(method_label("BREW"), "other");
+        assert_eq!(outcome(Some("RATE_LIMIT")), "rate_limit");
+        assert_eq!(outcome(Some("a b")), "other");
     }
 }

@@ -9,11 +9,12 @@
 
 use airlock_core::{Delivery, Event, EventData, Message, TurnEndReason, Usage, text_of};
 use serde::Serialize;
+use serde_json::json;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use crate::actor::{IntervalEnd, SessionHandle};
-use crate::session::{Refusal, SessionError};
+use crate::actor::{Admission, IntervalEnd, SessionHandle};
+use crate::session::{IdempotencyKey, Refusal, SessionError};
 use crate::store::{Store, StoreError};
 
 /// Why an owned run could not be started or collected.
@@ -22,9 +23,12 @@ pub enum OwnError {
     /// The session did not take the input.
     #[error(transparent)]
     Session(#[from] SessionError),
-    /// The core refused the input.
+    /// The core (or a limit) refused the input.
     #[error("the session refused the message ({}): {}", .0.code, .0.message)]
     Refused(Refusal),
+    /// The idempotency key was used for another request.
+    #[error("this Idempotency-Key was used for another request; use a fresh key for a new run")]
+    KeyConflict,
     /// Reading the interval's events failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -38,38 +42,97 @@ pub struct OwnedRun {
     pub message_id: String,
     /// The seq of its insert splice: the interval's first event.
     pub first_seq: u64,
-    end: IntervalEnd,
+    end: End,
+    /// A keyed run: its scoped idempotency key, under which its end is kept once known.
+    key: Option<String>,
+    handle: SessionHandle,
 }
 
-/// Submits a message as the owner of the interval it starts; answers once it is durable.
+/// Where an owned interval ends.
+enum End {
+    /// Told by the session's actor at its next whole-agent idle.
+    Waiting(IntervalEnd),
+    /// Known already: a retried run whose first request kept it.
+    Known(u64),
+}
+
+/// Submits a message as the owner of the interval it starts; answers once it is durable. With
+/// an idempotency `key` seen before for the same request, the run is the first one's: same
+/// message, same interval, nothing fed again.
 pub async fn submit(
     handle: &SessionHandle,
     message: Message,
     delivery: Delivery,
+    key: Option<IdempotencyKey>,
 ) -> Result<OwnedRun, OwnError> {
     let message_id = message.id.clone();
-    let (fed, end) = handle.feed_owned(delivery.send(message)).await?;
+    let scoped = key.as_ref().map(|key| key.key.clone());
+    let (admission, end) = handle.feed_owned(delivery.send(message), key).await?;
+    let run = |message_id, first_seq, end| OwnedRun {
+        session_id: handle.id().to_owned(),
+        message_id,
+        first_seq,
+        end,
+        key: scoped.clone(),
+        handle: handle.clone(),
+    };
+    let fed = match admission {
+        Admission::Fed(fed) => fed,
+        Admission::Replayed(response) => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct First {
+                message_id: String,
+                seq: u64,
+                last_seq: Option<u64>,
+            }
+            let first: First = serde_json::from_str(&response).map_err(|e| {
+                OwnError::Store(StoreError::NotAnEvent(format!("a stored run's answer: {e}")))
+            })?;
+            let end = first.last_seq.map_or(End::Waiting(end), End::Known);
+            return Ok(run(first.message_id, first.seq, end));
+        }
+        Admission::KeyConflict => return Err(OwnError::KeyConflict),
+    };
     let first_seq = match (fed.refusal, fed.first_seq) {
         (None, Some(seq)) => seq,
         (refusal, _) => {
-            return Err(OwnError::Refused(refusal.unwrap_or_else(|| Refusal {
-                code: "not-admitted".into(),
-                message: "the message wrote nothing to the log".into(),
+            return Err(OwnError::Refused(refusal.unwrap_or_else(|| {
+                Refusal::new("not-admitted", "the message wrote nothing to the log")
             })));
         }
     };
-    Ok(OwnedRun { session_id: handle.id().to_owned(), message_id, first_seq, end })
+    Ok(run(message_id, first_seq, End::Waiting(end)))
 }
 
 impl OwnedRun {
     /// Waits for the next whole-agent idle; answers the interval's last seq. Cancel-safe: a
-    /// timed-out wait can be resumed.
+    /// timed-out wait can be resumed. A keyed run keeps its end with its idempotency record, so
+    /// a retry answers the same interval even from another process.
     pub async fn last_seq(&mut self) -> Result<u64, OwnError> {
-        (&mut self.end).await.map_err(|_| OwnError::Session(SessionError::Gone))
+        let last = match &mut self.end {
+            End::Known(last) => return Ok(*last),
+            End::Waiting(end) => match end.await {
+                Ok(last) => last,
+                // A retry of a run whose interval ended before this process kept ends (a restart
+                // in between, long ago): it ended at or before the next idle.
+                Err(_) if self.key.is_some() => self.handle.idle().await?,
+                Err(_) => return Err(OwnError::Session(SessionError::Gone)),
+            },
+        };
+        self.end = End::Known(last);
+        Ok(last)
     }
 
-    /// The result of the interval `first_seq..=last_seq`, read from the log.
+    /// The result of the interval `first_seq..=last_seq`, read from the log. A keyed run's end is
+    /// kept with its idempotency record, so that a retry answers the same interval even from
+    /// another process.
     pub async fn result(&self, store: &Store, last_seq: u64) -> Result<RunResult, OwnError> {
+        if let Some(key) = &self.key {
+            let answer =
+                json!({"messageId": self.message_id, "seq": self.first_seq, "lastSeq": last_seq});
+            store.set_idempotency_answer(key, answer.to_string()).await?;
+        }
         let count = (last_seq + 1).saturating_sub(self.first_seq) as usize;
         let events = store.events(&self.session_id, self.first_seq.checked_sub(1), count).await?;
         Ok(RunResult::of(&self.session_id, &self.message_id, self.first_seq, last_seq, events))

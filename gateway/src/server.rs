@@ -14,7 +14,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-use crate::api::{Access, AppState, Exposure, ExposureError, Quotas, TenantLimits, app};
+use crate::admission::Limits;
+use crate::api::{
+    Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
+};
 use crate::connections::{self, Connections};
 use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
@@ -39,6 +42,8 @@ pub struct Settings {
     pub max_body: usize,
     /// Origins allowed by CORS (`*` for any); none: no CORS headers.
     pub cors_origins: Vec<String>,
+    /// Where clients reach the gateway (`--public-url`), when not where it listens.
+    pub public_url: Option<String>,
     /// Where compiled core code is cached.
     pub cache_dir: Option<std::path::PathBuf>,
     /// The core and the plugins.
@@ -49,10 +54,21 @@ pub struct Settings {
     pub limits: airlock_core::Limits,
     /// Timeouts and the cap on open connections.
     pub connections: Connections,
-    /// What each tenant may hold and do.
-    pub tenants: TenantLimits,
+    /// What every session, turn and tenant is admitted by.
+    pub admission: Limits,
+    /// Where `/metrics` is served, and who may read it.
+    pub metrics: MetricsSettings,
     /// The models' context windows.
     pub windows: crate::model::ContextWindows,
+}
+
+/// Where `/metrics` is served, and who may read it.
+#[derive(Clone, Debug, Default)]
+pub struct MetricsSettings {
+    /// An address of its own (none: beside the API).
+    pub listen: Option<String>,
+    /// A key it asks for as `Authorization: Bearer <key>` (none: open to anyone who reaches it).
+    pub key: Option<String>,
 }
 
 /// A store shared by several gateways (`docs/deploy.md`).
@@ -126,31 +142,75 @@ pub enum ServeError {
     },
 }
 
-/// A gateway whose sessions are recovered, ready to serve.
+/// A gateway, ready to serve.
 pub struct Gateway {
     state: AppState,
     stop: watch::Sender<bool>,
     settings: Settings,
+    /// Whether the sessions stored at start are recovered.
+    ready: Arc<watch::Sender<bool>>,
 }
 
 impl Gateway {
-    /// Opens the store and recovers every session (before anything is served).
+    /// Opens the store and the sessions, ready to serve at once. The sessions the store says
+    /// were at work are brought back in the background, as far as the machine holds them
+    /// (`/readyz` answers `ready` once they are); a request for one of them meanwhile brings it
+    /// back first.
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
         let sessions = Sessions::open(&settings).await?;
-        let recovered = sessions.recover().await?;
-        let (store, model) = (sessions.registry.store().flag(), &settings.model);
-        tracing::info!(store, model, recovered, "sessions recovered");
-        Ok(Gateway::over(sessions.registry, settings))
+        sessions.prepare().await?;
+        let gateway = Gateway::over(sessions.registry.clone(), settings.clone()).await?;
+        let ready = gateway.ready.clone();
+        ready.send_replace(false);
+        tokio::spawn(async move {
+            let mut wait = std::time::Duration::from_millis(100);
+            loop {
+                match sessions.recover_stored().await {
+                    Ok(recovered) => {
+                        let (store, model) = (sessions.registry.store().flag(), &settings.model);
+                        tracing::info!(store, model, recovered, "sessions recovered");
+                        break;
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "recovering the stored sessions failed; trying again");
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(std::time::Duration::from_secs(5));
+                    }
+                }
+            }
+            ready.send_replace(true);
+        });
+        Ok(gateway)
+    }
+
+    /// Resolves once the sessions stored at start are recovered (at once for a gateway over a
+    /// registry that was recovered before).
+    pub async fn recovered(&self) {
+        let mut ready = self.state.ready.clone();
+        let _ = ready.wait_for(|ready| *ready).await;
     }
 
     /// A gateway over a registry that is already open (`airlock acp --listen` shares its own).
-    pub fn over(registry: Arc<Registry>, settings: Settings) -> Gateway {
+    /// Whether the store has keys is read now, before anything is served.
+    pub async fn over(registry: Arc<Registry>, settings: Settings) -> Result<Gateway, ServeError> {
         let (stop, shutdown) = watch::channel(false);
-        let access = Arc::new(Access::new(settings.cors_origins.clone()));
+        let access = AccessSettings {
+            origins: settings.cors_origins.clone(),
+            public_url: settings.public_url.clone(),
+        };
+        let access = Arc::new(Access::load(registry.store(), access).await?);
+        access.hear_keys(registry.store());
         let body_timeout = settings.connections.body_timeout;
-        let quotas = Arc::new(Quotas::new(settings.tenants));
-        let state = AppState { registry, shutdown, access, body_timeout, quotas };
-        Gateway { state, stop, settings }
+        let (ready, ready_rx) = watch::channel(true);
+        let ready = Arc::new(ready);
+        let runs = Arc::default();
+        let metrics = MetricsAccess {
+            elsewhere: settings.metrics.listen.is_some(),
+            key: settings.metrics.key.as_deref().map(Arc::from),
+        };
+        let state =
+            AppState { registry, shutdown, access, body_timeout, ready: ready_rx, runs, metrics };
+        Ok(Gateway { state, stop, settings, ready })
     }
 
     /// The sessions it serves.
@@ -173,6 +233,22 @@ impl Gateway {
         let listener = TcpListener::bind(addr).await.map_err(io)?;
         let local = listener.local_addr().map_err(io)?;
         Ok((listener, local))
+    }
+
+    /// Serves `/metrics` on the address of its own `--metrics-listen` names, if any, until the
+    /// gateway stops; answers where.
+    pub async fn serve_metrics(&self) -> Result<Option<SocketAddr>, ServeError> {
+        let Some(addr) = &self.settings.metrics.listen else { return Ok(None) };
+        let (listener, local) = Gateway::listen(addr).await?;
+        let app = metrics_app(self.state.metrics.key.clone());
+        let mut stop = self.state.shutdown.clone();
+        tokio::spawn(async move {
+            let stopped = async move { while stop.changed().await.is_ok() && !*stop.borrow() {} };
+            if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+                tracing::error!(%error, "serving /metrics failed");
+            }
+        });
+        Ok(Some(local))
     }
 
     /// Refuses an address off loopback while the store has no API keys.
@@ -251,20 +327,40 @@ impl Sessions {
             .ask_before(&settings.sandbox.approval_for)
             .map_err(ServeError::Approval)?;
         sessions.registry.set_windows(settings.windows.clone());
+        sessions.registry.set_admission(settings.admission);
+        // The metrics' labels name only what this gateway was set up with.
+        crate::model::allow_labels(&settings.model, &settings.windows);
+        for tool in sessions.registry.tools().tools() {
+            crate::metrics::global().tools.allow(&tool.spec().name);
+        }
         Ok(sessions)
     }
 
-    /// Brings back every stored session that was not at rest; then every continuable child
-    /// whose parent is owed a notice settles (when idle) or is watched (when its work resumed).
-    /// From then on, sessions at rest are dropped from memory as [`Settings::eviction`] says.
+    /// Brings back every stored session that was not at rest ([`Sessions::recover_stored`]),
+    /// before anything else is served.
     pub async fn recover(&self) -> Result<usize, ServeError> {
-        // First: the sessions recovery wakes are announced, and the other gateways' heard.
+        self.prepare().await?;
+        self.recover_stored().await
+    }
+
+    /// What must run before the sessions take requests: their changes are announced and the
+    /// other gateways' heard, and the leases of a shared store are renewed.
+    pub async fn prepare(&self) -> Result<(), ServeError> {
         self.registry.store().listen().await?;
         self.registry.start_publishing();
+        self.registry.start_leasing();
+        Ok(())
+    }
+
+    /// Brings back every stored session that was not at rest, as far as the machine holds them
+    /// (the rest as others finish); then every continuable child whose parent is owed a notice
+    /// settles (when idle) or is watched (when its work resumed). From then on, sessions at
+    /// rest are dropped from memory as [`Settings::eviction`] says.
+    pub async fn recover_stored(&self) -> Result<usize, ServeError> {
         let count = self.registry.recover_all().await?;
         self.settlements.recover().await;
         self.registry.start_evicting();
-        self.registry.start_leasing();
+        self.registry.start_recovering_leftovers();
         Ok(count)
     }
 }

@@ -67,6 +67,7 @@ impl RpcError {
             RegistryError::Elsewhere { .. } => "session-moving",
             RegistryError::NotLogged { .. } => "seq-not-logged",
             RegistryError::Taken(_) => "session-conflict",
+            RegistryError::Exceeded(_) => "limit-exceeded",
             RegistryError::Store(_) | RegistryError::Session(_) => "storage-unavailable",
         };
         RpcError::failed(why, error)
@@ -275,9 +276,12 @@ impl Server {
         let mut forwarded = self.forward(&handle);
         let message = Message::user(fresh_id(), params.content_blocks);
         let message_id = message.id.clone();
-        let fed = match handle.feed(Delivery::Followup.send(message), None).await {
+        let fed = match handle.feed_new(Delivery::Followup.send(message), None).await {
             Ok(Admission::Fed(fed)) => fed,
             Ok(_) => unreachable!("no idempotency key"),
+            Err(error @ crate::session::SessionError::Exceeded(_)) => {
+                return Err(RpcError::failed("limit-exceeded", error));
+            }
             Err(error) => return Err(RpcError::failed("storage-unavailable", error)),
         };
         let seq = match (fed.refusal, fed.first_seq) {

@@ -313,10 +313,13 @@ async fn acp_prompt_removed_before_it_was_claimed_stops_cancelled() {
             let queued = loop {
                 let frame = queue.next().await.unwrap().unwrap();
                 let data: Value = serde_json::from_str(&frame.data).unwrap_or_default();
-                if frame.event == "session.queue"
-                    && let Some(item) = data["items"].as_array().and_then(|i| i.first())
+                // The prompt's insert splice: it waits in the queue.
+                let inserted = data["data"]["inserted"].as_array().and_then(|i| i.first());
+                if frame.event == "session.event"
+                    && data["type"] == "agent/inbox/spliced"
+                    && let Some(message) = inserted.filter(|m| m["content"][0]["text"] == "later")
                 {
-                    break item["messageId"].as_str().unwrap().to_owned();
+                    break message["id"].as_str().unwrap().to_owned();
                 }
             };
             let res = http().delete(format!("{sessions}/queue/{queued}")).send().await.unwrap();

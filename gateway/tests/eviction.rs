@@ -115,7 +115,8 @@ fn session_on(store: Store) -> airlock_gateway::session::Session {
     let config = airlock_core::Config::new("s", model.provider(), model.model());
     let tools = ToolRegistry::builtin();
     let (log, outbox) = (Arc::new(store), Outbox::new());
-    Session::create(SessionParts { host, config, model, tools, log, outbox }).unwrap()
+    let accounting = Default::default();
+    Session::create(SessionParts { host, config, model, tools, log, outbox, accounting }).unwrap()
 }
 
 #[tokio::test]
@@ -161,6 +162,7 @@ async fn a_snapshot_waits_until_the_log_has_grown_by_its_size() {
         tenant: None,
         goal: None,
         needs_recovery: false,
+        shares: None,
     };
     store.insert_session(row).await.unwrap(); // a snapshot is kept for a stored session
     let mut session = session_on(store.clone());

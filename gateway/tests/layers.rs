@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Bottom to top. A module may use its own layer and those below it, never one above.
 const LAYERS: &[&[&str]] = &[
-    &["clock", "metrics", "schema", "receipts", "trim", "connections"],
+    &["clock", "metrics", "schema", "receipts", "trim", "connections", "admission"],
     &["store"],
     &["core_host", "model", "tools", "plugins", "mcp"],
     &["goal"],

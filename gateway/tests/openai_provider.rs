@@ -339,8 +339,9 @@ async fn a_session_retries_a_500_then_completes_the_turn() {
     let config = Config::new("s1", model.provider(), model.model());
     let log = Arc::new(MemoryLog::default());
     let tools = ToolRegistry::builtin();
+    let (outbox, accounting) = (Outbox::new(), Default::default());
     let mut session =
-        Session::create(SessionParts { host, config, model, tools, log, outbox: Outbox::new() })
+        Session::create(SessionParts { host, config, model, tools, log, outbox, accounting })
             .unwrap();
 
     let task = message("m1", Role::User, vec![text("hello")]);

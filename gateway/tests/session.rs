@@ -19,8 +19,8 @@ fn session_on(log: Arc<MemoryLog>) -> Session {
     let model = model::from_name("demo").unwrap();
     let config = Config::new("s1", model.provider(), model.model());
     let tools = ToolRegistry::builtin();
-    Session::create(SessionParts { host, config, model, tools, log, outbox: Outbox::new() })
-        .unwrap()
+    let (outbox, accounting) = (Outbox::new(), Default::default());
+    Session::create(SessionParts { host, config, model, tools, log, outbox, accounting }).unwrap()
 }
 
 fn followup(id: &str, text: &str) -> Input {
@@ -130,7 +130,7 @@ async fn sends_fed_as_a_group_share_one_commit_and_each_answers_what_it_did() {
     };
     let group =
         vec![(inject("a"), None), (inject("b"), None), (inject("a"), None), (inject("c"), None)];
-    let fed = s.feed_group(group).await.unwrap();
+    let fed = s.feed_group(group, airlock_gateway::session::Work::Admitted).await.unwrap();
     let firsts: Vec<_> = fed.iter().map(|f| f.first_seq).collect();
     assert_eq!(firsts, [Some(0), Some(1), None, Some(2)], "each its own splice, in order");
     let refusals: Vec<_> =

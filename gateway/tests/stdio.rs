@@ -312,6 +312,7 @@ async fn stdio_a_valid_request_that_fails_answers_minus_32603_with_the_code_in_d
             tenant: None,
             goal: None,
             needs_recovery: false,
+            shares: None,
         };
         assert!(store.insert_session(row).await.unwrap());
     }

@@ -76,7 +76,7 @@ pub fn keys(data: &Path, args: &[&str]) -> String {
 /// With `AIRLOCK_TEST_STORE=postgres`, the tests' gateways keep everything in PostgreSQL
 /// instead of their data files: one fresh database per data file (so a restart on the same file
 /// finds its sessions), on the server [`crate::postgres::server`] names. Answers its URL.
-fn shared_store(data: &Path) -> Option<String> {
+pub fn shared_store(data: &Path) -> Option<String> {
     static DATABASES: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
     // A test of an in-memory store means one.
     if std::env::var("AIRLOCK_TEST_STORE").ok()? != "postgres" || data == Path::new(":memory:") {
@@ -146,6 +146,17 @@ impl Gateway {
         Self::launch(data, model_url, cache, env, "127.0.0.1:0")
     }
 
+    /// [`Gateway::start_with`], answering as soon as it listens: before it has brought back the
+    /// sessions stored at start (`/readyz` says when it has).
+    pub fn start_listening(
+        data: &Path,
+        model_url: &str,
+        cache: &Path,
+        env: &[(&str, &str)],
+    ) -> Gateway {
+        Self::launch_as(data, model_url, cache, env, "127.0.0.1:0", false)
+    }
+
     fn launch(
         data: &Path,
         model_url: &str,
@@ -153,12 +164,25 @@ impl Gateway {
         env: &[(&str, &str)],
         listen: &str,
     ) -> Gateway {
+        Self::launch_as(data, model_url, cache, env, listen, true)
+    }
+
+    fn launch_as(
+        data: &Path,
+        model_url: &str,
+        cache: &Path,
+        env: &[(&str, &str)],
+        listen: &str,
+        wait_recovered: bool,
+    ) -> Gateway {
         let mut child = Command::new(airlock_bin())
             .args(["serve", "--listen", listen, "--durability", "full", "--data"])
             .arg(data)
             .env("AIRLOCK_BASE_URL", model_url)
             .env("AIRLOCK_CACHE_DIR", cache)
             .env_remove("AIRLOCK_MODEL")
+            // The harness reads "sessions recovered" from the log.
+            .env("AIRLOCK_LOG", "info")
             .envs(shared_store(data).map(|url| ("AIRLOCK_DATABASE_URL", url)))
             .envs(env.iter().copied()) // the caller's environment wins
             .stdout(Stdio::null())
@@ -168,14 +192,17 @@ impl Gateway {
         let stderr = child.stderr.take().expect("stderr is piped");
         let mut lines = BufReader::new(stderr).lines();
         let logged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let base = loop {
-            let line =
-                lines.next().expect("airlock says where it listens").expect("stderr is text");
+        // It listens at once and brings its stored sessions back in the background: a test
+        // starts once both are done (unless it watches the recovery itself).
+        let (mut base, mut recovered) = (None, !wait_recovered);
+        while base.is_none() || !recovered {
+            let line = lines.next().expect("airlock says where it listens and that it recovered");
+            let line = line.expect("stderr is text");
             logged.lock().unwrap().push(line.clone());
-            if let Some(url) = listening(&line) {
-                break url;
-            }
-        };
+            base = base.or_else(|| listening(&line));
+            recovered |= line.contains("sessions recovered");
+        }
+        let base = base.expect("the loop ends once it listens");
         // Keep draining stderr so the gateway never blocks on a full pipe.
         let keep = logged.clone();
         let drain = std::thread::spawn(move || {

@@ -33,6 +33,22 @@ pub async fn world_with(env: &[(&str, &str)]) -> World {
 }
 
 impl World {
+    /// Queues `count` injected messages in session `s` (context that wakes nothing), sixteen
+    /// requests at a time: a long queue, or a long log, made fast.
+    pub async fn inject(&self, s: &str, count: usize) {
+        use futures::StreamExt;
+        let sends = (0..count).map(|i| {
+            let (client, url) = (self.gw.client.clone(), self.gw.url(&messages(s)));
+            async move {
+                let body =
+                    serde_json::json!({"content": format!("note {i}"), "delivery": "inject"});
+                let res = client.post(url).json(&body).send().await.unwrap();
+                assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
+            }
+        });
+        futures::stream::iter(sends).buffer_unordered(16).collect::<Vec<()>>().await;
+    }
+
     /// Sends a message (`{content, delivery?}`); answers its id once it was accepted.
     pub async fn send(&self, s: &str, body: Value) -> String {
         let (code, receipt) = self.gw.post(&messages(s), body).await;

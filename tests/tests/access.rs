@@ -227,3 +227,138 @@ async fn a_tenant_at_its_running_turns_quota_gets_429_for_a_message_that_would_w
     a1.until_idle().await;
     assert_eq!(send(&a, "a2", "followup").await.0, 202, "room again once a1 is idle");
 }
+
+/// What the clients spinning on a gateway's port got: every answer's status, and how many there
+/// are so far, to wait on.
+struct Answers {
+    statuses: std::sync::Mutex<Vec<u16>>,
+    count: tokio::sync::watch::Sender<usize>,
+}
+
+impl Answers {
+    fn new() -> std::sync::Arc<Answers> {
+        std::sync::Arc::new(Answers { statuses: Default::default(), count: Default::default() })
+    }
+
+    fn push(&self, status: u16) {
+        self.statuses.lock().unwrap().push(status);
+        self.count.send_modify(|count| *count += 1);
+    }
+
+    /// Waits until `more` answers came after the `seen`-th.
+    async fn more_than(&self, seen: usize, more: usize) -> usize {
+        *self.count.subscribe().wait_for(|count| *count >= seen + more).await.unwrap()
+    }
+}
+
+// Two workers: the clients go on spinning while the test's own task waits for a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_spinning_on_the_port_through_ten_restarts_of_a_keyed_gateway_never_pass_keyless() {
+    let mut t = tenants().await;
+    let (a, b) = (keyed_client(&t.a), keyed_client(&t.b));
+    let (code, made) =
+        call(&a, Method::POST, t.gw.url("/v1/sessions"), Some(json!({"sessionId": "theirs"})))
+            .await;
+    assert_eq!(code, 201, "{made}");
+    let base = t.gw.base.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (keyless, other) = (Answers::new(), Answers::new());
+    let mut clients = Vec::new();
+    for i in 0..24 {
+        // Half ask with no key; half with tenant B's key for tenant A's session.
+        let (client, answers, path) = match i % 2 {
+            0 => (airlock_tests::http_client().build().unwrap(), keyless.clone(), "/v1/sessions"),
+            _ => (b.clone(), other.clone(), "/v1/sessions/theirs"),
+        };
+        let (url, stop) = (format!("{base}{path}"), stop.clone());
+        clients.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // A refused or reset connection (the gateway restarting) is no answer.
+                if let Ok(res) = client.get(&url).send().await {
+                    answers.push(res.status().as_u16());
+                }
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    let (mut keyless_seen, mut other_seen) = (0, 0);
+    for _ in 0..10 {
+        t.gw = t.gw.restart_in_place();
+        // Each incarnation, once started, still keeps A's session from B, and answers the
+        // spinning clients a while before the next restart.
+        let fresh = keyed_client(&t.b);
+        let (code, _) = call(&fresh, Method::GET, t.gw.url("/v1/sessions/theirs"), None).await;
+        assert_eq!(code, 404);
+        keyless_seen = keyless.more_than(keyless_seen, 24).await;
+        other_seen = other.more_than(other_seen, 24).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for client in clients {
+        client.await.unwrap();
+    }
+    let keyless = keyless.statuses.lock().unwrap().clone();
+    let other = other.statuses.lock().unwrap().clone();
+    let wrong: Vec<u16> = keyless.iter().copied().filter(|s| ![401, 503].contains(s)).collect();
+    assert!(wrong.is_empty(), "a request without a key got {wrong:?}");
+    let wrong: Vec<u16> = other.iter().copied().filter(|s| ![404, 503].contains(s)).collect();
+    assert!(wrong.is_empty(), "another tenant's session answered {wrong:?}");
+}
+
+/// The `airlock_session` cookie a `Set-Cookie` header sets, and the header.
+fn sign_in_cookie(res: &reqwest::Response) -> (String, String) {
+    let header = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let value = header.split(';').next().unwrap().strip_prefix("airlock_session=").unwrap();
+    (value.to_owned(), header)
+}
+
+#[tokio::test]
+async fn the_sign_in_cookie_is_a_token_not_the_key_and_sign_out_or_revoking_ends_it() {
+    let t = tenants_with(&[("AIRLOCK_PUBLIC_URL", "https://agents.example")]).await;
+    let plain = airlock_tests::http_client().build().unwrap();
+    let login = || {
+        // The scheme in any case (RFC 7235).
+        plain.post(t.gw.url("/v1/login")).header("authorization", format!("bEaReR {}", t.a))
+    };
+    let res = login().send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let (token, header) = sign_in_cookie(&res);
+    assert!(!token.contains(&t.a) && !t.a.contains(&token), "the cookie is not the key");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/v1", "Secure"] {
+        assert!(header.contains(attribute), "{attribute} missing: {header}");
+    }
+    let with = |token: &str| {
+        plain.get(t.gw.url("/v1/sessions")).header("cookie", format!("airlock_session={token}"))
+    };
+    assert_eq!(with(&token).send().await.unwrap().status(), 200);
+    assert_eq!(with(&t.a).send().await.unwrap().status(), 401, "the key itself is no cookie");
+
+    // Signing out ends the token everywhere, not only in this browser.
+    let out =
+        plain.post(t.gw.url("/v1/logout")).header("cookie", format!("airlock_session={token}"));
+    assert_eq!(out.send().await.unwrap().status(), 204);
+    assert_eq!(with(&token).send().await.unwrap().status(), 401);
+
+    // Revoking the key ends its sign-ins.
+    let (again, _) = sign_in_cookie(&login().send().await.unwrap());
+    assert_eq!(with(&again).send().await.unwrap().status(), 200);
+    keys(&t.data, &["revoke", t.a.split('_').nth(1).unwrap()]);
+    let res = with(&again).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("sign in again"), "{body}");
+}
+
+#[tokio::test]
+async fn a_gateway_without_keys_refuses_to_start_with_cors_origin_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(airlock_tests::gateway::airlock_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--cors-origin", "*", "--data"])
+        .arg(dir.path().join("airlock.db"))
+        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--cors-origin '*' without API keys"), "{stderr}");
+    assert!(stderr.contains("airlock keys create"), "it says what to do: {stderr}");
+}

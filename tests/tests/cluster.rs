@@ -259,3 +259,21 @@ async fn the_cross_session_stream_of_any_gateway_shows_the_sessions_the_others_r
     let status = |status: &str| Frame::Status(status.into());
     assert_eq!(statuses, [status("running"), status("idle")], "the other gateway's turn");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_percent_encoded_session_id_is_decoded_before_the_gateway_that_holds_it_is_found() {
+    let test = "a_percent_encoded_session_id_is_decoded_before_the_gateway_that_holds_it_is_found";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    let (code, made) = a.post("/v1/sessions", json!({"sessionId": "team:one"})).await;
+    assert_eq!(code, 201, "{made}");
+    let send = json!({"content": "hi"});
+    let (code, sent) = a.post("/v1/sessions/team%3Aone/messages", send.clone()).await;
+    assert_eq!(code, 202, "{sent}");
+    assert!(!cluster.holder("team:one").is_empty(), "the gateway that ran it holds it");
+    let (code, sent) = b.post("/v1/sessions/team%3Aone/messages", send).await;
+    assert_eq!(code, 202, "the other gateway finds who holds `team:one`: {sent}");
+    let (code, status) = b.get("/v1/sessions/team%3Aone/status").await;
+    assert_eq!((code, &status["sessionId"]), (200, &json!("team:one")), "{status}");
+}

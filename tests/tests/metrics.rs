@@ -8,8 +8,10 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use airlock_tests::Reply;
-use airlock_tests::world::world;
-use serde_json::json;
+use airlock_tests::gateway::Gateway;
+use airlock_tests::world::{world, world_with};
+use futures::StreamExt;
+use serde_json::{Value, json};
 
 /// `promtool check metrics` on `text`: its exit code and what it printed.
 fn promtool(text: &str) -> (Option<i32>, String) {
@@ -29,7 +31,8 @@ fn promtool(text: &str) -> (Option<i32>, String) {
 #[tokio::test]
 #[ignore = "needs promtool (Debian's prometheus package); .ci/run installs it"]
 async fn metrics_pass_promtool_and_count_requests_model_calls_tools_and_turns() {
-    let w = world().await;
+    // `mock` is the gateway's own model, so the metrics name it.
+    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
     let s = w.gw.session().await;
     w.mock.push(Reply::tool_call("c1", "echo", r#"{"text":"hi"}"#, 1).usage(7, 2));
     w.mock.push(Reply::text("done", 1)).push(Reply::status(401));
@@ -74,4 +77,60 @@ async fn metrics_pass_promtool_and_count_requests_model_calls_tools_and_turns() 
     let content_type = res.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
     assert!(res.text().await.unwrap().ends_with("# EOF\n"));
+}
+
+#[tokio::test]
+async fn no_label_comes_from_a_client_and_metrics_stay_small_after_a_thousand_model_names() {
+    let w = world().await;
+    let huge = format!("openai:{}", "m".repeat(100 << 10));
+    let (code, refused) = w.gw.post("/v1/sessions", json!({"model": huge})).await;
+    assert_eq!((code, refused["error"]["details"]["field"].as_str()), (400, Some("model")));
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.len() < 1_000, "the answer does not echo the name: {} bytes", message.len());
+
+    // A thousand sessions, each of its own model name, each a turn: one `other` series.
+    let runs = (0..1_000).map(|i| {
+        let (client, url) = (w.gw.client.clone(), w.gw.url("/v1/runs"));
+        async move {
+            let body = json!({"content": "hi", "model": format!("openai:tenant-secret-{i}")});
+            let res = client.post(url).json(&body).send().await.unwrap();
+            assert_eq!(res.status(), 200);
+        }
+    });
+    futures::stream::iter(runs).buffer_unordered(16).collect::<Vec<()>>().await;
+    let method = w.gw.client.request("BREW".parse().unwrap(), w.gw.url("/v1/sessions"));
+    method.send().await.unwrap();
+    let text = w.gw.client.get(w.gw.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(text.len() < 1 << 20, "/metrics is {} bytes", text.len());
+    assert!(!text.contains("tenant-secret"), "a client's model name is a label");
+    assert!(!text.contains("BREW"), "a client's method is a label");
+    let calls = r#"airlock_model_calls_total{provider="openai",model="other",outcome="ok"} 1000"#;
+    assert!(text.lines().any(|l| l == calls), "{calls} in:\n{text}");
+}
+
+#[tokio::test]
+async fn metrics_served_on_an_address_of_their_own_and_behind_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = airlock_tests::MockModel::start().await;
+    let env = [("AIRLOCK_METRICS_LISTEN", "127.0.0.1:0"), ("AIRLOCK_METRICS_KEY", "scrape-me")];
+    let gw =
+        Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), &env);
+    let line = gw
+        .log_lines()
+        .into_iter()
+        .find_map(|line| line.strip_prefix("airlock: metrics on ").map(str::to_owned));
+    let url = line.expect("it says where the metrics are");
+    assert_eq!(gw.get("/metrics").await.0, 404, "not on the API's address");
+    let plain = gw.client.get(&url).send().await.unwrap();
+    assert_eq!(plain.status(), 401);
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let wrong = gw.client.get(&url).bearer_auth("guess").send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    let scraped = gw.client.get(&url).bearer_auth("scrape-me").send().await.unwrap();
+    assert_eq!(scraped.status(), 200);
+    assert!(scraped.text().await.unwrap().contains("airlock_sessions"));
+    let doc: Value =
+        gw.client.get(gw.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
+    assert!(doc["paths"].get("/metrics").is_none(), "the API does not serve it");
 }

@@ -151,10 +151,11 @@ async fn run_on_a_running_session_collects_until_the_next_idle() {
     w.send(&s, json!({"content": "first"})).await;
     sse.until(first_chunk).await;
     let run = spawn_run(&w, &s, json!({"content": "second"}));
-    // The run's message is queued behind the running turn.
-    sse.until(
-        |f| matches!(f, Frame::Queue(q) if q["items"].as_array().is_some_and(|i| !i.is_empty())),
-    )
+    // The run's message is queued behind the running turn: its insert splice.
+    sse.until(|f| {
+        matches!(f, Frame::Event(_, e) if e["type"] == "agent/inbox/spliced"
+            && e["data"]["inserted"].as_array().is_some_and(|i| !i.is_empty()))
+    })
     .await;
     gate.notify_one();
 
@@ -269,4 +270,101 @@ async fn a_run_whose_provider_sent_no_usage_has_no_usage_and_one_that_did_sums_i
     w.mock.push(Reply::text("counted", 2).usage(12, 3));
     let (_, result) = w.gw.post(&runs(&s), json!({"content": "again"})).await;
     assert_eq!(result["usage"], json!({"inputTokens": 12, "outputTokens": 3}));
+}
+
+/// Runs `body` at `path` with `Idempotency-Key: key` as `client`: (status, answer).
+async fn keyed_run(client: &reqwest::Client, url: String, key: &str, body: Value) -> (u16, Value) {
+    let res = client.post(url).header("idempotency-key", key).json(&body).send().await.unwrap();
+    (res.status().as_u16(), res.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_same_idempotency_key_on_two_runs_runs_one_turn_and_answers_the_same_result() {
+    use airlock_tests::gateway::{Gateway, keyed_client, keys};
+    let dir = tempfile::tempdir().unwrap();
+    let mock = airlock_tests::MockModel::start().await;
+    let data = dir.path().join("airlock.db");
+    let [a, b] =
+        ["a", "b"].map(|tenant| keyed_client(&keys(&data, &["create", "--tenant", tenant])));
+    let env = [("AIRLOCK_MODEL", "openai:mock")];
+    let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), &env);
+    let session = async |client: &reqwest::Client| -> String {
+        let res = client.post(gw.url("/v1/sessions")).json(&json!({})).send().await.unwrap();
+        res.json::<Value>().await.unwrap()["sessionId"].as_str().unwrap().to_owned()
+    };
+    let (sa, sb) = (session(&a).await, session(&b).await);
+
+    mock.push(Reply::text("Only once.", 2));
+    let body = json!({"content": "do it once"});
+    let (code, first) = keyed_run(&a, gw.url(&runs(&sa)), "k1", body.clone()).await;
+    assert_eq!((code, first["finalResponse"].as_str()), (200, Some("Only once.")), "{first}");
+    let (code, again) = keyed_run(&a, gw.url(&runs(&sa)), "k1", body.clone()).await;
+    assert_eq!(code, 200);
+    assert_eq!(again, first, "the same RunResult, the same messageId");
+    assert_eq!(mock.requests().len(), 1, "one model call");
+    let log: Value = a
+        .get(gw.url(&format!("/v1/sessions/{sa}/events?format=json")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let count =
+        |kind: &str| log["events"].as_array().unwrap().iter().filter(|e| e["type"] == kind).count();
+    assert_eq!((count("user/message"), count("turn/start")), (1, 1), "one message, one turn");
+
+    let (code, conflict) =
+        keyed_run(&a, gw.url(&runs(&sa)), "k1", json!({"content": "other"})).await;
+    assert_eq!((code, conflict["error"]["code"].as_str()), (409, Some("idempotency-conflict")));
+    let (code, sent) = {
+        let res = a
+            .post(gw.url(&format!("/v1/sessions/{sa}/messages")))
+            .header("idempotency-key", "k1")
+            .json(&json!({"content": "do it once", "delivery": "inject"}))
+            .send()
+            .await
+            .unwrap();
+        (res.status().as_u16(), res.json::<Value>().await.unwrap())
+    };
+    assert_eq!(code, 202, "a message's keys are not a run's: {sent}");
+    assert_ne!(sent["messageId"], first["messageId"]);
+
+    // Another tenant's same key is another key: it neither replays nor conflicts with A's.
+    let (code, theirs) = keyed_run(&b, gw.url(&runs(&sb)), "k1", body.clone()).await;
+    assert_eq!(code, 200, "{theirs}");
+    assert_ne!(theirs["messageId"], first["messageId"]);
+
+    // A run in a new session: a retry makes no second session.
+    let new = json!({"content": "start fresh"});
+    let (code, made) = keyed_run(&a, gw.url("/v1/runs"), "k2", new.clone()).await;
+    assert_eq!(code, 200, "{made}");
+    let (code, retried) = keyed_run(&a, gw.url("/v1/runs"), "k2", new).await;
+    assert_eq!(code, 200);
+    assert_eq!(retried, made);
+    let listed: Value = a.get(gw.url("/v1/sessions")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+
+    // A retry while the first still runs waits for the same interval.
+    let (held, gate) = airlock_tests::world::held("Worth the wait.");
+    let before = mock.requests().len();
+    mock.push(held);
+    let waited = json!({"content": "slowly"});
+    let first = tokio::spawn(keyed_run_owned(a.clone(), gw.url(&runs(&sa)), "k3", waited.clone()));
+    mock.requested(before + 1).await;
+    let second = tokio::spawn(keyed_run_owned(a.clone(), gw.url(&runs(&sa)), "k3", waited));
+    gate.notify_one();
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert_eq!(first, second);
+    assert_eq!(first.1["finalResponse"], "Worth the wait.");
+}
+
+async fn keyed_run_owned(
+    client: reqwest::Client,
+    url: String,
+    key: &'static str,
+    body: Value,
+) -> (u16, Value) {
+    keyed_run(&client, url, key, body).await
 }

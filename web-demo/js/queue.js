@@ -1,10 +1,35 @@
-// The selected session's queue, as its stream's `session.queue` frames list it: steer a queued
-// followup into the running turn, edit an item's text, or remove it.
+// The selected session's queue: the stream's `session.queue` frame lists it once, where the log
+// read meets the live events, and every later change is an `agent/inbox/spliced` event, applied
+// here as `Array.splice` on its list. Steer a queued followup into the running turn, edit an
+// item's text, or remove it.
 
 import { $, api, button, element, sessionPath, state, textOf } from "./api.js";
 import { report } from "./conversation.js";
 
-export function renderQueue(items) {
+// The two inbox lists, each in order.
+let lists = { "next-step": [], "next-turn": [] };
+
+// The queue as a `session.queue` frame lists it (`next-step` items first).
+export function setQueue(items) {
+  lists = { "next-step": [], "next-turn": [] };
+  for (const item of items) lists[item.target]?.push(item);
+  renderQueue();
+}
+
+// One `agent/inbox/spliced` event's change.
+export function applySplice({ target, start, removedCount = 0, inserted = [] }) {
+  const items = inserted.map((message) => ({
+    messageId: message.id,
+    target,
+    delivery: message.source?.delivery || "inject",
+    message,
+  }));
+  lists[target]?.splice(start, removedCount, ...items);
+  renderQueue();
+}
+
+function renderQueue() {
+  const items = [...lists["next-step"], ...lists["next-turn"]];
   const list = $("#queue-items");
   list.replaceChildren();
   $("#queue").hidden = items.length === 0;

@@ -55,7 +55,8 @@ export interface EventsOptions {
   after?: number;
   /** Ends the iteration. */
   signal?: AbortSignal;
-  /** Called with the stream's `session.status`, `session.queue` and subagent frames. */
+  /** Called with the stream's `session.status` and subagent frames, and with the queue: as the
+   * stream's `session.queue` frame lists it, then after each `agent/inbox/spliced` event. */
   onNotice?: (notice: Notice) => void;
   /** The first reconnection delay (doubling on each failure up to 30 s); by default the
    * stream's own `retry:` value. */
@@ -77,6 +78,36 @@ const NOTICES = new Set<string>([
   "subagent.finished",
 ] satisfies Notice["event"][]);
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
+
+/** The two inbox lists, each in order. */
+type Lists = Record<"next-step" | "next-turn", QueueItem[]>;
+
+/** One change to an inbox list, as `agent/inbox/spliced` logs it. */
+interface Splice {
+  target: "next-step" | "next-turn";
+  start: number;
+  removedCount?: number;
+  inserted?: QueueItem["message"][];
+}
+
+/** The lists of a `session.queue` frame's items. */
+function listed(items: QueueItem[]): Lists {
+  const lists: Lists = { "next-step": [], "next-turn": [] };
+  for (const item of items) lists[item.target].push(item);
+  return lists;
+}
+
+/** Applies a splice to `lists` as `Array.splice`; answers the queue after it. */
+function spliced(lists: Lists, { target, start, removedCount = 0, inserted = [] }: Splice): QueueItem[] {
+  const items = inserted.map((message) => ({
+    messageId: message.id,
+    target,
+    delivery: (message.source as { delivery?: string }).delivery ?? "inject",
+    message,
+  }));
+  lists[target].splice(start, removedCount, ...(items as QueueItem[]));
+  return [...lists["next-step"], ...lists["next-turn"]];
+}
 const MAX_RETRY_MS = 30_000;
 
 /** A client for one Airlock gateway. */
@@ -270,6 +301,10 @@ export class Airlock {
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<LogEvent, void> {
     const { signal, onNotice } = options;
     let last = options.after ?? -1;
+    // The inbox lists, once a `session.queue` frame listed them: the gateway sends the queue
+    // once, where the log read meets the live events, and every later change as an
+    // `agent/inbox/spliced` event, applied here.
+    let queue: Lists | undefined;
     let retryMs = options.retryMs;
     let failures = 0;
     while (!signal?.aborted) {
@@ -292,9 +327,15 @@ export class Airlock {
             const event = JSON.parse(frame.data) as LogEvent;
             if (event.seq <= last) continue;
             last = event.seq;
+            if (event.type === "agent/inbox/spliced" && queue) {
+              const items = spliced(queue, event.data as Splice);
+              onNotice?.({ event: "session.queue", data: { sessionId, items } } as Notice);
+            }
             yield event;
           } else if (frame.event !== undefined && NOTICES.has(frame.event)) {
-            onNotice?.({ event: frame.event, data: JSON.parse(frame.data) } as Notice);
+            const notice = { event: frame.event, data: JSON.parse(frame.data) } as Notice;
+            if (notice.event === "session.queue") queue = listed(notice.data.items);
+            onNotice?.(notice);
           }
         }
         // The gateway ended the stream: it is stopping, or the session is disposed (then the

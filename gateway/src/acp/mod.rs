@@ -261,7 +261,7 @@ impl Bridge {
     ) -> Result<PromptResponse, Error> {
         let message = Message::user(fresh_id(), content);
         let message_id = message.id.clone();
-        let mut run = submit(handle, message, Delivery::Followup)
+        let mut run = submit(handle, message, Delivery::Followup, None)
             .await
             .map_err(Error::into_internal_error)?;
         let last_seq = run.last_seq().await.map_err(Error::into_internal_error)?;

@@ -4,8 +4,8 @@
 use airlock_core::Input;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Admission, Command, admitted, drive_goal, replay, settle};
-use crate::session::{IdempotencyKey, Session, SessionError};
+use super::{Admission, Command, Owners, admitted, drive_goal, replay};
+use crate::session::{IdempotencyKey, Session, SessionError, Work};
 use crate::store::Store;
 
 /// The most sends that arrived together fed with one commit.
@@ -16,6 +16,7 @@ pub(super) struct Member {
     pub(super) input: Input,
     pub(super) key: Option<IdempotencyKey>,
     pub(super) owner: Option<oneshot::Sender<u64>>,
+    pub(super) work: Work,
     pub(super) reply: oneshot::Sender<Result<Admission, SessionError>>,
 }
 
@@ -24,8 +25,8 @@ pub(super) fn groupable(session: &Session, input: &Input) -> bool {
     matches!(input, Input::Send { .. }) && session.parent().is_none()
 }
 
-/// Moves the sends already waiting into `group` (each idempotency key at most once); answers
-/// the first command that cannot join.
+/// Moves the sends already waiting into `group` (each idempotency key at most once, all new work
+/// or all admitted); answers the first command that cannot join.
 pub(super) fn gather(
     session: &Session,
     commands: &mut mpsc::Receiver<Box<Command>>,
@@ -34,13 +35,14 @@ pub(super) fn gather(
     while group.len() < MAX_GROUP {
         let Ok(command) = commands.try_recv() else { return None };
         match *command {
-            Command::Feed { input: Some(input), key, owner, reply }
+            Command::Feed { input: Some(input), key, owner, work, reply }
                 if groupable(session, &input)
+                    && work == group[0].work
                     && key.as_ref().is_none_or(|key| {
                         !group.iter().any(|m| m.key.as_ref().is_some_and(|k| k.key == key.key))
                     }) =>
             {
-                group.push(Member { input, key, owner, reply });
+                group.push(Member { input, key, owner, work, reply });
             }
             other => return Some(other),
         }
@@ -48,25 +50,36 @@ pub(super) fn gather(
     None
 }
 
+/// The work of a group: all its members' ([`gather`] keeps it one kind).
+fn group_work(group: &[Member]) -> Work {
+    group.first().map_or(Work::Admitted, |member| member.work)
+}
+
 /// Feeds a group of sends with one commit and answers each of them.
 pub(super) async fn feed_group(
     session: &mut Session,
     store: Option<&Store>,
     group: Vec<Member>,
-    owners: &mut Vec<oneshot::Sender<u64>>,
+    owners: &mut Owners,
 ) {
     // A replayed or conflicting key is answered at once; the others are fed.
     let mut fed = Vec::with_capacity(group.len());
     for member in group {
         match replay(session.id(), store, member.key.as_ref()).await {
             Ok(None) => fed.push(member),
-            Ok(Some(admission)) => drop(member.reply.send(Ok(admission))),
+            Ok(Some(admission)) => {
+                if let (Some(owner), Admission::Replayed(response)) = (member.owner, &admission) {
+                    owners.attach(owner, response, session);
+                }
+                drop(member.reply.send(Ok(admission)));
+            }
             Err(error) => drop(member.reply.send(Err(error))),
         }
     }
+    let work = group_work(&fed);
     let (inputs, answers): (Vec<_>, Vec<_>) =
         fed.into_iter().map(|m| ((m.input, m.key), (m.owner, m.reply))).unzip();
-    match session.feed_group(inputs).await {
+    match session.feed_group(inputs, work).await {
         Ok(outcomes) => {
             for (fed, (owner, reply)) in outcomes.into_iter().zip(answers) {
                 let outcome = Ok(Admission::Fed(fed));
@@ -83,6 +96,6 @@ pub(super) async fn feed_group(
             }
         }
     }
-    settle(session, owners);
+    owners.settle(session);
     drive_goal(session).await;
 }

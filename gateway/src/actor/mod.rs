@@ -14,7 +14,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::clock::now_ms;
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
-    Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError, SharedInbox,
+    Accounting, Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
+    SharedInbox, Work,
 };
 use crate::store::Store;
 use group::{Member, feed_group, gather, groupable};
@@ -72,6 +73,8 @@ enum Command {
         key: Option<IdempotencyKey>,
         /// Set by an owner: told where the interval that starts with this input ends.
         owner: Option<oneshot::Sender<u64>>,
+        /// New work is admitted against the limits as it is fed.
+        work: Work,
         reply: oneshot::Sender<Result<Admission, SessionError>>,
     },
     Goal {
@@ -95,8 +98,8 @@ pub struct SessionHandle {
     view: Arc<Mutex<View>>,
     /// When the session was last given something to do (ms since the epoch).
     used: Arc<AtomicU64>,
-    /// The tenant whose session it is, if any.
-    tenant: Option<Arc<str>>,
+    /// Whose session it is and where it stands in its tree.
+    accounting: Accounting,
 }
 
 impl SessionHandle {
@@ -111,7 +114,7 @@ impl SessionHandle {
             outbox: session.outbox(),
             view: view.clone(),
             used: Arc::new(AtomicU64::new(now_ms())),
-            tenant: None,
+            accounting: session.accounting().clone(),
         };
         tokio::spawn(run(session, store, inbox, view));
         handle
@@ -122,15 +125,19 @@ impl SessionHandle {
         &self.id
     }
 
-    /// The same handle, saying whose session it is.
-    pub fn of_tenant(mut self, tenant: Option<&str>) -> SessionHandle {
-        self.tenant = tenant.map(Arc::from);
-        self
+    /// The tenant whose session it is, if any (a subagent: its root's).
+    pub fn tenant(&self) -> Option<&str> {
+        self.accounting.tenant.as_deref()
     }
 
-    /// The tenant whose session it is, if any.
-    pub fn tenant(&self) -> Option<&str> {
-        self.tenant.as_deref()
+    /// The root session above a subagent; `None` for a root session.
+    pub fn root(&self) -> Option<&str> {
+        self.accounting.root.as_deref()
+    }
+
+    /// How many levels below its root session it is (0: a root session).
+    pub fn depth(&self) -> u32 {
+        self.accounting.depth
     }
 
     /// Whole-agent status, as of now.
@@ -138,30 +145,45 @@ impl SessionHandle {
         self.outbox.status()
     }
 
-    /// Feeds an input; answers once its events are committed.
+    /// Feeds an input that finishes admitted work (a cancel, a queue edit, an answer, a child's
+    /// notice); answers once its events are committed.
     pub async fn feed(
         &self,
         input: Input,
         key: Option<IdempotencyKey>,
     ) -> Result<Admission, SessionError> {
-        self.command(Some(input), key, None).await
+        self.command(Some(input), key, None, Work::Admitted).await
+    }
+
+    /// Feeds new work (a client's send, a model's subagent prompt), admitted against the limits
+    /// as it is fed: past one it is refused with `limit-exceeded` ([`crate::admission`]).
+    pub async fn feed_new(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Admission, SessionError> {
+        self.command(Some(input), key, None, Work::New).await
     }
 
     /// Resolves at the next whole-agent idle (at once when idle) with the log's last seq then.
     pub async fn idle(&self) -> Result<u64, SessionError> {
         let (owner, end) = oneshot::channel();
-        self.command(None, None, Some(owner)).await?;
+        self.command(None, None, Some(owner), Work::Admitted).await?;
         end.await.map_err(|_| SessionError::Gone)
     }
 
-    /// Feeds an input as the owner of the interval it starts: from its first event through the
+    /// Feeds new work as the owner of the interval it starts: from its first event through the
     /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
-    pub async fn feed_owned(&self, input: Input) -> Result<(Fed, IntervalEnd), SessionError> {
+    /// With an idempotency key seen before for the same request, nothing is fed: the answer is
+    /// the first one's, and the end is that of the interval it started.
+    pub async fn feed_owned(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<(Admission, IntervalEnd), SessionError> {
         let (owner, end) = oneshot::channel();
-        match self.command(Some(input), None, Some(owner)).await? {
-            Admission::Fed(fed) => Ok((fed, end)),
-            Admission::Replayed(_) | Admission::KeyConflict => unreachable!("no idempotency key"),
-        }
+        let admission = self.command(Some(input), key, Some(owner), Work::New).await?;
+        Ok((admission, end))
     }
 
     async fn command(
@@ -169,10 +191,11 @@ impl SessionHandle {
         input: Option<Input>,
         key: Option<IdempotencyKey>,
         owner: Option<oneshot::Sender<u64>>,
+        work: Work,
     ) -> Result<Admission, SessionError> {
         self.touch();
         let (reply, answer) = oneshot::channel();
-        let command = Command::Feed { input, key, owner, reply };
+        let command = Command::Feed { input, key, owner, work, reply };
         self.commands.send(Box::new(command)).await.map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
     }
@@ -200,6 +223,16 @@ impl SessionHandle {
     /// gets every event from `next_seq` on and every status change after `status`.
     pub fn subscribe_announced(&self) -> (broadcast::Receiver<Notice>, Announced) {
         self.outbox.subscribe_announced()
+    }
+
+    /// [`SessionHandle::subscribe_announced`], with the queue as of the last event announced:
+    /// the events after it carry every later change, as their splices.
+    pub fn subscribe_with_queue(&self) -> (broadcast::Receiver<Notice>, Announced, Vec<QueueItem>) {
+        let inbox = self.view.lock().expect("view lock").inbox.clone();
+        // The session announces each event under this lock (`Session::announce`).
+        let inbox = inbox.lock();
+        let (notices, announced) = self.outbox.subscribe_announced();
+        (notices, announced, crate::session::queue_items(&inbox))
     }
 
     /// Where the session's notices go; it outlives an eviction (see [`Outbox`]).
@@ -261,7 +294,7 @@ async fn run(
     view: Arc<Mutex<View>>,
 ) {
     // Owners waiting for the next whole-agent idle.
-    let mut owners: Vec<oneshot::Sender<u64>> = Vec::new();
+    let mut owners = Owners::default();
     // A command taken while gathering a group that could not join it: it goes next.
     let mut held: Option<Command> = None;
     // How long until a session that owes a recovery (a commit failed) tries it again.
@@ -300,11 +333,23 @@ async fn run(
                 None => std::future::pending().await,
             }
         };
+        // A goal round that waits for one of its tenant's turn slots tries as one is given back.
+        let slot_freed = session.round_waits_for_a_turn().then(|| session.admission().turn_freed());
+        let slot_freed = async move {
+            match slot_freed {
+                Some(freed) => freed.await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             () = drowsy => {
                 session.sleep().await;
             }
             () = paced => {
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+            () = slot_freed => {
                 drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
             }
@@ -316,7 +361,7 @@ async fn run(
                         (repair_in * 2).min(REPAIR_MOST)
                     }
                 };
-                settle(&mut session, &mut owners);
+                owners.settle(&mut session);
                 drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
             }
@@ -335,7 +380,7 @@ async fn run(
                 if let Err(error) = session.feed_all(answers, None).await {
                     tracing::error!(session_id = session.id(), %error, "feeding answers failed");
                 }
-                settle(&mut session, &mut owners);
+                owners.settle(&mut session);
                 drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
             }
@@ -350,7 +395,7 @@ async fn obey(
     session: &mut Session,
     store: Option<&Store>,
     commands: &mut mpsc::Receiver<Box<Command>>,
-    owners: &mut Vec<oneshot::Sender<u64>>,
+    owners: &mut Owners,
 ) -> Option<Command> {
     match command {
         Command::Goal { op, reply } => {
@@ -359,24 +404,31 @@ async fn obey(
             let _ = reply.send(result.map(|()| session.goal()));
             None
         }
-        Command::Feed { input: Some(input), key, owner, reply } if groupable(session, &input) => {
-            let mut group = vec![Member { input, key, owner, reply }];
+        Command::Feed { input: Some(input), key, owner, work, reply }
+            if groupable(session, &input) =>
+        {
+            let mut group = vec![Member { input, key, owner, work, reply }];
             let held = gather(session, commands, &mut group);
             feed_group(session, store, group, owners).await;
             held
         }
-        Command::Feed { input, key, owner, reply } => {
+        Command::Feed { input, key, owner, work, reply } => {
             let waits_only = input.is_none();
             let outcome = match input {
-                Some(input) => take(session, store, input, key).await,
+                Some(input) => take(session, store, input, key, work).await,
                 None => Ok(Admission::Fed(Fed::default())),
             };
             // An owner's interval starts with its input's first event; a refused input starts
-            // none (dropping the sender tells the owner).
-            if let Some(owner) = owner.filter(|_| waits_only || admitted(&outcome)) {
-                owners.push(owner);
+            // none (dropping the sender tells the owner). A replayed one is the interval its
+            // first request started.
+            match (owner, &outcome) {
+                (Some(owner), Ok(Admission::Replayed(response))) => {
+                    owners.attach(owner, response, session);
+                }
+                (Some(owner), outcome) if waits_only || admitted(outcome) => owners.push(owner),
+                _ => {}
             }
-            settle(session, owners);
+            owners.settle(session);
             drive_goal(session).await;
             let _ = reply.send(outcome); // a caller that went away: the input is in
             None
@@ -398,18 +450,67 @@ async fn drive_goal(session: &mut Session) {
     session.snapshot_if_due().await;
 }
 
-/// Ends the intervals of waiting owners once the agent has been idle: at the first transition to
-/// idle, or at once for an owner whose input left an idle agent idle (an inject).
-fn settle(session: &mut Session, owners: &mut Vec<oneshot::Sender<u64>>) {
-    let end = match session.take_went_idle() {
-        Some(seq) => seq,
-        None if session.status() == Status::Idle && !session.compacting() => {
-            session.next_seq().saturating_sub(1)
+/// The owners waiting for the end of their intervals, and where the last intervals ended.
+#[derive(Default)]
+pub(super) struct Owners {
+    waiting: Vec<oneshot::Sender<u64>>,
+    /// The seqs the last [`ENDS_KEPT`] intervals ended at, oldest first: a retried run (its
+    /// idempotency key seen before) finds where its interval ended here.
+    ended: std::collections::VecDeque<u64>,
+}
+
+/// How many interval ends an actor keeps for retried runs.
+const ENDS_KEPT: usize = 64;
+
+impl Owners {
+    /// An owner of the interval its input starts.
+    pub(super) fn push(&mut self, owner: oneshot::Sender<u64>) {
+        self.waiting.push(owner);
+    }
+
+    /// Ends the intervals of waiting owners once the agent has been idle: at the first
+    /// transition to idle, or at once for an owner whose input left an idle agent idle (an
+    /// inject).
+    pub(super) fn settle(&mut self, session: &mut Session) {
+        let end = match session.take_went_idle() {
+            Some(seq) => seq,
+            None if !self.waiting.is_empty()
+                && session.status() == Status::Idle
+                && !session.compacting() =>
+            {
+                session.next_seq().saturating_sub(1)
+            }
+            None => return,
+        };
+        if self.ended.back() != Some(&end) {
+            if self.ended.len() == ENDS_KEPT {
+                self.ended.pop_front();
+            }
+            self.ended.push_back(end);
         }
-        None => return,
-    };
-    for owner in owners.drain(..) {
-        let _ = owner.send(end); // an owner that went away no longer needs it
+        for owner in self.waiting.drain(..) {
+            let _ = owner.send(end); // an owner that went away no longer needs it
+        }
+    }
+
+    /// An owner of the interval an earlier request started (its answer `response` names the
+    /// interval's first seq): told where it ended, or waits for its end. Dropped (the owner
+    /// learns nothing here) when it ended before this actor kept ends.
+    pub(super) fn attach(
+        &mut self,
+        owner: oneshot::Sender<u64>,
+        response: &str,
+        session: &Session,
+    ) {
+        let first = serde_json::from_str::<serde_json::Value>(response)
+            .ok()
+            .and_then(|answer| answer["seq"].as_u64());
+        let Some(first) = first else { return };
+        if let Some(&end) = self.ended.iter().find(|&&end| end >= first) {
+            let _ = owner.send(end);
+        } else if session.status() == Status::Running || session.compacting() {
+            self.waiting.push(owner);
+        }
     }
 }
 
@@ -420,11 +521,12 @@ async fn take(
     store: Option<&Store>,
     input: Input,
     key: Option<IdempotencyKey>,
+    work: Work,
 ) -> Result<Admission, SessionError> {
     if let Some(admission) = replay(session.id(), store, key.as_ref()).await? {
         return Ok(admission);
     }
-    Ok(Admission::Fed(session.feed_keyed(input, key).await?))
+    Ok(Admission::Fed(session.feed_keyed(input, key, work).await?))
 }
 
 /// The answer for a key seen before: its first answer for the same request, a conflict for

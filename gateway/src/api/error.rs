@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::AppState;
-use super::quotas::QuotaError;
+use crate::admission::{Exceeded, Limit};
 use crate::goal::GoalError;
 use crate::owned::OwnError;
 use crate::registry::RegistryError;
@@ -74,7 +74,7 @@ impl ApiError {
     }
 
     /// 503 `storage-unavailable`, to be retried after a second.
-    fn unavailable(message: String) -> Self {
+    pub(super) fn unavailable(message: String) -> Self {
         let mut api = Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage-unavailable", message);
         api.retry_after = Some(1);
         api
@@ -97,6 +97,9 @@ impl ApiError {
     /// 409 for an input the session refused: `child-session` (a continuable subagent takes work
     /// only from its parent, named in the details), else `session-conflict`.
     pub fn refused(refusal: Refusal, parent: Option<&str>) -> Self {
+        if let Some(exceeded) = refusal.limit {
+            return exceeded.into();
+        }
         match (refusal.code.as_str(), parent) {
             ("child-session", Some(parent)) => {
                 Self::new(StatusCode::CONFLICT, "child-session", refusal.message)
@@ -166,16 +169,17 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<QuotaError> for ApiError {
-    fn from(error: QuotaError) -> Self {
-        let too_many = |code| Self::new(StatusCode::TOO_MANY_REQUESTS, code, error.to_string());
-        match &error {
-            QuotaError::RateLimited { wait_secs, .. } => {
-                too_many("rate-limited").retry_after(*wait_secs)
-            }
-            QuotaError::Exceeded { .. } => too_many("quota-exceeded").retry_after(1),
-            QuotaError::Store(_) => Self::unavailable(error.to_string()),
-        }
+impl From<Exceeded> for ApiError {
+    fn from(exceeded: Exceeded) -> Self {
+        let (status, code) = match exceeded.limit {
+            Limit::Instances => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+            Limit::Rate | Limit::Creates => (StatusCode::TOO_MANY_REQUESTS, "rate-limited"),
+            _ => (StatusCode::TOO_MANY_REQUESTS, "quota-exceeded"),
+        };
+        let details = json!({"limit": exceeded.limit.flag().trim_start_matches('-')});
+        Self::new(status, code, exceeded.to_string())
+            .retry_after(exceeded.retry_after)
+            .details(details)
     }
 }
 
@@ -189,6 +193,7 @@ impl From<SessionError> for ApiError {
     fn from(error: SessionError) -> Self {
         match error {
             SessionError::Store(_) | SessionError::Gone => ApiError::unavailable(error.to_string()),
+            SessionError::Exceeded(exceeded) => exceeded.into(),
             SessionError::Goal(error) => error.into(),
             SessionError::ChildSession { ref parent, .. } => {
                 let details = json!({"parentSessionId": parent});
@@ -218,6 +223,7 @@ impl From<GoalError> for ApiError {
 impl From<OwnError> for ApiError {
     fn from(error: OwnError) -> Self {
         match error {
+            OwnError::KeyConflict => ApiError::conflict("idempotency-conflict", error.to_string()),
             OwnError::Session(error) => error.into(),
             OwnError::Store(error) => error.into(),
             OwnError::Refused(refusal) => ApiError::refused(refusal, None),
@@ -247,6 +253,7 @@ impl From<RegistryError> for ApiError {
             }
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => e.into(),
+            RegistryError::Exceeded(e) => e.into(),
         }
     }
 }

@@ -24,14 +24,13 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::quotas::StreamSlot;
 use super::responses::{Limited, NoSession, StorageFailed};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, QueryParams, SessionId, fields, sse};
-use crate::actor::SessionHandle;
-use crate::follow::{Follower, Update};
+use crate::admission::Slot;
+use crate::follow::Follower;
 use crate::registry::{Change, ClusterNotice, HubNotice};
 use crate::schema::{events_schema, string_enum};
-use crate::session::{Notice, QueueSnapshot, seq_of};
+use crate::session::{Notice, seq_of};
 
 /// `/v1/sessions/{id}/events`, `…/events/page` and `/v1/events` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -147,7 +146,7 @@ async fn session_events(
         return page(&state, &id, after, limit).await.map(IntoResponse::into_response);
     }
     let after = last_event_id.or(after);
-    let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
+    let slot = state.registry.admission().stream(caller.tenant())?;
     Ok(sse::response(follow_session(state, id, after, slot)))
 }
 
@@ -204,7 +203,7 @@ fn follow_session(
     state: AppState,
     id: String,
     after: Option<u64>,
-    slot: Option<StreamSlot>,
+    slot: Slot,
 ) -> impl Stream<Item = Bytes> {
     async_stream::stream! {
         let _counted = crate::metrics::SubscriberGuard::new();
@@ -225,21 +224,17 @@ fn follow_session(
     }
 }
 
-/// The follower of a session stream, and the frames it starts with: `: connected`, the status
-/// and (when not empty) the queue.
+/// The follower of a session stream, and the frames it starts with: `: connected` and the
+/// status. The follower yields the queue where the log read meets the live events.
 async fn start_following(state: AppState, id: &str, after: Option<u64>) -> (Follower, Vec<Bytes>) {
     // A subscription brings an evicted session back; a disposed one is only read.
     let handle = state.registry.resume(id).await.ok();
-    // Subscribe before reading the log: nothing committed in between is missed.
-    let view = handle.as_ref().map(SessionHandle::view);
-    // The follower keeps the session's outbox, not the session: an idle session is evicted
-    // while followed, and its events reach the follower again once it is woken.
-    let follower = Follower::new(state.registry.store().clone(), id, handle, after);
+    // Subscribe before reading the log: nothing committed in between is missed. The follower
+    // keeps the session's outbox, not the session: an idle session is evicted while followed,
+    // and its events reach the follower again once it is woken.
+    let follower = Follower::with_queue(state.registry.store().clone(), id, handle, after);
     let mut frames = vec![sse::connected()];
     frames.push(sse::status(id, follower.status_at_start().unwrap_or(Status::Idle)));
-    if let Some(queue) = view.map(|v| v.queue()).filter(|queue| !queue.is_empty()) {
-        frames.push(sse::update(id, &Update::Queue(QueueSnapshot::new(id, queue).into())));
-    }
     (follower, frames)
 }
 
@@ -259,7 +254,7 @@ async fn hub_events(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Answer<Response> {
-    let slot = caller.owner().map(|tenant| state.quotas.stream(&tenant)).transpose()?;
+    let slot = state.registry.admission().stream(caller.tenant())?;
     let (tx, rx) = mpsc::channel(64);
     let tenant = Tenant { only: caller.only().map(str::to_owned), known: HashMap::new() };
     // Subscribed before the answer starts: a session created once a client has it is announced.

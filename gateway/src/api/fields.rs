@@ -3,12 +3,15 @@
 //! refuses with a sentence naming the field.
 
 use airlock_core::ContentBlock;
+use axum::http::HeaderMap;
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 
 use super::ApiError;
+use crate::session::IdempotencyKey;
 
 /// The image types a message may carry: the ones model providers read.
 const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -199,11 +202,22 @@ pub(super) fn parse_last_event_id(value: &[u8]) -> Result<u64, ApiError> {
         })
 }
 
-/// The key an `Idempotency-Key` header names: 1 to 200 visible ASCII characters, the pattern
-/// `^[!-~]{1,200}$` its annotation shows.
+/// The `Idempotency-Key` header of a request as the store keeps it: 1 to 200 visible ASCII
+/// characters (the pattern `^[!-~]{1,200}$` its annotation shows), scoped to the caller's tenant
+/// and to `scope` (the session, `SESSION runs` for its runs, or `runs` for `POST /v1/runs`), so
+/// another tenant's same key is
+/// another key and no tenant learns which keys another used. `request` is hashed: the same key
+/// with another request is a conflict. `None` without the header.
 #[allow(clippy::result_large_err)]
-pub(super) fn parse_idempotency_key(value: &[u8]) -> Result<&str, ApiError> {
-    std::str::from_utf8(value)
+pub(super) fn idempotency_key(
+    headers: &HeaderMap,
+    tenant: Option<&str>,
+    scope: &str,
+    request: &impl Serialize,
+    message_id: &str,
+) -> Result<Option<IdempotencyKey>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    let key = std::str::from_utf8(value.as_bytes())
         .ok()
         .filter(|key| (1..=200).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic()))
         .ok_or_else(|| {
@@ -211,5 +225,12 @@ pub(super) fn parse_idempotency_key(value: &[u8]) -> Result<&str, ApiError> {
                 "Idempotency-Key",
                 "the Idempotency-Key header must be 1 to 200 visible ASCII characters",
             )
-        })
+        })?;
+    let hash = Sha256::digest(serde_json::to_vec(&(scope, request)).expect("requests serialize"));
+    Ok(Some(IdempotencyKey {
+        // Tenant names, scopes and keys hold no space.
+        key: format!("{} {scope} {key}", tenant.unwrap_or_default()),
+        request_hash: format!("{hash:x}"),
+        message_id: message_id.to_owned(),
+    }))
 }

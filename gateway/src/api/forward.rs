@@ -38,6 +38,8 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     let Some(session_id) = session_in(request.uri().path()) else {
         return next.run(request).await;
     };
+    let session_id = session_id.into_owned();
+    let session_id = session_id.as_str();
     match state.registry.locate(session_id).await {
         Ok(Owner::Here) => next.run(request).await,
         Ok(Owner::Elsewhere { address }) => {
@@ -57,11 +59,12 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     }
 }
 
-/// The session a path is about: `/v1/sessions/{id}` and everything under it.
-fn session_in(path: &str) -> Option<&str> {
+/// The session a path is about: `/v1/sessions/{id}` and everything under it, its id
+/// percent-decoded as the route's own `{id}` is.
+fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
     let rest = path.strip_prefix("/v1/sessions/")?;
-    let id = rest.split('/').next()?;
-    (!id.is_empty()).then_some(id)
+    let id = rest.split('/').next().filter(|id| !id.is_empty())?;
+    percent_encoding::percent_decode_str(id).decode_utf8().ok()
 }
 
 /// One client for every forward: connections to the other gateways are kept and reused.
@@ -152,9 +155,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_session_of_a_path_is_its_segment_after_sessions() {
-        assert_eq!(session_in("/v1/sessions/abc/messages"), Some("abc"));
-        assert_eq!(session_in("/v1/sessions/abc"), Some("abc"));
+    fn the_session_of_a_path_is_its_segment_after_sessions_decoded() {
+        assert_eq!(session_in("/v1/sessions/abc/messages").as_deref(), Some("abc"));
+        assert_eq!(session_in("/v1/sessions/abc").as_deref(), Some("abc"));
+        assert_eq!(session_in("/v1/sessions/a%3Ab/events").as_deref(), Some("a:b"));
         assert_eq!(session_in("/v1/sessions/"), None);
         assert_eq!(session_in("/v1/sessions"), None);
         assert_eq!(session_in("/v1/runs"), None);

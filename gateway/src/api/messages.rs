@@ -7,7 +7,6 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -20,7 +19,7 @@ use crate::actor::{Admission, SessionHandle};
 use crate::clock::fresh_id;
 use crate::receipts::Receipt;
 use crate::schema::{delivery_schema, queue_items_schema};
-use crate::session::{IdempotencyKey, QueueItem};
+use crate::session::QueueItem;
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
 /// `…/queue/{message_id}/steer`, `…/cancel` and `…/compact` (paths in the annotations).
@@ -94,7 +93,6 @@ async fn send(
     headers: HeaderMap,
     JsonBody(body): JsonBody<SendBody>,
 ) -> Answer<Response> {
-    state.quotas.enqueue(&caller)?;
     let started = std::time::Instant::now();
     let answer = enqueue(&state, &caller, &id, &headers, body).await;
     crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
@@ -110,24 +108,12 @@ async fn enqueue(
     body: SendBody,
 ) -> Answer<Response> {
     let handle = state.registry.resume(id).await?;
-    let wakes = body.delivery != Delivery::Inject && handle.status() == Status::Idle;
-    state.quotas.turn(&state.registry, caller, wakes)?;
+    state.registry.admit_input(&handle).await?;
     let message = Message::user(fresh_id(), body.content.clone().blocks());
     let message_id = message.id.clone();
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(value) => {
-            let key = fields::parse_idempotency_key(value.as_bytes())?;
-            let hash = Sha256::digest(serde_json::to_vec(&(&id, &body)).expect("bodies serialize"));
-            Some(IdempotencyKey {
-                key: key.to_owned(),
-                request_hash: format!("{hash:x}"),
-                message_id: message_id.clone(),
-            })
-        }
-    };
+    let key = fields::idempotency_key(headers, caller.tenant(), id, &body, &message_id)?;
     let input = body.delivery.send(message);
-    match handle.feed(input, key).await? {
+    match handle.feed_new(input, key).await? {
         Admission::Fed(fed) => match (fed.refusal, fed.first_seq) {
             (None, Some(seq)) => {
                 Ok((StatusCode::ACCEPTED, Json(MessageAccepted { message_id, seq }))

@@ -12,7 +12,6 @@ mod forward;
 mod goals;
 mod messages;
 mod openapi;
-mod quotas;
 mod responses;
 mod runs;
 mod sessions;
@@ -29,9 +28,8 @@ use tokio::sync::watch;
 use tower_http::cors::CorsLayer;
 use utoipa_axum::routes;
 
-pub use access::{Access, Caller, Exposure, ExposureError};
+pub use access::{Access, AccessSettings, Caller, Exposure, ExposureError};
 pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
-pub use quotas::{Quotas, TenantLimits};
 
 use crate::registry::Registry;
 
@@ -75,13 +73,31 @@ pub struct AppState {
     pub access: Arc<Access>,
     /// A request body must arrive within this long.
     pub body_timeout: std::time::Duration,
-    /// What each tenant may hold and do.
-    pub quotas: Arc<Quotas>,
+    /// Turns true once the sessions stored at start are recovered (`/readyz`).
+    pub ready: watch::Receiver<bool>,
+    /// One `POST /v1/runs` at a time per idempotency key.
+    pub runs: Arc<runs::KeyLocks>,
+    /// What `/metrics` asks for, and whether the API serves it (not with `--metrics-listen`).
+    pub metrics: MetricsAccess,
+}
+
+/// Where `/metrics` is served and who may read it.
+#[derive(Clone, Debug, Default)]
+pub struct MetricsAccess {
+    /// It has an address of its own: the API's `/metrics` answers 404.
+    pub elsewhere: bool,
+    /// The key it asks for as `Authorization: Bearer <key>` (`--metrics-key`).
+    pub key: Option<Arc<str>>,
 }
 
 /// The whole API.
 pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router {
-    let (router, doc) = openapi::router()
+    let router = openapi::router();
+    let router = match state.metrics.elsewhere {
+        true => router,
+        false => router.routes(routes!(metrics)),
+    };
+    let (router, doc) = router
         .merge(sessions::router())
         .merge(messages::router())
         .merge(runs::router())
@@ -92,7 +108,6 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(access::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))
-        .routes(routes!(metrics))
         .split_for_parts();
     let router = openapi::serve(router, &doc, &state)
         .merge(demo::router())
@@ -120,29 +135,82 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Readiness: the gateway takes requests.
+/// Readiness: the sessions stored at start are recovered. The gateway takes requests before
+/// that (a session not recovered yet is recovered when it is used); a balancer that waits for
+/// `ready` spreads the load of a restart.
 #[utoipa::path(
     get, path = "/readyz", operation_id = "readyz", tag = "service",
-    responses((status = 200, description = "`ready`", body = String, content_type = "text/plain"))
+    responses(
+        (status = 200, description = "`ready`", body = String, content_type = "text/plain"),
+        (status = 503, description = "`recovering`: the sessions stored at start are still being brought back", body = ErrorBody),
+    )
 )]
-async fn readyz() -> &'static str {
-    "ready\n"
+async fn readyz(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    use axum::response::IntoResponse;
+    match *state.ready.borrow() {
+        true => "ready\n".into_response(),
+        false => ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "recovering",
+            "the sessions stored at start are still being brought back; ask again in a moment",
+        )
+        .retry_after(1)
+        .into_response(),
+    }
 }
 
 /// Prometheus metrics (`docs/http-api.md`): the text format 0.0.4, or OpenMetrics when the
-/// scrape's `Accept` names `application/openmetrics-text`.
+/// scrape's `Accept` names `application/openmetrics-text`. With `--metrics-key`, only for
+/// `Authorization: Bearer <that key>`.
 #[utoipa::path(
     get, path = "/metrics", operation_id = "metrics", tag = "service",
-    responses((status = 200, description = "The metrics, in the text format the scrape asked for", content(
-        (String = "text/plain; version=0.0.4; charset=utf-8"),
-        (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
-    )))
+    responses(
+        (status = 200, description = "The metrics, in the text format the scrape asked for", content(
+            (String = "text/plain; version=0.0.4; charset=utf-8"),
+            (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )),
+        (status = 401, description = "`unauthorized`: the gateway has a metrics key and the request did not carry it", body = ErrorBody),
+    )
 )]
-async fn metrics(headers: axum::http::HeaderMap) -> impl axum::response::IntoResponse {
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    render_metrics(state.metrics.key.as_deref(), &headers)
+}
+
+/// The metrics for a scrape with `headers`, when it carries `key` (if there is one).
+fn render_metrics(key: Option<&str>, headers: &axum::http::HeaderMap) -> Response {
+    use axum::response::IntoResponse;
+    if let Some(key) = key {
+        let given = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let bearer =
+            given.and_then(|v| v.split_once(' ')).filter(|(s, _)| s.eq_ignore_ascii_case("bearer"));
+        // Compared as hashes: the time taken says nothing of the key.
+        let hash = |text: &str| crate::store::key_hash(text);
+        if bearer.is_none_or(|(_, given)| hash(given.trim()) != hash(key)) {
+            return ApiError::unauthorized(
+                "/metrics needs the metrics key: send `Authorization: Bearer <key>` (the gateway's --metrics-key)",
+            )
+            .into_response();
+        }
+    }
     let accept = headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = crate::metrics::Format::accepted(accept);
     let content_type = format.content_type();
-    ([(axum::http::header::CONTENT_TYPE, content_type)], crate::metrics::global().render(format))
+    let text = crate::metrics::global().render(format);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], text).into_response()
+}
+
+/// `/metrics` alone, for an address of its own (`--metrics-listen`).
+pub fn metrics_app(key: Option<Arc<str>>) -> Router {
+    Router::new().route(
+        "/metrics",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let key = key.clone();
+            async move { render_metrics(key.as_deref(), &headers) }
+        }),
+    )
 }
 
 /// Counts, times and logs every request by method, matched route and status; what is logged while
@@ -150,7 +218,8 @@ async fn metrics(headers: axum::http::HeaderMap) -> impl axum::response::IntoRes
 async fn measured(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>();
     let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
-    let labels = vec![("method", request.method().as_str().to_owned()), ("route", route)];
+    let method = crate::metrics::method_label(request.method().as_str()).to_owned();
+    let labels = vec![("method", method), ("route", route)];
     let started = std::time::Instant::now();
     let span = tracing::info_span!("request", method = labels[0].1, route = labels[1].1);
     let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;

@@ -9,6 +9,7 @@
 //! the document shows.
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::IntoResponse;
 use axum::{Extension, Router};
@@ -42,9 +43,13 @@ use super::{AppState, ErrorBody};
 )]
 struct ApiDoc;
 
-/// The document, serialized once when the router is built.
+/// The document, serialized once when the router is built: as a gateway without keys serves it,
+/// and as one with keys does (with its security schemes).
 #[derive(Clone)]
-struct Document(Bytes);
+struct Document {
+    open: Bytes,
+    keyed: Bytes,
+}
 
 /// The routes of this module, with the document's title, tags and shared schemas.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -65,8 +70,56 @@ pub fn serve(
     guarded(&mut json);
     let tools: Vec<String> = state.registry.tools().specs().into_iter().map(|t| t.name).collect();
     fit(&mut json, &tools, &crate::model::name_pattern());
-    let bytes = serde_json::to_vec(&json).expect("JSON serializes");
-    router.layer(Extension(Document(Bytes::from(bytes))))
+    if state.metrics.key.is_some() {
+        metrics_secured(&mut json);
+    }
+    let open = Bytes::from(serde_json::to_vec(&json).expect("JSON serializes"));
+    secured(&mut json);
+    let keyed = Bytes::from(serde_json::to_vec(&json).expect("JSON serializes"));
+    router.layer(Extension(Document { open, keyed }))
+}
+
+/// Who may call, for a gateway with keys: every `/v1` operation takes an API key as a bearer
+/// token or the browser's sign-in cookie (`POST /v1/login` takes the key alone).
+fn secured(doc: &mut Value) {
+    doc["components"]["securitySchemes"]["apiKey"] = json!({
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key from `airlock keys create`.",
+    });
+    doc["components"]["securitySchemes"]["signIn"] = json!({
+        "type": "apiKey",
+        "in": "cookie",
+        "name": super::access::LOGIN_COOKIE,
+        "description": "The sign-in token `POST /v1/login` sets for a browser page.",
+    });
+    for (path, operation) in operations(doc) {
+        if !path.starts_with("/v1/") {
+            continue;
+        }
+        let login = operation.get("operationId").is_some_and(|id| id == "login");
+        operation.insert(
+            "security".to_owned(),
+            match login {
+                true => json!([{"apiKey": []}]),
+                false => json!([{"apiKey": []}, {"signIn": []}]),
+            },
+        );
+    }
+}
+
+/// `/metrics` takes the metrics key (`--metrics-key`) as a bearer token.
+fn metrics_secured(doc: &mut Value) {
+    doc["components"]["securitySchemes"]["metricsKey"] = json!({
+        "type": "http",
+        "scheme": "bearer",
+        "description": "The gateway's metrics key (`--metrics-key`).",
+    });
+    for (path, operation) in operations(doc) {
+        if path == "/metrics" {
+            operation.insert("security".to_owned(), json!([{"metricsKey": []}]));
+        }
+    }
 }
 
 /// Adds the schemas written out in [`crate::schema`] (the log's events, the streams' frames),
@@ -146,8 +199,9 @@ fn link(doc: &mut Value) {
 }
 
 /// What `access::guard` answers before any route: 403 on every route (a foreign `Host` to a
-/// gateway without keys, a cross-origin change) and 401 on every `/v1` route (no valid key, once
-/// the gateway has keys). Written here once rather than on each route.
+/// gateway without keys, a cross-origin change), 401 on every `/v1` route (no valid key, once
+/// the gateway has keys) and 503 (the store could not say whether it has keys). Written here
+/// once rather than on each route.
 fn guarded(doc: &mut Value) {
     let forbidden = "`forbidden-host` (a gateway without keys answers only loopback names) or \
         `cross-origin` (a page elsewhere may not change anything)";
@@ -233,6 +287,10 @@ fn drop_null_alternatives(doc: &mut Value) {
     get, path = "/openapi.json", operation_id = "getOpenApi", tag = "service",
     responses((status = 200, description = "This OpenAPI document", body = Object))
 )]
-async fn openapi_json(Extension(doc): Extension<Document>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], doc.0)
+async fn openapi_json(
+    State(state): State<AppState>,
+    Extension(doc): Extension<Document>,
+) -> impl IntoResponse {
+    let doc = if state.access.known_keys() { doc.keyed } else { doc.open };
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], doc)
 }

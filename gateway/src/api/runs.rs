@@ -2,14 +2,16 @@
 //! from its message's receipt through the next whole-agent idle and gets its [`RunResult`]. A
 //! client that goes away cancels nothing: the agent keeps working.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use airlock_core::{Delivery, Message, Status};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -21,12 +23,14 @@ use super::events::Tx;
 use super::fields::{self, Content};
 use super::responses::{BodyRefused, Limited, NoSession, SessionFailed};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
-use crate::actor::SessionHandle;
-use crate::clock::fresh_id;
+use crate::actor::{IDEMPOTENCY_TTL_MS, SessionHandle};
+use crate::admission::Slot;
+use crate::clock::{fresh_id, now_ms};
 use crate::follow::{Follower, Update};
 use crate::owned::{OwnError, OwnedRun, RunResult, submit};
 use crate::registry::SessionSpec;
 use crate::schema::delivery_schema;
+use crate::session::IdempotencyKey;
 
 /// `/v1/sessions/{id}/runs` and `/v1/runs` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -34,7 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// A message whose interval the caller owns.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RunBody {
     content: Content,
@@ -42,14 +46,14 @@ struct RunBody {
     #[schema(schema_with = delivery_schema)]
     delivery: Delivery,
     /// Give up waiting after this many milliseconds, at most a day (504 `run-timeout`); the
-    /// agent keeps working.
-    #[serde(default, deserialize_with = "fields::run_timeout")]
+    /// agent keeps working. Not part of what an `Idempotency-Key` compares.
+    #[serde(default, deserialize_with = "fields::run_timeout", skip_serializing)]
     #[schema(minimum = 0, maximum = 86_400_000)]
     timeout_ms: Option<u64>,
 }
 
 /// A message for a new session, whose interval the caller owns.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct NewRunBody {
     content: Content,
@@ -58,8 +62,8 @@ struct NewRunBody {
     /// The system prompt.
     system: Option<String>,
     /// Give up waiting after this many milliseconds, at most a day (504 `run-timeout`); the
-    /// agent keeps working.
-    #[serde(default, deserialize_with = "fields::run_timeout")]
+    /// agent keeps working. Not part of what an `Idempotency-Key` compares.
+    #[serde(default, deserialize_with = "fields::run_timeout", skip_serializing)]
     #[schema(minimum = 0, maximum = 86_400_000)]
     timeout_ms: Option<u64>,
 }
@@ -72,10 +76,18 @@ struct RunQuery {
 }
 
 /// Sends a message and answers the result of the interval it starts: from its receipt through
-/// the next whole-agent idle, whatever else ran in it.
+/// the next whole-agent idle, whatever else ran in it. A retry with the same `Idempotency-Key`
+/// and body sends nothing: it answers the first run's interval (waiting for it if it still runs).
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/runs", operation_id = "runInSession", tag = "runs",
-    params(SessionId, RunQuery),
+    params(
+        SessionId,
+        RunQuery,
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
+            description = "1 to 200 visible ASCII characters. A retry with the same key (kept \
+            24 h) and body answers the same interval: same `messageId`, same `RunResult`, one \
+            turn."),
+    ),
     request_body = RunBody,
     responses(
         (status = 200, description = "The interval's result; with `?stream=true` the interval as \
@@ -84,7 +96,7 @@ struct RunQuery {
             (RunResult = "application/json"),
             (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
-        (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent) or `session-conflict`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent), `session-conflict` or `idempotency-conflict` (the key was used for another request)", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
         BodyRefused, Limited, NoSession, SessionFailed,
@@ -95,21 +107,32 @@ async fn session_run(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     QueryParams(q): QueryParams<RunQuery>,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<RunBody>,
 ) -> Answer<Response> {
-    state.quotas.enqueue(&caller)?;
+    let message = Message::user(fresh_id(), body.content.clone().blocks());
+    let scope = format!("{id} runs");
+    let key = fields::idempotency_key(&headers, caller.tenant(), &scope, &body, &message.id)?;
+    // A held run counts as one of the tenant's streams.
+    let slot = state.registry.admission().stream(caller.tenant())?;
     let handle = state.registry.resume(&id).await?;
-    let wakes = body.delivery != Delivery::Inject && handle.status() == Status::Idle;
-    state.quotas.turn(&state.registry, &caller, wakes)?;
-    let owner =
-        Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
-    owner.run(body.content, body.delivery).await
+    state.registry.admit_input(&handle).await?;
+    let stream = q.stream.unwrap_or(false);
+    let owner = Owner { state, handle, stream, timeout: body.timeout_ms, _slot: slot };
+    owner.run(message, body.delivery, key).await
 }
 
-/// Creates a session, sends it a message and answers the result of the interval it starts.
+/// Creates a session, sends it a message and answers the result of the interval it starts. A
+/// retry with the same `Idempotency-Key` and body creates nothing and sends nothing: it answers
+/// the first run's session and interval.
 #[utoipa::path(
     post, path = "/v1/runs", operation_id = "runInNewSession", tag = "runs",
-    params(RunQuery),
+    params(
+        RunQuery,
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
+            description = "1 to 200 visible ASCII characters. A retry with the same key (kept \
+            24 h) and body answers the same session and interval: one session, one turn."),
+    ),
     request_body = NewRunBody,
     responses(
         (status = 200, description = "The interval's result (`sessionId` names the new \
@@ -117,6 +140,7 @@ async fn session_run(
             (RunResult = "application/json"),
             (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
+        (status = 409, description = "`idempotency-conflict`: the key was used for another request", body = ErrorBody),
         (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
             agent keeps working", body = ErrorBody),
         BodyRefused, Limited, SessionFailed,
@@ -126,23 +150,43 @@ async fn new_session_run(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     QueryParams(q): QueryParams<RunQuery>,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
-    state.quotas.enqueue(&caller)?;
-    state.quotas.turn(&state.registry, &caller, true)?;
-    let spec = SessionSpec {
-        model: body.model.unwrap_or_default(),
-        system: body.system,
-        ..SessionSpec::default()
+    let message = Message::user(fresh_id(), body.content.clone().blocks());
+    let key = fields::idempotency_key(&headers, caller.tenant(), "runs", &body, &message.id)?;
+    let slot = state.registry.admission().stream(caller.tenant())?;
+    // One retry at a time per key: the first makes the session, the others find it.
+    let _one = match &key {
+        Some(key) => Some(state.runs.lock(&key.key).await),
+        None => None,
     };
-    if let Some(tenant) = caller.owner() {
-        state.quotas.session(state.registry.store(), &tenant).await?;
-    }
-    let (row, _) = state.registry.create(fresh_id(), spec, caller.owner()).await?;
-    let handle = state.registry.resume(&row.session_id).await?;
-    let owner =
-        Owner { state, handle, stream: q.stream.unwrap_or(false), timeout: body.timeout_ms };
-    owner.run(body.content, Delivery::Followup).await
+    let first = match &key {
+        Some(key) => {
+            state.registry.store().idempotency(&key.key, now_ms(), IDEMPOTENCY_TTL_MS).await?
+        }
+        None => None,
+    };
+    let handle = match first {
+        Some(first) if key.as_ref().is_some_and(|k| k.request_hash == first.request_hash) => {
+            state.registry.resume(&first.session_id).await?
+        }
+        Some(_) => return Err(OwnError::KeyConflict.into()),
+        None => {
+            // The session is made for this run: not when its message would be refused.
+            state.registry.admission().turn_room(caller.tenant())?;
+            let spec = SessionSpec {
+                model: body.model.clone().unwrap_or_default(),
+                system: body.system.clone(),
+                ..SessionSpec::default()
+            };
+            let (row, _) = state.registry.create(fresh_id(), spec, caller.owner()).await?;
+            state.registry.resume(&row.session_id).await?
+        }
+    };
+    let stream = q.stream.unwrap_or(false);
+    let owner = Owner { state, handle, stream, timeout: body.timeout_ms, _slot: slot };
+    owner.run(message, Delivery::Followup, key).await
 }
 
 /// One owned run being answered.
@@ -151,15 +195,22 @@ struct Owner {
     handle: SessionHandle,
     stream: bool,
     timeout: Option<u64>,
+    /// Its place among the tenant's streams, held until it is answered.
+    _slot: Slot,
 }
 
 impl Owner {
-    async fn run(self, content: Content, delivery: Delivery) -> Answer<Response> {
-        let message = Message::user(fresh_id(), content.blocks());
+    async fn run(
+        self,
+        message: Message,
+        delivery: Delivery,
+        key: Option<IdempotencyKey>,
+    ) -> Answer<Response> {
         // Subscribe before the message goes in, so the stream misses nothing of the interval.
         let store = self.state.registry.store().clone();
         let follower = Follower::new(store, self.handle.id(), Some(self.handle.clone()), None);
-        let run = submit(&self.handle, message, delivery).await.map_err(|error| match error {
+        let submitted = submit(&self.handle, message, delivery, key).await;
+        let run = submitted.map_err(|error| match error {
             OwnError::Refused(refusal) => {
                 ApiError::refused(refusal, self.handle.view().parent.as_deref())
             }
@@ -270,6 +321,32 @@ impl Owner {
             Err(error) => error_frame(error.into()),
         };
         let _ = send(frame).await;
+    }
+}
+
+/// One `POST /v1/runs` at a time per idempotency key, so that a retry sent while the first is
+/// still creating its session finds that session instead of making another.
+#[derive(Default)]
+pub struct KeyLocks(
+    std::sync::Mutex<std::collections::HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+);
+
+impl KeyLocks {
+    /// Holds off every other request with `key` while the guard lives.
+    pub async fn lock(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self.0.lock().expect("key locks lock");
+            locks.retain(|_, lock| lock.strong_count() > 0);
+            match locks.get(key).and_then(Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(key.to_owned(), Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
     }
 }
 

@@ -247,6 +247,8 @@ async fn called(state: &AppState, id: &str, call_id: &str) -> Answer<bool> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ForkBody {
     /// The last event to copy; the source's last event when absent.
+    #[serde(default, deserialize_with = "super::fields::whole")]
+    #[schema(minimum = 0)]
     at_seq: Option<u64>,
     /// The fork's id (as for `POST /v1/sessions`); a fresh UUID when absent.
     #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$(?![\\s\\S])")]
@@ -273,10 +275,6 @@ async fn fork(
     JsonBody(body): JsonBody<ForkBody>,
 ) -> Answer<impl IntoResponse> {
     let fork_id = body.session_id.unwrap_or_else(fresh_id);
-    let tenant = caller.owner();
-    if let Some(tenant) = &tenant {
-        state.quotas.session(state.registry.store(), tenant).await?;
-    }
-    let row = state.registry.fork(&id, body.at_seq, fork_id, tenant).await?;
+    let row = state.registry.fork(&id, body.at_seq, fork_id, caller.owner()).await?;
     Ok((StatusCode::CREATED, Json(view(&state, row).await?)))
 }

@@ -29,7 +29,7 @@ pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
         embedded.sessions.recover().await?;
         let registry = embedded.sessions.registry.clone();
         if let Some(listen) = &args.listen {
-            let gateway = Gateway::over(registry.clone(), embedded.settings.clone());
+            let gateway = Gateway::over(registry.clone(), embedded.settings.clone()).await?;
             let (listener, addr) = gateway.bind(listen).await?;
             eprintln!("airlock: listening on http://{addr}");
             tokio::spawn(gateway.run(listener, std::future::pending()));

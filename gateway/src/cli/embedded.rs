@@ -44,12 +44,14 @@ impl Embedded {
             durability,
             max_body: crate::api::DEFAULT_MAX_BODY,
             cors_origins: Vec::new(),
+            public_url: None,
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
             eviction: Eviction::default(),
             limits: airlock_core::Limits::default(),
             connections: crate::connections::Connections::default(),
-            tenants: crate::api::TenantLimits::default(),
+            admission: crate::admission::Limits::default(),
+            metrics: crate::server::MetricsSettings::default(),
             windows: args.windows(),
         };
         let sessions = Sessions::open(&settings).await?;

@@ -24,6 +24,7 @@ struct FileSettings {
     durability: Option<String>,
     max_body: Option<usize>,
     cors_origin: Option<Vec<String>>,
+    public_url: Option<String>,
     plugins: Option<PathBuf>,
     core: Option<PathBuf>,
     idle_evict: Option<String>,
@@ -39,6 +40,14 @@ struct FileSettings {
     tenant_streams: Option<usize>,
     tenant_rate: Option<u32>,
     tenant_turns: Option<usize>,
+    tenant_creates: Option<u32>,
+    tenant_bytes: Option<u64>,
+    max_subagent_depth: Option<u32>,
+    max_descendants: Option<usize>,
+    max_queue: Option<usize>,
+    max_instances: Option<u64>,
+    metrics_listen: Option<String>,
+    metrics_key: Option<String>,
     context_window: Option<u64>,
     /// `[mcp.NAME]`: an MCP server, `command = [...]` or `url = "…"` (as `--mcp`).
     mcp: Option<std::collections::BTreeMap<String, McpEntry>>,
@@ -120,6 +129,7 @@ pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
     fill(&mut args.durability, durability, unset("durability"));
     fill(&mut args.max_body, file.max_body, unset("max_body"));
     fill(&mut args.cors_origins, file.cors_origin, unset("cors_origins"));
+    fill(&mut args.public_url, file.public_url.map(Some), unset("public_url"));
     fill(&mut args.sandbox.plugins, file.plugins.map(Some), unset("plugins"));
     fill(&mut args.sandbox.core, file.core.map(Some), unset("core"));
     let mcp = file.mcp.map(|servers| {
@@ -145,6 +155,17 @@ pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
     fill(&mut args.tenant_streams, file.tenant_streams, unset("tenant_streams"));
     fill(&mut args.tenant_rate, file.tenant_rate, unset("tenant_rate"));
     fill(&mut args.tenant_turns, file.tenant_turns, unset("tenant_turns"));
+    fill(&mut args.tenant_creates, file.tenant_creates, unset("tenant_creates"));
+    fill(&mut args.tenant_bytes, file.tenant_bytes, unset("tenant_bytes"));
+    fill(&mut args.max_subagent_depth, file.max_subagent_depth, unset("max_subagent_depth"));
+    fill(&mut args.max_descendants, file.max_descendants, unset("max_descendants"));
+    fill(&mut args.max_queue, file.max_queue, unset("max_queue"));
+    if file.max_instances == Some(0) {
+        return Err(format!("{}: max-instances must be at least 1", path.display()));
+    }
+    fill(&mut args.max_instances, file.max_instances.map(Some), unset("max_instances"));
+    fill(&mut args.metrics_listen, file.metrics_listen.map(Some), unset("metrics_listen"));
+    fill(&mut args.metrics_key, file.metrics_key.map(Some), unset("metrics_key"));
     fill(&mut args.context_window, file.context_window.map(Some), unset("context_window"));
     if let Some(models) = file.models {
         let models = crate::model::ContextWindows::new(models);

@@ -92,7 +92,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
     let follower = Follower::new(store.clone(), handle.id(), Some(handle.clone()), None);
     let task = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.task.clone() }]);
     let approver = Approver::start(args.approve, handle.clone());
-    let mut run = submit(&handle, task, Delivery::Followup).await?;
+    let mut run = submit(&handle, task, Delivery::Followup, None).await?;
     let mut follower = follower.starting_at(run.first_seq);
     let mut progress = Progress::on_terminal();
     // On a terminal the progress already showed the answer as it streamed: print it once.

@@ -8,7 +8,8 @@ use clap::Args;
 
 use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
 use super::data_lock::DataLock;
-use crate::api::{DEFAULT_MAX_BODY, TenantLimits};
+use crate::admission::{Limits, TenantLimits};
+use crate::api::DEFAULT_MAX_BODY;
 use crate::connections::Connections;
 use crate::registry::Eviction;
 use crate::server::{Gateway, Settings, Shared, shutdown_signal};
@@ -48,6 +49,11 @@ pub struct ServeArgs {
     /// Origins allowed by CORS (repeat, or `*`); none sends no CORS headers.
     #[arg(long = "cors-origin", env = "AIRLOCK_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+    /// Where clients reach the gateway when that is not where it listens (behind a proxy), e.g.
+    /// `https://agents.example.com`; an `https://` URL makes the browser's sign-in cookie
+    /// `Secure`.
+    #[arg(long, env = "AIRLOCK_PUBLIC_URL", value_name = "URL", value_parser = public_url)]
+    pub public_url: Option<String>,
     /// The core and the plugins.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -81,10 +87,40 @@ pub struct ServeArgs {
     /// Messages and runs a tenant may enqueue per second (bursts of twice as many); 0: no quota.
     #[arg(long, env = "AIRLOCK_TENANT_RATE", default_value_t = TenantLimits::default().per_second)]
     pub tenant_rate: u32,
-    /// Sessions of a tenant running a turn at once; a message that would wake one more is
-    /// refused (429). 0: no quota.
+    /// Sessions of a tenant running a turn at once (its subagents' too); a message that would
+    /// wake one more is refused (429), a goal round waits. 0: no quota.
     #[arg(long, env = "AIRLOCK_TENANT_TURNS", default_value_t = TenantLimits::default().turns)]
     pub tenant_turns: usize,
+    /// Sessions (subagents included) and forks a tenant may create a minute, in bursts of as
+    /// many; 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_CREATES", default_value_t = TenantLimits::default().creates_per_minute)]
+    pub tenant_creates: u32,
+    /// Bytes of log a tenant's sessions (not disposed) may keep; past it new sessions, forks and
+    /// messages are refused (429). 0: no quota.
+    #[arg(long, env = "AIRLOCK_TENANT_BYTES", default_value_t = TenantLimits::default().bytes)]
+    pub tenant_bytes: u64,
+    /// How many levels of subagents a session may have below it: the model's `agent` or
+    /// `spawn_agent` one level deeper gets the tool error `LIMIT_EXCEEDED`.
+    #[arg(long, env = "AIRLOCK_MAX_SUBAGENT_DEPTH", default_value_t = Limits::default().depth)]
+    pub max_subagent_depth: u32,
+    /// How many subagents below one root session may work (run a turn) at once.
+    #[arg(long, env = "AIRLOCK_MAX_DESCENDANTS", default_value_t = Limits::default().descendants)]
+    pub max_descendants: usize,
+    /// How many messages may wait in one session's queue; one more is refused (429).
+    #[arg(long, env = "AIRLOCK_MAX_QUEUE", default_value_t = Limits::default().queue)]
+    pub max_queue: usize,
+    /// How many sessions may have a core instance in memory at once (default: what this
+    /// machine's memory and memory-map limit hold); past it new work is refused with 503
+    /// `overloaded` and running sessions go on.
+    #[arg(long, env = "AIRLOCK_MAX_INSTANCES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_instances: Option<u64>,
+    /// Serve `/metrics` on this address instead of the API's (then the API's answers 404).
+    #[arg(long, env = "AIRLOCK_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// `/metrics` asks for `Authorization: Bearer <this>` (keep it out of the command line: set
+    /// `AIRLOCK_METRICS_KEY`).
+    #[arg(long, env = "AIRLOCK_METRICS_KEY", value_name = "KEY", hide_env_values = true)]
+    pub metrics_key: Option<String>,
 }
 
 /// A store several gateways share, instead of the SQLite file (`docs/deploy.md`).
@@ -134,15 +170,28 @@ pub async fn serve(
         durability: args.durability.into(),
         max_body: args.max_body,
         cors_origins: args.cors_origins,
+        public_url: args.public_url,
         cache_dir,
         sandbox: args.sandbox.into(),
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
         limits: (&args.limits).into(),
-        tenants: TenantLimits {
-            sessions: args.tenant_sessions,
-            streams: args.tenant_streams,
-            per_second: args.tenant_rate,
-            turns: args.tenant_turns,
+        admission: Limits {
+            tenant: TenantLimits {
+                sessions: args.tenant_sessions,
+                streams: args.tenant_streams,
+                per_second: args.tenant_rate,
+                turns: args.tenant_turns,
+                creates_per_minute: args.tenant_creates,
+                bytes: args.tenant_bytes,
+            },
+            depth: args.max_subagent_depth,
+            descendants: args.max_descendants,
+            queue: args.max_queue,
+            instances: args.max_instances.map(|most| most as usize),
+        },
+        metrics: crate::server::MetricsSettings {
+            listen: args.metrics_listen,
+            key: args.metrics_key,
         },
         connections: Connections {
             header_timeout: args.header_timeout,
@@ -161,15 +210,26 @@ pub async fn serve(
         });
         let gateway = Gateway::start(settings).await?;
         gateway.check_exposure(addr).await?;
-        Ok::<_, crate::server::ServeError>((gateway, listener, addr))
+        let metrics = gateway.serve_metrics().await?;
+        Ok::<_, crate::server::ServeError>((gateway, listener, addr, metrics))
     };
-    let (gateway, listener, addr) = match started.await {
+    let (gateway, listener, addr, metrics) = match started.await {
         Ok(parts) => parts,
         Err(error) => {
             eprintln!("airlock: {error}");
             return ExitCode::FAILURE;
         }
     };
+    if let Some(metrics) = metrics {
+        match log_format {
+            super::log::LogFormat::Text => {
+                eprintln!("airlock: metrics on http://{metrics}/metrics")
+            }
+            super::log::LogFormat::Json => {
+                tracing::info!(address = %format!("http://{metrics}"), "serving metrics")
+            }
+        }
+    }
     // Tests and scripts read the port from this line (in JSON, from its `address`).
     match log_format {
         super::log::LogFormat::Text => eprintln!("airlock: listening on http://{addr}"),
@@ -179,6 +239,14 @@ pub async fn serve(
     }
     gateway.run(listener, shutdown_signal()).await;
     ExitCode::SUCCESS
+}
+
+/// `--public-url`: an http(s) URL.
+fn public_url(url: &str) -> Result<String, String> {
+    match url.starts_with("http://") || url.starts_with("https://") {
+        true => Ok(url.trim_end_matches('/').to_owned()),
+        false => Err(format!("{url:?} is not an http:// or https:// URL")),
+    }
 }
 
 /// The address other gateways reach this one at when `--advertise` is not given: the one it

@@ -35,7 +35,7 @@ struct Pause {
 }
 
 /// The goal of one session and the process-local state that drives it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Driver {
     goal: Option<Goal>,
     armed: bool,
@@ -199,6 +199,23 @@ impl Driver {
         vec![change(goal), Delivery::Followup.send(message)]
     }
 
+    /// Whether [`Driver::next`] at idle would start a round now (rather than nothing, a pause or
+    /// the round limit).
+    pub fn would_start_round(&self, inbox: &Inbox) -> bool {
+        let inputs = self.clone().next(true, inbox, String::new);
+        inputs.iter().any(|input| matches!(input, Input::Send { .. }))
+    }
+
+    /// The `goal/change` that says the next round waits, for `reason`; `None` when the goal says
+    /// so already (or is not active).
+    pub fn wait(&self, reason: GoalReason) -> Option<Input> {
+        let goal = self.goal.clone().filter(|g| g.phase == Phase::Active)?;
+        if goal.waiting.as_ref().is_some_and(|waiting| waiting.code == reason.code) {
+            return None;
+        }
+        Some(change(Goal { waiting: Some(reason), ..bump(goal) }))
+    }
+
     /// The inputs a request turns into: a `goal/change`, after cancelling a reserved round the
     /// request makes stale. Arms or disarms as it says.
     pub fn apply(
@@ -231,6 +248,7 @@ impl Driver {
                     revision: current.map_or(1, |g| g.revision + 1),
                     blocked: None,
                     paused: None,
+                    waiting: None,
                 };
                 (self.armed, self.released) = (true, true);
                 change(goal)
@@ -284,9 +302,9 @@ impl Driver {
     }
 }
 
-/// The goal with its next revision.
+/// The goal with its next revision; a change other than [`Driver::wait`] ends any wait.
 fn bump(goal: Goal) -> Goal {
-    Goal { revision: goal.revision + 1, ..goal }
+    Goal { revision: goal.revision + 1, waiting: None, ..goal }
 }
 
 /// A `goal/change` with the full snapshot.

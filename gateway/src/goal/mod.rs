@@ -52,7 +52,8 @@ pub struct GoalReason {
 }
 
 impl GoalReason {
-    fn new(code: &str, message: impl Into<String>) -> GoalReason {
+    /// A reason with this code, for a person.
+    pub fn new(code: &str, message: impl Into<String>) -> GoalReason {
         GoalReason { code: code.into(), message: message.into() }
     }
 }
@@ -79,6 +80,10 @@ pub struct Goal {
     /// Set when `phase` is `paused`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<GoalReason>,
+    /// Set while an active goal's next round waits for its tenant's quota: `tenant-turns` (as
+    /// many sessions run as the tenant may) or `tenant-rate`. The round starts once it fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<GoalReason>,
 }
 
 /// A request to change the goal (from the HTTP API or the model's `goal` tool).

@@ -40,6 +40,18 @@ pub enum ModelSetupError {
          `openai:<model>` and `deepseek:<model>`"
     )]
     Unknown(String),
+    /// A model name that is not a plain name.
+    #[error(
+        "`{provider}:` takes a model name of 1 to {most} letters, digits, `.`, `_`, `:`, `/`, `@`, `+` or `-`, starting with a letter or digit, not {shown:?}"
+    )]
+    BadModelName {
+        /// The provider named.
+        provider: String,
+        /// The most characters.
+        most: usize,
+        /// The start of what was given.
+        shown: String,
+    },
     /// `openai:` with nothing after the colon.
     #[error("`{provider}:` needs a model name after the colon, e.g. `{provider}:{example}`")]
     MissingModelName {
@@ -89,10 +101,42 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
     match name.split_once(':') {
         None if name == "demo" => Ok(Arc::new(Demo)),
         Some((provider, model)) if openai::is_openai_compatible(provider) => {
+            if !model.is_empty() && !valid_model_name(model) {
+                let shown = model.chars().take(MODEL_NAME_MOST).collect();
+                let provider = provider.to_owned();
+                return Err(ModelSetupError::BadModelName {
+                    provider,
+                    most: MODEL_NAME_MOST,
+                    shown,
+                });
+            }
             let config = OpenAiConfig::from_env(provider, model)?;
             Ok(Arc::new(OpenAi::new(config)?))
         }
-        _ => Err(ModelSetupError::Unknown(name.to_owned())),
+        _ => Err(ModelSetupError::Unknown(name.chars().take(MODEL_NAME_MOST).collect())),
+    }
+}
+
+/// The most characters of a model's name (what follows `openai:`).
+pub const MODEL_NAME_MOST: usize = 128;
+
+/// Whether `model` (what follows `openai:` or `deepseek:`) may name a model: a
+/// [`crate::store::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
+/// model names use (`meta-llama/Llama-3.3-70B`, `qwen2.5:7b`, `gpt-4o@2024-08-06`).
+pub fn valid_model_name(model: &str) -> bool {
+    crate::store::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
+}
+
+/// Lets the models this gateway is configured with (its default and those of `windows`) and the
+/// well-known ones be `model` label values of the metrics; every other name is `other`.
+pub fn allow_labels(default: &str, windows: &ContextWindows) {
+    let models = &crate::metrics::global().models;
+    let configured = std::iter::once(default).chain(windows.names());
+    for name in configured {
+        models.allow(name.split_once(':').map_or(name, |(_, model)| model));
+    }
+    for name in window::WELL_KNOWN {
+        models.allow(name);
     }
 }
 
@@ -104,7 +148,11 @@ pub fn name_pattern() -> String {
         openai::providers().filter(|p| OpenAiConfig::from_env(p, "model").is_ok()).collect();
     let remote = match ready.as_slice() {
         [] => String::new(),
-        providers => format!("|(?:{}):[\\s\\S]+", providers.join("|")),
+        providers => format!(
+            "|(?:{}):[A-Za-z0-9][A-Za-z0-9._:/@+-]{{0,{}}}",
+            providers.join("|"),
+            MODEL_NAME_MOST - 1
+        ),
     };
     format!("^(?:demo{remote})?$(?![\\s\\S])")
 }

@@ -51,6 +51,11 @@ impl ContextWindows {
         }
     }
 
+    /// The model specs the settings name.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.models.keys().map(String::as_str)
+    }
+
     /// Checks the values: a window of at least 100 tokens, a share of at most 100 %.
     pub fn check(&self) -> Result<(), String> {
         for (name, settings) in &self.models {
@@ -80,6 +85,29 @@ const KNOWN: &[(&str, u64)] = &[
     ("o4-mini", 200_000),
     ("deepseek-chat", 128_000),
     ("deepseek-reasoner", 128_000),
+];
+
+/// Models known by name, whose names the metrics show as they are (`crate::metrics::Vocabulary`).
+pub const WELL_KNOWN: &[&str] = &[
+    "demo",
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-5-nano",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4.1-nano",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4-turbo",
+    "gpt-4",
+    "gpt-3.5-turbo",
+    "o1",
+    "o1-mini",
+    "o3",
+    "o3-mini",
+    "o4-mini",
+    "deepseek-chat",
+    "deepseek-reasoner",
 ];
 
 /// A well-known model's window: the demo's own, or by the upstream model's name.

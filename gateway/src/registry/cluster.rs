@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use super::evict::at_rest_now;
 use super::{HubNotice, Registry, RegistryError};
-use crate::session::Notice;
+use crate::session::{Notice, SessionError, Work};
 use crate::store::Owner;
 
 /// A change to a session, as a gateway tells the others sharing its store (for their
@@ -75,23 +75,36 @@ impl Registry {
     /// by several gateways, only sessions no live gateway holds: see [`Registry::start_leasing`].)
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let stored = self.store.session_count().await?;
-        crate::metrics::global().stored_sessions.inc_by(stored as i64);
+        crate::metrics::global().stored_sessions.set(stored as i64);
         self.recover_orphans().await
     }
 
-    /// Brings back every session [`Store::sessions_to_recover`] names; answers how many.
+    /// Brings back every session [`Store::sessions_to_recover`] names, as far as the machine
+    /// holds them; answers how many. Those the gateway has no room for (see
+    /// [`crate::admission::Admission::instance`]) stay on disk for a later pass.
     async fn recover_orphans(&self) -> Result<usize, RegistryError> {
         let mut count = 0;
         let mut cursor = None;
+        let mut left = 0;
         loop {
             let rows = self.store.sessions_to_recover(cursor.clone(), 500).await?;
             let Some(last) = rows.last() else { break };
             cursor = Some(last.session_id.clone());
             for row in rows {
-                let handle = match self.bring_back(row).await {
+                if self.get(&row.session_id).is_ok() {
+                    continue; // a request brought it back already
+                }
+                let handle = match self.bring_back(row, Work::New).await {
                     Ok(handle) => handle,
                     // Another gateway took it first.
                     Err(RegistryError::Elsewhere { .. }) => continue,
+                    Err(
+                        RegistryError::Exceeded(_)
+                        | RegistryError::Session(SessionError::Exceeded(_)),
+                    ) => {
+                        left += 1;
+                        continue;
+                    }
                     Err(error @ RegistryError::Unusable { .. }) => {
                         // One session's setting must not keep the others from coming back.
                         tracing::error!(%error, "a stored session was not brought back");
@@ -106,7 +119,33 @@ impl Registry {
                 count += 1;
             }
         }
+        self.unrecovered.store(left, std::sync::atomic::Ordering::Relaxed);
+        if left > 0 {
+            tracing::warn!(
+                left,
+                "the machine holds no more sessions now; the rest come back as others finish"
+            );
+        }
         Ok(count)
+    }
+
+    /// Brings back, each second, the stored sessions a pass of recovery had no room for, once
+    /// the gateway has room again (in a store shared with other gateways, the lease task's
+    /// passes do this).
+    pub fn start_recovering_leftovers(self: &Arc<Self>) {
+        if self.store.shared() {
+            return;
+        }
+        self.every(Duration::from_secs(1), |this| async move {
+            let admission = this.admission();
+            let left = this.unrecovered.load(std::sync::atomic::Ordering::Relaxed);
+            if left > 0
+                && admission.instances() < admission.instance_ceiling()
+                && let Err(error) = this.recover_orphans().await
+            {
+                tracing::warn!(%error, "bringing back the sessions left at start failed");
+            }
+        });
     }
 
     /// Where a session runs: [`Owner::Here`] when it is live here, or when no live gateway holds

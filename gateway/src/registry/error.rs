@@ -1,5 +1,6 @@
 //! Why a registry operation failed.
 
+use crate::admission::Exceeded;
 use crate::session::SessionError;
 use crate::store::StoreError;
 
@@ -59,6 +60,9 @@ pub enum RegistryError {
     /// A new session's id is taken.
     #[error("a session with id {0:?} exists; pick another sessionId")]
     Taken(String),
+    /// New work past a limit ([`crate::admission`]).
+    #[error(transparent)]
+    Exceeded(#[from] Exceeded),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

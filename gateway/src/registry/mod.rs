@@ -24,10 +24,11 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
+use crate::admission::Admission;
 use crate::clock::fresh_id;
 use crate::core_host::CoreHost;
 use crate::model;
-use crate::session::{Notice, Outbox, Session, SessionParts};
+use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
 use crate::store::{Owner, SessionRow, Store, plain_name};
 use crate::tools::{ToolRegistry, offered_tools};
 pub use cluster::{Change, ClusterNotice};
@@ -100,6 +101,10 @@ pub struct Registry {
     asking: Mutex<Vec<String>>,
     /// The context windows of the models of sessions built from now on.
     windows: Mutex<model::ContextWindows>,
+    /// The one accounting every session and turn of this gateway is admitted by.
+    admission: Mutex<Arc<Admission>>,
+    /// Stored sessions the last pass of recovery had no room for.
+    unrecovered: std::sync::atomic::AtomicUsize,
     /// Wakes the evictor early (more sessions than `max_live`).
     crowded: Arc<tokio::sync::Notify>,
     hub: broadcast::Sender<HubNotice>,
@@ -140,6 +145,8 @@ impl Registry {
             limits: Mutex::new(Limits::default()),
             asking: Mutex::default(),
             windows: Mutex::default(),
+            admission: Mutex::default(),
+            unrecovered: Default::default(),
             crowded: Arc::default(),
             hub: broadcast::channel(256).0,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
@@ -191,6 +198,41 @@ impl Registry {
         *self.limits.lock().expect("limits lock") = limits;
     }
 
+    /// Sets the limits every session and turn is admitted by, before any session is built.
+    pub fn set_admission(&self, limits: crate::admission::Limits) {
+        *self.admission.lock().expect("admission lock") = Arc::new(Admission::new(limits));
+    }
+
+    /// The accounting every session and turn is admitted by.
+    pub fn admission(&self) -> Arc<Admission> {
+        self.admission.lock().expect("admission lock").clone()
+    }
+
+    /// Admits one more session (or fork) of `tenant`: its rate of creations, and its quotas of
+    /// sessions and bytes stored.
+    async fn admit_session(&self, tenant: Option<&str>) -> Result<(), RegistryError> {
+        let admission = self.admission();
+        admission.create(tenant)?;
+        let Some(tenant) = tenant else { return Ok(()) };
+        if admission.limits().tenant.sessions > 0 {
+            admission.stored(tenant, self.store.tenant_sessions(tenant).await?)?;
+        }
+        if admission.limits().tenant.bytes > 0 {
+            admission.bytes(tenant, self.store.tenant_bytes(tenant).await?)?;
+        }
+        Ok(())
+    }
+
+    /// Admits more input for `handle`'s session (a message, a run, a prompt) beyond what the
+    /// session checks as it feeds it ([`crate::session::Work::New`]): its tenant's stored bytes.
+    pub async fn admit_input(&self, handle: &SessionHandle) -> Result<(), RegistryError> {
+        let admission = self.admission();
+        if let (Some(tenant), true) = (handle.tenant(), admission.limits().tenant.bytes > 0) {
+            admission.bytes(tenant, self.store.tenant_bytes(tenant).await?)?;
+        }
+        Ok(())
+    }
+
     /// Sets the models' context windows, for sessions built from now on.
     pub fn set_windows(&self, windows: model::ContextWindows) {
         *self.windows.lock().expect("windows lock") = windows;
@@ -206,23 +248,66 @@ impl Registry {
         self.live.lock().expect("registry lock").values().cloned().collect()
     }
 
-    /// Creates a child of `parent_id` with the parent's model, system prompt and tools.
+    /// Creates a child of `parent_id` (a live session) with the parent's model, system prompt and
+    /// tools, of the parent's tenant and below the parent's root: refused past the depth of
+    /// subagents, or the tenant's quotas, with [`RegistryError::Exceeded`].
     pub async fn create_child(
         &self,
         parent_id: &str,
         name: Option<&str>,
     ) -> Result<SessionHandle, RegistryError> {
-        let parent = self
+        let parent = self.get(parent_id)?;
+        let admission = self.admission();
+        admission.depth(parent.depth())?;
+        // Its first message will need these: a child is not made only to be refused.
+        admission.descendant_room(parent.root().unwrap_or(parent_id))?;
+        admission.turn_room(parent.tenant())?;
+        self.admit_session(parent.tenant()).await?;
+        let row = self
             .store
             .session(parent_id)
             .await?
             .ok_or_else(|| RegistryError::NotFound(parent_id.to_owned()))?;
-        let mut spec: SessionSpec = serde_json::from_value(parent.spec).unwrap_or_default();
+        let mut spec: SessionSpec = serde_json::from_value(row.spec).unwrap_or_default();
         spec.metadata = name.map(|name| serde_json::json!({"name": name}));
         let child_id = fresh_id();
+        let root = parent.root().unwrap_or(parent_id);
+        let accounting = self.accounting(row.tenant.as_deref(), Some(root), parent.depth() + 1);
         let parent_id = Some(parent_id.to_owned());
-        self.insert(child_id.clone(), spec, parent_id, parent.tenant).await?;
+        self.insert(child_id.clone(), spec, parent_id, accounting).await?;
         self.resume(&child_id).await
+    }
+
+    /// What a session of `tenant`, `depth` levels below `root` (none: a root session), counts
+    /// against.
+    fn accounting(&self, tenant: Option<&str>, root: Option<&str>, depth: u32) -> Accounting {
+        Accounting {
+            admission: self.admission(),
+            tenant: tenant.map(Arc::from),
+            root: root.map(Arc::from),
+            depth,
+        }
+    }
+
+    /// What a stored session counts against: its tenant, and its root and depth, read up its
+    /// parents (a live parent knows its own).
+    async fn accounting_of(&self, row: &SessionRow) -> Result<Accounting, RegistryError> {
+        let (mut root, mut depth, mut parent) = (None, 0, row.parent_session_id.clone());
+        while let Some(id) = parent.take() {
+            depth += 1;
+            let live = self.live.lock().expect("registry lock").get(&id).cloned();
+            if let Some(live) = live {
+                let root = live.root().unwrap_or(&id).to_owned();
+                let depth = depth + live.depth();
+                return Ok(self.accounting(row.tenant.as_deref(), Some(&root), depth));
+            }
+            parent = self.store.session(&id).await?.and_then(|row| row.parent_session_id);
+            root = Some(id);
+            if depth >= MAX_LINEAGE {
+                break; // a tree this deep was made before the limit; counting stops here
+            }
+        }
+        Ok(self.accounting(row.tenant.as_deref(), root.as_deref(), depth))
     }
 
     /// Creates a session of `tenant` (`None`: of no tenant); `Ok((row, false))` when one with
@@ -233,7 +318,12 @@ impl Registry {
         spec: SessionSpec,
         tenant: Option<String>,
     ) -> Result<(SessionRow, bool), RegistryError> {
-        self.insert(session_id, spec, None, tenant).await
+        if !valid_session_id(&session_id) {
+            return Err(RegistryError::BadId(session_id));
+        }
+        self.admit_session(tenant.as_deref()).await?;
+        let accounting = self.accounting(tenant.as_deref(), None, 0);
+        self.insert(session_id, spec, None, accounting).await
     }
 
     async fn insert(
@@ -241,7 +331,7 @@ impl Registry {
         session_id: String,
         mut spec: SessionSpec,
         parent_session_id: Option<String>,
-        tenant: Option<String>,
+        accounting: Accounting,
     ) -> Result<(SessionRow, bool), RegistryError> {
         if !valid_session_id(&session_id) {
             return Err(RegistryError::BadId(session_id));
@@ -251,7 +341,9 @@ impl Registry {
         }
         let _exclusive = self.exclusive(&session_id).await;
         // The core comes first: a session whose core cannot start is not stored.
-        let session = Session::create(self.build(&session_id, &spec, Outbox::new())?)?;
+        let tenant = accounting.tenant.as_deref().map(str::to_owned);
+        let session =
+            Session::create(self.build(&session_id, &spec, Outbox::new(), accounting)?)?;
         let row = spec.row(&session_id, parent_session_id, tenant);
         if !self.store.insert_session(row.clone()).await? {
             let existing = self
@@ -265,7 +357,7 @@ impl Registry {
         match self.store.acquire(&session_id).await? {
             Owner::Here => {
                 let handle = SessionHandle::spawn(session, Some(self.store.clone()));
-                self.go_live(handle.of_tenant(row.tenant.as_deref()));
+                self.go_live(handle);
             }
             // Another gateway sharing the store woke it already: it runs there.
             Owner::Elsewhere { address } => {
@@ -359,15 +451,30 @@ impl Registry {
         });
     }
 
-    /// The session with this id, brought back from its log when it is not in memory.
+    /// The session with this id, brought back from its log when it is not in memory: new work,
+    /// refused while the gateway holds as many core instances as the machine allows.
     pub async fn resume(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
+        self.resume_for(session_id, Work::New).await
+    }
+
+    /// [`Registry::resume`] for work admitted before (a child's notice to its parent): never
+    /// refused.
+    pub async fn resume_admitted(&self, session_id: &str) -> Result<SessionHandle, RegistryError> {
+        self.resume_for(session_id, Work::Admitted).await
+    }
+
+    async fn resume_for(
+        &self,
+        session_id: &str,
+        work: Work,
+    ) -> Result<SessionHandle, RegistryError> {
         if let Ok(handle) = self.get(session_id) {
             return Ok(handle);
         }
         let row = self.store.session(session_id).await?;
         match row {
             Some(row) if row.disposed => Err(RegistryError::Disposed(session_id.to_owned())),
-            Some(row) => self.bring_back(row).await,
+            Some(row) => self.bring_back(row, work).await,
             None => Err(RegistryError::NotFound(session_id.to_owned())),
         }
     }
@@ -376,7 +483,11 @@ impl Registry {
     /// given `recover` (which closes an open turn and runs accepted followups); one at rest goes
     /// on exactly as if it had stayed in memory. Answers the live one if another call brought it
     /// back first.
-    async fn bring_back(&self, row: SessionRow) -> Result<SessionHandle, RegistryError> {
+    async fn bring_back(
+        &self,
+        row: SessionRow,
+        work: Work,
+    ) -> Result<SessionHandle, RegistryError> {
         let _exclusive = self.exclusive(&row.session_id).await;
         if let Ok(handle) = self.get(&row.session_id) {
             return Ok(handle);
@@ -386,7 +497,7 @@ impl Registry {
         if let Owner::Elsewhere { address } = self.store.acquire(&session_id).await? {
             return Err(RegistryError::Elsewhere { session_id, address });
         }
-        let woken = self.restore(row).await;
+        let woken = self.restore(row, work).await;
         if woken.is_err() {
             // Not live here after all: any gateway may take it.
             let _ = self.store.release(&session_id).await;
@@ -401,7 +512,7 @@ impl Registry {
     }
 
     /// A stored session's actor, rebuilt from its log (and recovered when `row` says so).
-    async fn restore(&self, row: SessionRow) -> Result<SessionHandle, RegistryError> {
+    async fn restore(&self, row: SessionRow, work: Work) -> Result<SessionHandle, RegistryError> {
         // Read again under the lease: the gateway that held it before may have written since.
         let row = match self.store.shared() {
             true => self.store.session(&row.session_id).await?.unwrap_or(row),
@@ -410,18 +521,21 @@ impl Registry {
         let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
         let outbox = self.outboxes.lock().expect("outboxes lock").remove(&row.session_id);
         let outbox = outbox.and_then(|outbox| outbox.upgrade()).unwrap_or_else(Outbox::new);
-        let parts = self.build(&row.session_id, &spec, outbox).map_err(|error| match error {
-            RegistryError::BadSpec { message, .. } => {
-                RegistryError::Unusable { session_id: row.session_id.clone(), message }
-            }
-            other => other,
-        })?;
-        let mut session = Session::restore(parts).await?;
+        let accounting = self.accounting_of(&row).await?;
+        let parts =
+            self.build(&row.session_id, &spec, outbox, accounting).map_err(
+                |error| match error {
+                    RegistryError::BadSpec { message, .. } => {
+                        RegistryError::Unusable { session_id: row.session_id.clone(), message }
+                    }
+                    other => other,
+                },
+            )?;
+        let mut session = Session::restore(parts, work).await?;
         if row.needs_recovery {
             session.feed(Input::Recover).await?;
         }
-        let handle = SessionHandle::spawn(session, Some(self.store.clone()));
-        Ok(handle.of_tenant(row.tenant.as_deref()))
+        Ok(SessionHandle::spawn(session, Some(self.store.clone())))
     }
 
     /// The parts a session is made of, per its spec.
@@ -430,6 +544,7 @@ impl Registry {
         session_id: &str,
         spec: &SessionSpec,
         outbox: Arc<Outbox>,
+        accounting: Accounting,
     ) -> Result<SessionParts, RegistryError> {
         let model = model::from_name(&spec.model)
             .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
@@ -447,9 +562,13 @@ impl Registry {
         config.context =
             self.windows.lock().expect("windows lock").policy(&spec.model, model.model());
         let log = Arc::new(self.store.clone());
-        Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox })
+        Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox, accounting })
     }
 }
+
+/// The most parents read up a stored session's tree to find its root: deeper trees were made
+/// before `--max-subagent-depth` existed.
+const MAX_LINEAGE: u32 = 64;
 
 /// A session being created or brought back; see [`Registry::exclusive`].
 struct Exclusive<'r> {

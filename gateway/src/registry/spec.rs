@@ -62,6 +62,7 @@ impl SessionSpec {
             tenant,
             goal: None,
             needs_recovery: false,
+            shares: None,
         }
     }
 }

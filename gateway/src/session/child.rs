@@ -43,5 +43,5 @@ pub fn admits(child: &str, parent: &str, input: &Input, status: Status) -> Resul
          (send_message in session {parent:?}); here only steering into its running turn and \
          cancel are taken"
     );
-    Err(Refusal { code: "child-session".into(), message })
+    Err(Refusal::new("child-session", message))
 }

@@ -1,5 +1,6 @@
 //! Why a session could not go on.
 
+use crate::admission::Exceeded;
 use crate::core_host::CoreError;
 use crate::goal::GoalError;
 use crate::store::StoreError;
@@ -27,6 +28,9 @@ pub enum SessionError {
     /// The session's actor is gone (the gateway is shutting down).
     #[error("the session is shutting down; send the input again after the gateway restarts")]
     Gone,
+    /// New work past a limit (`crate::admission`): nothing was applied.
+    #[error(transparent)]
+    Exceeded(#[from] Exceeded),
     /// The session is a continuable subagent: work for it comes from its parent only.
     #[error(
         "session {child:?} is a subagent of session {parent:?}: it takes work only from its parent (send_message), so it cannot run a goal of its own"
@@ -53,6 +57,7 @@ impl SessionError {
             }
             SessionError::Goal(error) => SessionError::Goal(error.clone()),
             SessionError::Gone => SessionError::Gone,
+            SessionError::Exceeded(exceeded) => SessionError::Exceeded(exceeded.clone()),
             SessionError::ChildSession { child, parent } => {
                 SessionError::ChildSession { child: child.clone(), parent: parent.clone() }
             }

@@ -8,6 +8,7 @@ use airlock_core::{Config, Durable, Event, Inbox, Input, Output, Status};
 
 use super::child::Parent;
 use super::{Batch, Outbox, Session, SessionError, SessionLog};
+use crate::admission::Admission;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use crate::model::ModelProvider;
@@ -139,8 +140,11 @@ impl Session {
         self.generation += 1;
         self.tasks.abort_all();
         self.streams.clear();
+        // The session was at work: its new instance is counted, never refused.
+        (self.core, self.instance) = (None, None);
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         self.marker = Marker::new(loaded.inbox.clone(), loaded.turns);
+        self.instance = Some(self.accounting.admission.instance_forced());
         (self.core, self.next_seq) = (Some(loaded.core), loaded.next_seq);
         *self.inbox.lock() = loaded.inbox;
         self.parent = loaded.parent;
@@ -170,7 +174,7 @@ impl Session {
         if !self.owes_recovery {
             return Ok(());
         }
-        self.wake().await?;
+        self.wake(false).await?;
         let mut batch = Batch::default();
         if let Err(trap) = self.decide(Input::Recover, &mut batch) {
             self.owes_recovery = false;
@@ -201,6 +205,22 @@ pub struct SessionParts {
     /// Where its notices go (an evicted session's outbox when it is woken, so its followers see
     /// no gap).
     pub outbox: Arc<Outbox>,
+    /// What its work counts against.
+    pub accounting: Accounting,
+}
+
+/// What a session's work counts against: the gateway's [`Admission`], its tenant, and where it
+/// stands in its tree of subagents. Fixed for the session's life.
+#[derive(Clone, Default)]
+pub struct Accounting {
+    /// The gateway's accounting.
+    pub admission: Arc<Admission>,
+    /// The tenant whose session it is (a subagent: its root's).
+    pub tenant: Option<Arc<str>>,
+    /// The root session above a subagent; `None` for a root session.
+    pub root: Option<Arc<str>>,
+    /// How many levels below its root it is (0: a root session).
+    pub depth: u32,
 }
 
 impl SessionParts {

@@ -10,6 +10,8 @@ use crate::metrics::{Labels, global, outcome};
 /// counted `aborted`.
 pub(super) struct ModelCall {
     session_id: String,
+    /// The model's own name, for the log (its label may be `other`).
+    model: String,
     labels: Labels,
     started: Instant,
     first_chunk: bool,
@@ -17,11 +19,15 @@ pub(super) struct ModelCall {
 }
 
 impl ModelCall {
-    /// A call of `session_id` to `model` of `provider`, starting now.
+    /// A call of `session_id` to `model` of `provider`, starting now. Its `model` label is the
+    /// model's name when it is configured or well known, else `other`: a session's model name is
+    /// a client's text.
     pub(super) fn start(session_id: &str, provider: &str, model: &str) -> ModelCall {
-        let labels = vec![("provider", provider.to_owned()), ("model", model.to_owned())];
-        let session_id = session_id.to_owned();
-        ModelCall { session_id, labels, started: Instant::now(), first_chunk: false, ended: false }
+        let label = global().models.label(model);
+        let labels = vec![("provider", provider.to_owned()), ("model", label)];
+        let (session_id, model) = (session_id.to_owned(), model.to_owned());
+        let started = Instant::now();
+        ModelCall { session_id, model, labels, started, first_chunk: false, ended: false }
     }
 
     /// Takes note of one item of the stream (`None`: it ended).
@@ -85,7 +91,7 @@ impl ModelCall {
 
 impl ModelCall {
     fn names(&self) -> (&str, &str, &str) {
-        (&self.session_id, &self.labels[0].1, &self.labels[1].1)
+        (&self.session_id, &self.labels[0].1, &self.model)
     }
 }
 
@@ -100,7 +106,7 @@ pub(super) fn tool_call(session_id: &str, tool: &str, since: Instant, error_code
     let metrics = global();
     let latency_ms = since.elapsed().as_secs_f64() * 1e3;
     tracing::debug!(session_id, tool, outcome = outcome(error_code), latency_ms, "tool call ended");
-    let tool = vec![("tool", tool.to_owned())];
+    let tool = vec![("tool", global().tools.label(tool))];
     metrics.tool_seconds.get_or_create(&tool).observe(since.elapsed().as_secs_f64());
     let outcome = ("outcome", outcome(error_code));
     metrics.tool_calls.get_or_create(&[tool, vec![outcome]].concat()).inc();

@@ -33,9 +33,12 @@ use tokio::task::{AbortHandle, JoinSet};
 
 pub use error::SessionError;
 pub use log::{MemoryLog, SessionLog, seq_of};
-pub use notice::{Announced, Committed, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox};
+pub use notice::{
+    Announced, Committed, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox, queue_items,
+};
 pub use sleep::SNAPSHOT_EVERY;
 
+use crate::admission::{Exceeded, Instance, Slot};
 use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
@@ -45,17 +48,53 @@ use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
 use child::Parent;
 use effects::Batch;
-pub use load::SessionParts;
+pub use load::{Accounting, SessionParts};
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 
-/// An input the core refused, with its reason.
+/// An input the core (or a limit) refused, with its reason.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
-    /// `unknown-message`, `duplicate-message-id`, `not-queued` or `bad-input`.
+    /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `child-session`, or
+    /// `limit-exceeded`.
     pub code: String,
     /// What was wrong.
     pub message: String,
+    /// The limit new work ran into (`limit-exceeded`).
+    pub limit: Option<Exceeded>,
+}
+
+impl Refusal {
+    /// A refusal by the core or a rule of the host.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Refusal {
+        Refusal { code: code.into(), message: message.into(), limit: None }
+    }
+}
+
+impl From<Exceeded> for Refusal {
+    fn from(exceeded: Exceeded) -> Refusal {
+        let message = exceeded.to_string();
+        Refusal { code: "limit-exceeded".into(), message, limit: Some(exceeded) }
+    }
+}
+
+/// Whether an input is new work, admitted against the limits as it is fed (a send from a client,
+/// a model's subagent prompt), or finishes work admitted before (a cancel, an answer, a child's
+/// notice, a recovery): counted, never refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Work {
+    /// Admitted as it is fed ([`crate::admission`]).
+    New,
+    /// Counted, never refused.
+    #[default]
+    Admitted,
+}
+
+/// What a session holds while it is at work: its tenant's turn slot and, below a root session,
+/// its root's working-subagent slot.
+struct Held {
+    _turn: Slot,
+    _descendant: Slot,
 }
 
 /// What one fed input did.
@@ -89,6 +128,13 @@ pub struct Session {
     config: Config,
     /// The core instance; `None` while the session sleeps (see `sleep.rs`).
     core: Option<WasmCore>,
+    /// The core instance as the gateway counts it ([`crate::admission`]).
+    instance: Option<Instance>,
+    /// What its work counts against.
+    accounting: Accounting,
+    /// The slots it holds while at work: from the send that woke it (or taken when it started
+    /// by itself) until it is idle again.
+    held: Option<Held>,
     log: Arc<dyn SessionLog>,
     model: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
@@ -131,27 +177,44 @@ pub struct Session {
 }
 
 impl Session {
-    /// A fresh session whose model sees every tool of `parts.tools`.
+    /// A fresh session whose model sees every tool of `parts.tools`; refused past the gateway's
+    /// ceiling of core instances.
     pub fn create(parts: SessionParts) -> Result<Session, SessionError> {
+        let instance = parts.accounting.admission.instance()?;
         let config = parts.config();
         let core = parts.host.create(&config, now_ms())?;
-        Ok(Self::assemble(parts, config, Loaded::fresh(core)))
+        Ok(Self::assemble(parts, config, Loaded::fresh(core), instance))
     }
 
-    /// A session rebuilt from its log (after a restart). Feed it [`Input::Recover`] next.
-    pub async fn restore(parts: SessionParts) -> Result<Session, SessionError> {
+    /// A session rebuilt from its log (after a restart or an eviction). Feed it
+    /// [`Input::Recover`] next if its log says it was not at rest. For `work` that is new, the
+    /// instance must fit under the gateway's ceiling.
+    pub async fn restore(parts: SessionParts, work: Work) -> Result<Session, SessionError> {
+        let admission = &parts.accounting.admission;
+        let instance = match work {
+            Work::New => admission.instance()?,
+            Work::Admitted => admission.instance_forced(),
+        };
         let config = parts.config();
         let loaded = Loaded::load(&parts.host, &config, parts.log.as_ref()).await?;
-        Ok(Self::assemble(parts, config, loaded))
+        Ok(Self::assemble(parts, config, loaded, instance))
     }
 
-    fn assemble(parts: SessionParts, config: Config, loaded: Loaded) -> Session {
-        let SessionParts { host, model, tools, log, outbox, .. } = parts;
+    fn assemble(
+        parts: SessionParts,
+        config: Config,
+        loaded: Loaded,
+        instance: Instance,
+    ) -> Session {
+        let SessionParts { host, model, tools, log, outbox, accounting, .. } = parts;
         outbox.reset(loaded.next_seq);
         Session {
             host,
             config,
             core: Some(loaded.core),
+            instance: Some(instance),
+            accounting,
+            held: None,
             log,
             model,
             tools,
@@ -191,6 +254,11 @@ impl Session {
     /// The seq the next event gets (the log's length).
     pub fn next_seq(&self) -> u64 {
         self.next_seq
+    }
+
+    /// What its work counts against.
+    pub fn accounting(&self) -> &Accounting {
+        &self.accounting
     }
 
     /// The parent of a continuable child (whose inbox only that parent may fill).
@@ -241,24 +309,27 @@ impl Session {
         self.core.as_mut().expect("the session is awake")
     }
 
-    /// Feeds one input: the core decides, the events are committed, then effects start.
+    /// Feeds one input that finishes admitted work: the core decides, the events are
+    /// committed, then effects start.
     pub async fn feed(&mut self, input: Input) -> Result<Fed, SessionError> {
-        self.feed_keyed(input, None).await
+        self.feed_keyed(input, None, Work::Admitted).await
     }
 
-    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit. A
-    /// continuable child refuses a send that is not its parent's to make (see [`child`]).
+    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit, as new
+    /// or admitted `work`. A continuable child refuses a send that is not its parent's to make
+    /// (see [`child`]).
     pub async fn feed_keyed(
         &mut self,
         input: Input,
         key: Option<IdempotencyKey>,
+        work: Work,
     ) -> Result<Fed, SessionError> {
         if let Some(parent) = &self.parent.0
             && let Err(refusal) = child::admits(self.id(), parent, &input, self.status)
         {
             return Ok(Fed { refusal: Some(refusal), first_seq: None });
         }
-        let fed = self.feed_group(vec![(input, key)]).await?;
+        let fed = self.feed_group(vec![(input, key)], work).await?;
         Ok(fed.into_iter().next().unwrap_or_default())
     }
 
@@ -273,7 +344,7 @@ impl Session {
         if let Some(first) = inputs.first_mut() {
             first.1 = key;
         }
-        let fed = self.feed_group(inputs).await?;
+        let fed = self.feed_group(inputs, Work::Admitted).await?;
         Ok(Fed {
             refusal: fed.iter().rev().find_map(|fed| fed.refusal.clone()),
             first_seq: fed.iter().find_map(|fed| fed.first_seq),
@@ -282,18 +353,28 @@ impl Session {
 
     /// Feeds inputs one after another and commits all their events at once (one fsync): each
     /// answers what it alone did, as if fed by itself. A send's idempotency key is recorded with
-    /// its own first event. If the core traps, none of them is applied: the session is rebuilt
-    /// from its log and given `recover`.
+    /// its own first event. New `work` is admitted input by input ([`Session::admit`]); one past
+    /// a limit is refused and the others go on. If the core traps, none of them is applied: the
+    /// session is rebuilt from its log and given `recover`.
     pub async fn feed_group(
         &mut self,
         inputs: Vec<(Input, Option<IdempotencyKey>)>,
+        work: Work,
     ) -> Result<Vec<Fed>, SessionError> {
         self.repair().await?;
-        self.wake().await?;
+        self.wake(work == Work::New).await?;
         let mut batch = Batch::default();
         let mut fed = Vec::with_capacity(inputs.len());
         let mut records = Vec::new();
+        let mut queued = 0;
         for (input, key) in inputs {
+            if work == Work::New {
+                if let Err(exceeded) = self.admit(&input, queued) {
+                    fed.push(Fed { refusal: Some(exceeded.into()), first_seq: None });
+                    continue;
+                }
+                queued += 1;
+            }
             if let Input::Cancel { cause, .. } = &input {
                 match cause {
                     CancelCause::Disposed => self.goal.disarm(),
@@ -319,8 +400,47 @@ impl Session {
             }
             fed.push(Fed { refusal, first_seq });
         }
-        self.commit(batch, records).await?;
+        let committed = self.commit(batch, records).await;
+        self.release_if_idle();
+        committed?;
         Ok(fed)
+    }
+
+    /// Admits one new send ([`crate::admission`]): the tenant's rate and the queue's length, and,
+    /// when it would wake the agent, the tenant's turn slot and the root's working-subagent slot,
+    /// which the session then holds until it is idle again. `queued`: sends of the same group
+    /// admitted before it.
+    fn admit(&mut self, input: &Input, queued: usize) -> Result<(), Exceeded> {
+        let Input::Send { wakeup, .. } = input else { return Ok(()) };
+        let Accounting { admission, tenant, .. } = &self.accounting;
+        admission.enqueue(tenant.as_deref())?;
+        let pending = self.inbox.lock().pending().count() + queued;
+        admission.queue(&self.config.session_id, pending)?;
+        if *wakeup && self.held.is_none() {
+            self.hold_turn()?;
+        }
+        Ok(())
+    }
+
+    /// Takes the tenant's turn slot and, for a subagent, its root's working-subagent slot: the
+    /// session holds both until it is idle again.
+    fn hold_turn(&mut self) -> Result<(), Exceeded> {
+        let Accounting { admission, tenant, root, .. } = &self.accounting;
+        let turn = admission.turn(tenant.as_deref())?;
+        let descendant = match root {
+            Some(root) => admission.descendant(root)?,
+            None => Slot::free(),
+        };
+        self.held = Some(Held { _turn: turn, _descendant: descendant });
+        Ok(())
+    }
+
+    /// Gives back the slots of a session that is idle and not compacting: what it was admitted
+    /// for is done, or never started.
+    fn release_if_idle(&mut self) {
+        if self.status == Status::Idle && !self.compacting {
+            self.held = None;
+        }
     }
 
     /// Hands one input to the core, answering the pre-step policy (enter everything claimed)
@@ -338,7 +458,9 @@ impl Session {
                             decision: StepDecision::Enter(ids),
                         });
                     }
-                    Output::Refused { code, message } => refusal = Some(Refusal { code, message }),
+                    Output::Refused { code, message } => {
+                        refusal = Some(Refusal::new(code, message))
+                    }
                     other => batch.push(other),
                 }
             }
@@ -477,14 +599,30 @@ impl Session {
         Ok(())
     }
 
-    /// Records and announces a status change; `next` is the seq the next event will get.
+    /// Records and announces a status change; `next` is the seq the next event will get. A
+    /// session at work holds its slots: those its waking send was admitted with, else (it
+    /// started by itself: a recovery, a child's notice) slots taken past the limits.
     fn set_status(&mut self, status: Status, next: u64) {
         if status == self.status {
             return;
         }
         self.status = status;
-        if status == Status::Idle && self.went_idle.is_none() {
-            self.went_idle = next.checked_sub(1);
+        match status {
+            Status::Running if self.held.is_none() => {
+                let Accounting { admission, tenant, root, .. } = &self.accounting;
+                let turn = admission.turn_forced(tenant.as_deref());
+                let descendant = root
+                    .as_deref()
+                    .map_or_else(Slot::free, |root| admission.descendant_forced(root));
+                self.held = Some(Held { _turn: turn, _descendant: descendant });
+            }
+            Status::Running => {}
+            Status::Idle => {
+                if self.went_idle.is_none() {
+                    self.went_idle = next.checked_sub(1);
+                }
+                self.release_if_idle();
+            }
         }
         self.outbox.status_changed(status);
     }

@@ -94,8 +94,6 @@ pub enum Notice {
     Event(Arc<Committed>),
     /// Whole-agent status changed.
     Status(Status),
-    /// The inbox after a splice, `next-step` first.
-    Queue(Arc<QueueSnapshot>),
     /// A child session started or finished: `subagent.started` / `subagent.finished` and its
     /// JSON data. Not in the log: a live notification only.
     Subagent(&'static str, Arc<str>),
@@ -140,8 +138,8 @@ pub struct QueueItem {
     pub message: Message,
 }
 
-/// The pending items after a splice, as every subscriber is shown them: serialized once, however
-/// many subscribers there are.
+/// The pending items as a subscriber is shown them when it goes live (later changes are the
+/// splices of the log's events): serialized once.
 #[derive(Debug)]
 pub struct QueueSnapshot {
     /// The session.

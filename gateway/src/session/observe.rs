@@ -1,16 +1,14 @@
 //! The parts of a session that follow its log. After each commit, every committed event is shown
 //! once, in seq order, to each part that keeps something of it: the goal's driver, the parent a
 //! `subagent/descriptor` names, the current turn's cancel signal and the turn metric; then the
-//! inbox mirror (for queue snapshots without entering the core) applies its splices. Then
+//! inbox mirror (the queue, read without entering the core) applies its splices. Then
 //! subscribers are told ([`Session::announce`]).
-
-use std::sync::Arc;
 
 use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status, TurnEndReason};
 use tokio::sync::watch;
 
 use super::child::Parent;
-use super::{Committed, Notice, QueueSnapshot, Session};
+use super::{Committed, Session};
 use crate::goal::Driver;
 use crate::store::{IdempotencyRecord, Index};
 
@@ -117,33 +115,22 @@ impl Observe for TurnLog<'_> {
     }
 }
 
-impl Session {
-    /// Shows one committed event (JSON envelope) to every part that follows the log; answers
-    /// whether it spliced the inbox.
-    pub(super) fn observe(&mut self, json: &str) -> bool {
-        if !Event::type_of(json).is_some_and(|kind| OBSERVED.contains(&kind.as_str())) {
-            return false;
-        }
-        let Ok(Some(event)) = Event::parse(json) else { return false };
-        let parts: [&mut dyn Observe; 4] = [
-            &mut self.goal,
-            &mut self.parent,
-            &mut self.cancel,
-            &mut TurnLog(&self.config.session_id),
-        ];
-        let mut inbox = self.inbox.lock();
-        for part in parts {
-            part.observe(&event, &inbox);
-        }
-        match &event.data {
-            EventData::InboxSpliced(splice) => {
-                inbox.apply(splice);
-                true
-            }
-            _ => false,
-        }
+/// Shows one committed event (JSON envelope) to every part that follows the log (`parts`), then
+/// applies its splice to the inbox mirror.
+fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, json: &str) {
+    if !Event::type_of(json).is_some_and(|kind| OBSERVED.contains(&kind.as_str())) {
+        return;
     }
+    let Ok(Some(event)) = Event::parse(json) else { return };
+    for part in parts {
+        part.observe(&event, inbox);
+    }
+    if let EventData::InboxSpliced(splice) = &event.data {
+        inbox.apply(splice);
+    }
+}
 
+impl Session {
     /// What a commit of `events` keeps beside them: the idempotency record, the receipt changes
     /// of its splices, and whether it leaves the session at rest (idle, inbox empty).
     pub(super) fn index(
@@ -171,16 +158,26 @@ impl Session {
     }
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about
-    /// events, status changes and the queue, in output order; `first` is the first event's seq.
-    /// Each event's JSON moves into its notice: nothing reads it from the outputs afterwards.
+    /// events and status changes, in output order; `first` is the first event's seq. The inbox
+    /// mirror takes each event's splice and the event is announced under the mirror's lock, so a
+    /// subscriber that reads the queue as it subscribes ([`crate::actor::SessionHandle`]) reads it
+    /// as of the last event announced: later changes reach it as the events' splices. Each
+    /// event's JSON moves into its notice: nothing reads it from the outputs afterwards.
     pub(super) fn announce(&mut self, outputs: &mut [Output], first: u64) {
-        let mut spliced = false;
         let mut next = first;
         for output in outputs {
             match output {
                 Output::AppendEvent(json) => {
-                    spliced |= self.observe(json);
-                    self.outbox.event(Committed::new(next, std::mem::take(json)));
+                    let committed = Committed::new(next, std::mem::take(json));
+                    let mut inbox = self.inbox.lock();
+                    let parts: [&mut dyn Observe; 4] = [
+                        &mut self.goal,
+                        &mut self.parent,
+                        &mut self.cancel,
+                        &mut TurnLog(&self.config.session_id),
+                    ];
+                    observe(parts, &mut inbox, &committed.json);
+                    self.outbox.event(committed);
                     next += 1;
                 }
                 Output::Status(status) => {
@@ -188,11 +185,6 @@ impl Session {
                 }
                 _ => {}
             }
-        }
-        // Only a subscriber reads the whole queue after each splice.
-        if spliced && self.outbox.followed() {
-            let snapshot = QueueSnapshot::new(self.id(), self.queue());
-            self.outbox.send(Notice::Queue(Arc::new(snapshot)));
         }
     }
 }

@@ -81,18 +81,22 @@ impl Session {
         self.generation += 1;
         self.tasks.abort_all();
         self.streams.clear();
-        self.core = None;
+        (self.core, self.instance) = (None, None);
         crate::metrics::global().asleep.inc();
         true
     }
 
-    /// Restores the core of a sleeping session from its snapshot (and any events after it).
-    pub(super) async fn wake(&mut self) -> Result<(), SessionError> {
+    /// Restores the core of a sleeping session from its snapshot (and any events after it). For
+    /// new work (`new`) the instance must fit under the gateway's ceiling; work admitted before
+    /// (a cancel, a child's notice, a recovery) is counted but never refused.
+    pub(super) async fn wake(&mut self, new: bool) -> Result<(), SessionError> {
         if self.core.is_some() {
             return Ok(());
         }
+        let admission = &self.accounting.admission;
+        let instance = if new { admission.instance()? } else { admission.instance_forced() };
         let loaded = Loaded::load(&self.host, &self.config, self.log.as_ref()).await?;
-        self.core = Some(loaded.core);
+        (self.core, self.instance) = (Some(loaded.core), Some(instance));
         crate::metrics::global().asleep.dec();
         Ok(())
     }

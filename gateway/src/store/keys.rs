@@ -65,7 +65,14 @@ pub fn plain_name(name: &str, max: usize, punctuation: &[char]) -> bool {
         && name.chars().all(fits)
 }
 
-/// The stored form of a key.
+/// How long a browser's sign-in (`POST /v1/login`) lasts: 30 days.
+pub const LOGIN_TTL_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+/// What a store publishes to the gateways sharing it when a key is made: one that served without
+/// keys asks for them at once.
+pub const KEYS_NOTICE: &str = r#"{"keys":"created"}"#;
+
+/// The stored form of a key (or of a sign-in token).
 pub fn key_hash(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
@@ -92,7 +99,31 @@ impl Store {
         let key =
             Key { key_id, tenant: tenant.to_owned(), admin, created_at: now, revoked_at: None };
         self.insert_key(key.clone(), key_hash(&secret)).await?;
+        if let Err(error) = self.publish(KEYS_NOTICE).await {
+            // They ask the store again within a second by themselves.
+            tracing::warn!(%error, "telling the running gateways of the new key failed");
+        }
         Ok(NewKey { key, secret })
+    }
+
+    /// Signs a browser in for the key `key_id`: a fresh random token, answered once (it becomes
+    /// the cookie); only its hash is kept.
+    pub async fn create_login(&self, key_id: &str, now: u64) -> Result<String, KeyError> {
+        let token = format!("as_{}", random_hex(32)?);
+        self.insert_login(key_hash(&token), key_id.to_owned(), now).await?;
+        Ok(token)
+    }
+
+    /// The key a sign-in token acts for: `None` when the token is unknown, signed out, older
+    /// than [`LOGIN_TTL_MS`], or its key was revoked.
+    pub async fn login_key(&self, token: &str, now: u64) -> Result<Option<Key>, StoreError> {
+        let since = now.saturating_sub(LOGIN_TTL_MS);
+        self.login_key_row(key_hash(token), since).await
+    }
+
+    /// Ends a sign-in (an unknown token: nothing to do).
+    pub async fn end_login(&self, token: &str) -> Result<(), StoreError> {
+        self.end_login_row(key_hash(token)).await
     }
 
     /// Revokes a key (again: no change); requests with it are refused from then on.
@@ -125,7 +156,7 @@ impl Sqlite {
         .await
     }
 
-    /// Revokes a key (again: no change); `None` if no key has that id.
+    /// Revokes a key (again: no change) and ends its sign-ins; `None` if no key has that id.
     pub async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
         let id = key_id.to_owned();
         self.direct(move |conn| {
@@ -133,6 +164,7 @@ impl Sqlite {
                 "UPDATE api_keys SET revoked_at = ?2 WHERE key_id = ?1 AND revoked_at IS NULL",
                 params![id, now as i64],
             )?;
+            conn.execute("DELETE FROM logins WHERE key_id = ?1", [&id])?;
             conn.query_row(&format!("{KEY_COLUMNS} WHERE key_id = ?1"), [&id], key_row).optional()
         })
         .await
@@ -157,7 +189,48 @@ impl Sqlite {
         self.read(|conn| conn.query_row("SELECT EXISTS (SELECT 1 FROM api_keys)", [], |r| r.get(0)))
             .await
     }
+
+    /// Keeps a sign-in token's hash for the key `key_id`.
+    pub async fn insert_login(
+        &self,
+        hash: String,
+        key_id: String,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        self.direct(move |conn| {
+            conn.execute(
+                "INSERT INTO logins (token_hash, key_id, created_at) VALUES (?1, ?2, ?3)",
+                params![hash, key_id, now as i64],
+            )
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The unrevoked key of the sign-in whose token hashes to `hash`, made at `since` or later.
+    pub async fn login_key(&self, hash: String, since: u64) -> Result<Option<Key>, StoreError> {
+        self.read(move |conn| {
+            conn.query_row(
+                &format!("{LOGIN_KEY_COLUMNS} WHERE l.token_hash = ?1 AND l.created_at >= ?2 AND k.revoked_at IS NULL"),
+                params![hash, since as i64],
+                key_row,
+            )
+            .optional()
+        })
+        .await
+    }
+
+    /// Forgets the sign-in whose token hashes to `hash`.
+    pub async fn end_login(&self, hash: String) -> Result<(), StoreError> {
+        self.direct(move |conn| conn.execute("DELETE FROM logins WHERE token_hash = ?1", [hash]))
+            .await?;
+        Ok(())
+    }
 }
+
+/// A sign-in's key, joined: `l` the sign-in, `k` the key.
+pub(super) const LOGIN_KEY_COLUMNS: &str = "SELECT k.key_id, k.tenant, k.admin, k.created_at, \
+     k.revoked_at FROM logins l JOIN api_keys k ON k.key_id = l.key_id";
 
 const KEY_COLUMNS: &str = "SELECT key_id, tenant, admin, created_at, revoked_at FROM api_keys";
 

@@ -25,7 +25,7 @@ use crate::receipts::{Mark, Receipt};
 
 pub use faults::Faults;
 pub use indexes::Snapshot;
-pub use keys::{Key, KeyError, NewKey, plain_name};
+pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash, plain_name};
 pub use postgres::{Cluster, Owner};
 pub use sessions::SessionRow;
 pub use writer::Durability;
@@ -192,7 +192,18 @@ impl Store {
 
     /// Inserts a session row; `false` if a session with that id exists already.
     pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
-        each!(self, insert_session(row))
+        each!(self, insert_session(row, Vec::new()))
+    }
+
+    /// Inserts a fork's row (`row.shares` names the log it shares) with the events that seal its
+    /// shared prefix, all in one transaction; `false` (and nothing written) if a session with that
+    /// id exists already.
+    pub async fn insert_fork(
+        &self,
+        row: SessionRow,
+        seal: Vec<String>,
+    ) -> Result<bool, StoreError> {
+        each!(self, insert_session(row, seal))
     }
 
     /// Marks a session disposed.
@@ -258,6 +269,15 @@ impl Store {
         each!(self, idempotency(key, now, max_age_ms))
     }
 
+    /// Replaces the answer kept for an idempotency key (a run's, once its interval ended).
+    pub async fn set_idempotency_answer(
+        &self,
+        key: &str,
+        response: String,
+    ) -> Result<(), StoreError> {
+        each!(self, set_idempotency_answer(key, response))
+    }
+
     /// Keeps a snapshot of a session's core state (replacing the one before).
     pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
         each!(self, save_snapshot(snapshot))
@@ -297,6 +317,11 @@ impl Store {
         each!(self, tenant_sessions(tenant))
     }
 
+    /// How many bytes of log the sessions of `tenant` that are not disposed keep.
+    pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
+        each!(self, tenant_bytes(tenant))
+    }
+
     /// Whether `session_id` exists and belongs to `tenant`.
     pub async fn session_of_tenant(
         &self,
@@ -334,6 +359,18 @@ impl Store {
 
     async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
         each!(self, revoke_key_row(key_id, now))
+    }
+
+    async fn insert_login(&self, hash: String, key_id: String, now: u64) -> Result<(), StoreError> {
+        each!(self, insert_login(hash, key_id, now))
+    }
+
+    async fn login_key_row(&self, hash: String, since: u64) -> Result<Option<Key>, StoreError> {
+        each!(self, login_key(hash, since))
+    }
+
+    async fn end_login_row(&self, hash: String) -> Result<(), StoreError> {
+        each!(self, end_login(hash))
     }
 
     /// Every key, oldest first.
@@ -455,6 +492,63 @@ struct Head {
 /// The head of an event envelope.
 fn head(body: &str) -> Result<Head, StoreError> {
     serde_json::from_str(body).map_err(|e| StoreError::NotAnEvent(e.to_string()))
+}
+
+/// The most forks of forks one session's log is read through; a fork deeper than that copies its
+/// prefix instead of sharing it.
+pub const MAX_FORK_CHAIN: usize = 16;
+
+/// The sessions a session's log is shared with, from it back to the first with a log of its own:
+/// `(session_id, base_session_id, base_seq)` rows, the session first. `?1`/`$1` is the session,
+/// `?2`/`$2` the most links read.
+const CHAIN_SQL: &str = "WITH RECURSIVE chain (session_id, base_session_id, base_seq, n) AS ( \
+     SELECT session_id, base_session_id, base_seq, 0 FROM sessions WHERE session_id = $1 \
+     UNION ALL SELECT s.session_id, s.base_session_id, s.base_seq, c.n + 1 FROM sessions s \
+     JOIN chain c ON s.session_id = c.base_session_id WHERE c.n < $2) \
+     SELECT session_id, base_session_id, base_seq FROM chain ORDER BY n";
+
+/// One stretch of a session's log as stored: `session_id`'s events after `from` (`None`: from
+/// its first) through `through` (`u64::MAX`: to its end).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Segment {
+    pub session_id: String,
+    pub from: Option<u64>,
+    pub through: u64,
+}
+
+impl Segment {
+    /// The stretches of `session_id`'s log in seq order, from its chain of shared logs (see
+    /// [`CHAIN_SQL`]): a session with a log of its own is one stretch; a fork is the prefix it
+    /// shares through its `base_seq` (read the same way from its source), then its own events.
+    pub fn chain(
+        session_id: &str,
+        links: Vec<(String, Option<String>, Option<u64>)>,
+    ) -> Vec<Segment> {
+        let mut segments = Vec::with_capacity(links.len().max(1));
+        let mut through = u64::MAX;
+        for (id, _, base_seq) in links {
+            segments.push(Segment { session_id: id, from: base_seq, through });
+            match base_seq {
+                Some(at) => through = through.min(at),
+                None => break,
+            }
+        }
+        if segments.is_empty() {
+            segments.push(Segment { session_id: session_id.to_owned(), from: None, through });
+        }
+        segments.reverse();
+        segments
+    }
+
+    /// Where a read after `after` starts in this stretch.
+    pub fn after(&self, after: Option<u64>) -> Option<u64> {
+        after.max(self.from)
+    }
+
+    /// `through` as SQL takes it.
+    pub fn through_sql(&self) -> i64 {
+        self.through.min(i64::MAX as u64) as i64
+    }
 }
 
 /// `--data :memory:`: a store that lives in this process only.

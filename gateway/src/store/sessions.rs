@@ -33,6 +33,10 @@ pub struct SessionRow {
     /// Its last commit did not leave it at rest: after a restart it needs `recover`.
     #[serde(skip)]
     pub needs_recovery: bool,
+    /// A fork: the session whose log it shares, and the last seq it shares (its own events
+    /// follow). The store reads the prefix from there.
+    #[serde(skip)]
+    pub shares: Option<(String, u64)>,
 }
 
 impl Sqlite {
@@ -72,6 +76,21 @@ impl Sqlite {
         self.read(move |conn| {
             conn.query_row(
                 "SELECT COUNT(*) FROM sessions WHERE tenant = ?1 AND disposed = 0",
+                [&tenant],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+        })
+        .await
+    }
+
+    /// How many bytes of log the sessions of `tenant` that are not disposed keep (a fork: only
+    /// its own events).
+    pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
+        let tenant = tenant.to_owned();
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT COALESCE(SUM(bytes), 0) FROM sessions WHERE tenant = ?1 AND disposed = 0",
                 [&tenant],
                 |r| r.get::<_, i64>(0),
             )
@@ -160,7 +179,7 @@ impl Sqlite {
 }
 
 const SESSION_COLUMNS: &str = "SELECT session_id, created_at, updated_at, spec, disposed, \
-     parent_session_id, goal, needs_recovery, tenant FROM sessions";
+     parent_session_id, goal, needs_recovery, tenant, base_session_id, base_seq FROM sessions";
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     let spec: String = r.get(3)?;
@@ -174,5 +193,9 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         goal: r.get(6)?,
         needs_recovery: r.get(7)?,
         tenant: r.get(8)?,
+        shares: match (r.get::<_, Option<String>>(9)?, r.get::<_, Option<i64>>(10)?) {
+            (Some(source), Some(at)) => Some((source, at as u64)),
+            _ => None,
+        },
     })
 }

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
 
 use super::writer::{Barrier, Durability, Job, Writer};
-use super::{Faults, IdempotencyRecord, Index, MEMORY, SessionRow, StoreError};
+use super::{Faults, IdempotencyRecord, Index, MEMORY, Segment, SessionRow, StoreError};
 
 /// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
 fn migrations() -> Migrations<'static> {
@@ -18,6 +18,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_indexes.sql")),
         M::up(include_str!("../../migrations/0003_keys.sql")),
+        M::up(include_str!("../../migrations/0004_logins_forks_bytes.sql")),
     ])
 }
 
@@ -117,10 +118,15 @@ impl Sqlite {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
-    /// Inserts a session row; `false` if a session with that id exists already.
-    pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
+    /// Inserts a session row, and the first events of its log in the same transaction; `false`
+    /// (and nothing written) if a session with that id exists already.
+    pub async fn insert_session(
+        &self,
+        row: SessionRow,
+        events: Vec<String>,
+    ) -> Result<bool, StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::InsertSession { row, reply })?;
+        self.inner.writer.send(Job::InsertSession { row, events, reply })?;
         done.await.map_err(|_| StoreError::Closed)?
     }
 
@@ -152,20 +158,39 @@ impl Sqlite {
         &self.inner.faults
     }
 
-    /// Events of a session with seq > `after` (all when `None`), at most `limit`.
+    /// Events of a session with seq > `after` (all when `None`), at most `limit`; a fork's
+    /// shared prefix is read from the session it shares it with ([`segments`]).
     pub async fn events(
         &self,
         session_id: &str,
         after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
-        let (session_id, after) = (session_id.to_owned(), after.map_or(-1, |a| a as i64));
+        let session_id = session_id.to_owned();
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                "SELECT body FROM events WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
+                 ORDER BY seq LIMIT ?4",
             )?;
-            let rows = stmt.query_map(params![session_id, after, limit as i64], |r| r.get(0))?;
-            rows.collect()
+            let mut events = Vec::new();
+            for segment in segments(conn, &session_id)? {
+                let left = limit - events.len();
+                let from = segment.after(after);
+                if left == 0 || from.is_some_and(|from| from >= segment.through) {
+                    continue;
+                }
+                let params = params![
+                    segment.session_id,
+                    from.map_or(-1, |f| f as i64),
+                    segment.through_sql(),
+                    left as i64
+                ];
+                let rows = stmt.query_map(params, |r| r.get(0))?;
+                for row in rows {
+                    events.push(row?);
+                }
+            }
+            Ok(events)
         })
         .await
     }
@@ -179,25 +204,27 @@ impl Sqlite {
         let session_id = session_id.to_owned();
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT body FROM events WHERE session_id = ?1 AND type = ?2 ORDER BY seq",
+                "SELECT body FROM events WHERE session_id = ?1 AND type = ?2 AND seq > ?3 \
+                 AND seq <= ?4 ORDER BY seq",
             )?;
-            let rows = stmt.query_map(params![session_id, kind], |r| r.get(0))?;
-            rows.collect()
+            let mut events = Vec::new();
+            for segment in segments(conn, &session_id)? {
+                let from = segment.after(None).map_or(-1, |f| f as i64);
+                let params = params![segment.session_id, kind, from, segment.through_sql()];
+                for row in stmt.query_map(params, |r| r.get(0))? {
+                    events.push(row?);
+                }
+            }
+            Ok(events)
         })
         .await
     }
 
-    /// The last seq of a session's log (`None` for an empty log).
+    /// The last seq of a session's log (`None` for an empty log); a fork's own, or the end of the
+    /// prefix it shares.
     pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
         let session_id = session_id.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT MAX(seq) FROM events WHERE session_id = ?1",
-                [&session_id],
-                |r| r.get::<_, Option<i64>>(0).map(|s| s.map(|s| s as u64)),
-            )
-        })
-        .await
+        self.read(move |conn| super::writer::last_seq(conn, &session_id)).await
     }
 
     /// The idempotency record for a key, if it is younger than `max_age_ms`.
@@ -217,6 +244,23 @@ impl Sqlite {
             .optional()
         })
         .await
+    }
+
+    /// Replaces the answer kept for an idempotency key.
+    pub async fn set_idempotency_answer(
+        &self,
+        key: &str,
+        response: String,
+    ) -> Result<(), StoreError> {
+        let key = key.to_owned();
+        self.direct(move |conn| {
+            conn.execute(
+                "UPDATE idempotency SET response = ?2 WHERE key = ?1",
+                params![key, response],
+            )
+        })
+        .await?;
+        Ok(())
     }
 
     /// Runs `f` on the writer's connection, outside the group commit (see [`Job::Direct`]).
@@ -260,6 +304,15 @@ impl Sqlite {
         drop(permit);
         read
     }
+}
+
+/// The stretches a session's log is read from ([`Segment::chain`]).
+pub(super) fn segments(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Segment>> {
+    let mut stmt = conn.prepare_cached(super::CHAIN_SQL)?;
+    let links = stmt.query_map(params![session_id, super::MAX_FORK_CHAIN as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<i64>>(2)?.map(|s| s as u64)))
+    })?;
+    Ok(Segment::chain(session_id, links.collect::<Result<Vec<_>, _>>()?))
 }
 
 #[cfg(test)]

@@ -59,8 +59,10 @@ pub(super) enum Job {
         snapshot: Snapshot,
         reply: Reply<()>,
     },
+    /// A new session, with the first events of its log (a fork's seal) in the same savepoint.
     InsertSession {
         row: SessionRow,
+        events: Vec<String>,
         reply: Reply<bool>,
     },
     Dispose {
@@ -192,8 +194,20 @@ fn commit_group(
                 }
                 answers.push(Answer::Unit(reply, result));
             }
-            Job::InsertSession { row, reply } => {
-                let result = in_savepoint(&tx, |tx| insert_session(tx, &row));
+            Job::InsertSession { row, events, reply } => {
+                let result = in_savepoint(&tx, |tx| {
+                    let inserted = insert_session(tx, &row)?;
+                    if inserted && !events.is_empty() {
+                        let index = Index { at_rest: true, ..Index::default() };
+                        append(tx, &row.session_id, &events, &index, next_seq)?;
+                    }
+                    Ok(inserted)
+                });
+                if result.is_err() {
+                    next_seq.remove(&row.session_id);
+                } else if !events.is_empty() {
+                    touched.push(row.session_id.clone());
+                }
                 answers.push(Answer::Bool(reply, result));
             }
             Job::Dispose { session_id, now, reply } => {
@@ -288,14 +302,11 @@ fn append(
 ) -> Result<(), StoreError> {
     let expected = match next_seq.get(session_id) {
         Some(&next) => next,
-        None => tx.query_row(
-            "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id = ?1",
-            [session_id],
-            |r| r.get::<_, i64>(0).map(|n| n as u64),
-        )?,
+        None => last_seq(tx, session_id)?.map_or(0, |last| last + 1),
     };
     let mut next = expected;
     let mut last_time = None;
+    let mut bytes = 0;
     let mut goal = None;
     let mut insert = tx.prepare_cached(
         "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -311,6 +322,7 @@ fn append(
         }
         insert.execute(params![session_id, head.seq as i64, head.kind, head.time as i64, body])?;
         last_time = Some(head.time);
+        bytes += body.len() as i64;
         if head.kind == "goal/change" {
             goal = Some(body);
         }
@@ -328,13 +340,25 @@ fn append(
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
         tx.prepare_cached(
-            "UPDATE sessions SET updated_at = ?2, needs_recovery = ?3, goal = COALESCE(?4, goal) \
-             WHERE session_id = ?1",
+            "UPDATE sessions SET updated_at = ?2, needs_recovery = ?3, goal = COALESCE(?4, goal), \
+             bytes = bytes + ?5 WHERE session_id = ?1",
         )?
-        .execute(params![session_id, time as i64, !index.at_rest, goal])?;
+        .execute(params![session_id, time as i64, !index.at_rest, goal, bytes])?;
     }
     next_seq.insert(session_id.to_owned(), next);
     Ok(())
+}
+
+/// The last seq of a session's log (`None`: empty), its fork prefix included.
+pub(super) fn last_seq(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<u64>> {
+    let mut own = conn.prepare_cached("SELECT MAX(seq) FROM events WHERE session_id = ?1")?;
+    let mut base = conn.prepare_cached("SELECT base_seq FROM sessions WHERE session_id = ?1")?;
+    let last: Option<i64> = own.query_row([session_id], |r| r.get(0))?;
+    let last = match last {
+        Some(last) => Some(last),
+        None => base.query_row([session_id], |r| r.get(0)).optional()?.flatten(),
+    };
+    Ok(last.map(|s| s as u64))
 }
 
 /// The receipt of a message, from the index.
@@ -392,10 +416,14 @@ fn mark_receipt(
 
 fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bool, StoreError> {
     // A new session is at rest, and its receipts are indexed from its first splice on.
+    let (base, base_seq) = match &row.shares {
+        Some((source, at)) => (Some(source.as_str()), Some(*at as i64)),
+        None => (None, None),
+    };
     let inserted = tx.execute(
         "INSERT OR IGNORE INTO sessions (session_id, created_at, updated_at, spec, disposed, \
-         parent_session_id, tenant, needs_recovery, receipts_indexed) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 1)",
+         parent_session_id, tenant, needs_recovery, receipts_indexed, base_session_id, base_seq) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 1, ?8, ?9)",
         params![
             row.session_id,
             row.created_at as i64,
@@ -403,7 +431,9 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
             row.spec.to_string(),
             row.disposed,
             row.parent_session_id,
-            row.tenant
+            row.tenant,
+            base,
+            base_seq,
         ],
     )?;
     Ok(inserted == 1)

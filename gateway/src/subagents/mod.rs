@@ -25,9 +25,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::clock::fresh_id;
-use crate::owned::{OwnedRun, submit, summarize};
-use crate::registry::Registry;
-use crate::session::Notice;
+use crate::owned::{OwnError, OwnedRun, submit, summarize};
+use crate::registry::{Registry, RegistryError};
+use crate::session::{Notice, SessionError};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The `agent` tool.
@@ -77,23 +77,22 @@ impl Tool for AgentTool {
                 return ToolOutput::error("SUBAGENT_FAILED", "the gateway is shutting down");
             };
             match run_child(&registry, context, args).await {
-                Ok(output) => output,
-                Err(message) => ToolOutput::error("SUBAGENT_FAILED", message),
+                Ok(output) | Err(output) => output,
             }
         })
     }
 }
 
-/// Creates the child, runs the prompt to idle, and reports the result.
+/// Creates the child, runs the prompt to idle, and reports the result. A child past a limit
+/// (depth, working subagents, the tenant's quotas) is the error `LIMIT_EXCEEDED` naming it.
 async fn run_child(
     registry: &Arc<Registry>,
     mut context: ToolContext,
     args: Arguments,
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, ToolOutput> {
     let parent_id = context.session_id.clone();
-    let parent = registry.get(&parent_id).map_err(|e| e.to_string())?;
-    let child =
-        registry.create_child(&parent_id, args.name.as_deref()).await.map_err(|e| e.to_string())?;
+    let parent = registry.get(&parent_id).map_err(failed)?;
+    let child = registry.create_child(&parent_id, args.name.as_deref()).await.map_err(refused)?;
     let child_id = child.id().to_owned();
     let started =
         json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
@@ -101,21 +100,29 @@ async fn run_child(
 
     let prompt = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.prompt }]);
     let mut run: OwnedRun =
-        submit(&child, prompt, Delivery::Followup).await.map_err(|e| e.to_string())?;
+        submit(&child, prompt, Delivery::Followup, None).await.map_err(|error| match error {
+            OwnError::Refused(refusal) if refusal.limit.is_some() => {
+                ToolOutput::limit_exceeded(refusal.message)
+            }
+            OwnError::Session(SessionError::Exceeded(exceeded)) => {
+                ToolOutput::limit_exceeded(exceeded)
+            }
+            error => failed(error),
+        })?;
     let cancel_child = async |child: &crate::actor::SessionHandle| {
         let cancel = Input::Cancel { cause: CancelCause::Parent, keep_inbox: false };
-        child.feed(cancel, None).await.map(drop).map_err(|e| e.to_string())
+        child.feed(cancel, None).await.map(drop).map_err(failed)
     };
     if context.cancelled.borrow_and_update().is_some() {
         cancel_child(&child).await?; // cancelled while the call was being dispatched
     }
     let last_seq = loop {
         tokio::select! {
-            last = run.last_seq() => break last.map_err(|e| e.to_string())?,
+            last = run.last_seq() => break last.map_err(failed)?,
             changed = context.cancelled.changed() => {
                 if changed.is_err() {
                     // The parent's run is over without a cancel: nothing more to watch.
-                    break run.last_seq().await.map_err(|e| e.to_string())?;
+                    break run.last_seq().await.map_err(failed)?;
                 }
                 if context.cancelled.borrow().is_some() {
                     cancel_child(&child).await?;
@@ -123,11 +130,27 @@ async fn run_child(
             }
         }
     };
-    let result = run.result(registry.store(), last_seq).await.map_err(|e| e.to_string())?;
+    let result = run.result(registry.store(), last_seq).await.map_err(failed)?;
     let events: Vec<&str> = result.events.iter().map(|e| e.get()).collect();
     let outcome = ChildResult::of(&events);
     parent.announce(outcome.finished(&parent_id, &child_id));
     Ok(ToolOutput::text(outcome.answer(&child_id).to_string()))
+}
+
+/// `SUBAGENT_FAILED`: the child could not be created or run.
+fn failed(error: impl std::fmt::Display) -> ToolOutput {
+    ToolOutput::error("SUBAGENT_FAILED", error.to_string())
+}
+
+/// Why no child was made: `LIMIT_EXCEEDED` naming the limit, else [`failed`].
+pub(crate) fn refused(error: RegistryError) -> ToolOutput {
+    match error {
+        RegistryError::Exceeded(exceeded)
+        | RegistryError::Session(SessionError::Exceeded(exceeded)) => {
+            ToolOutput::limit_exceeded(exceeded)
+        }
+        error => failed(error),
+    }
 }
 
 /// How a child's interval ended, as a parent is told.

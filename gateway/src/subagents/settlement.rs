@@ -30,8 +30,9 @@ use super::ChildResult;
 use crate::actor::{self, SessionHandle};
 use crate::clock::fresh_id;
 use crate::registry::{Registry, RegistryError};
-use crate::session::Fed;
 use crate::session::child::{COORDINATOR, SUBAGENT};
+use crate::session::{Fed, SessionError};
+use crate::tools::ToolOutput;
 
 /// The settlement state of every continuable child: per child, whether a watcher waits for it.
 pub struct Settlements {
@@ -51,27 +52,35 @@ impl Settlements {
         watched.entry(child_id.to_owned()).or_default().clone()
     }
 
-    /// Queues `text` in the child as its parent's work (a followup) and makes sure its settlement
-    /// is watched for. Answers the message id, or why the child did not take it.
+    /// Queues `text` in the child as its parent's work (a followup, new work the child's limits
+    /// admit) and makes sure its settlement is watched for. Answers the message id, or the tool
+    /// error saying why the child did not take it (`LIMIT_EXCEEDED` past a limit).
     pub async fn deliver(
         self: &Arc<Self>,
         parent_id: &str,
         child: &SessionHandle,
         text: String,
-    ) -> Result<String, String> {
+    ) -> Result<String, ToolOutput> {
         let lock = self.lock_of(child.id());
         let mut watched = lock.lock().await;
         let mut message = Message::user(fresh_id(), vec![ContentBlock::Text { text }]);
         message.source = Source::of(COORDINATOR);
         message.source.details.insert("parentSessionId".into(), parent_id.into());
         let message_id = message.id.clone();
-        match child.feed(Delivery::Followup.send(message), None).await {
+        let failed = |message: String| ToolOutput::error("SUBAGENT_FAILED", message);
+        match child.feed_new(Delivery::Followup.send(message), None).await {
             Ok(actor::Admission::Fed(Fed { refusal: None, .. })) => {}
             Ok(actor::Admission::Fed(Fed { refusal: Some(refusal), .. })) => {
-                return Err(refusal.message);
+                return Err(match refusal.limit {
+                    Some(_) => ToolOutput::limit_exceeded(refusal.message),
+                    None => failed(refusal.message),
+                });
             }
             Ok(_) => unreachable!("no idempotency key"),
-            Err(error) => return Err(error.to_string()),
+            Err(SessionError::Exceeded(exceeded)) => {
+                return Err(ToolOutput::limit_exceeded(exceeded));
+            }
+            Err(error) => return Err(failed(error.to_string())),
         }
         self.watch_once(&mut watched, parent_id, child);
         Ok(message_id)
@@ -152,7 +161,9 @@ impl Settlements {
             ),
             Err(error) => durability_failed(child.id(), &error.to_string()),
         };
-        let parent = match registry.resume(parent_id).await {
+        // The notice finishes work admitted before: the parent is brought back whatever the
+        // gateway holds.
+        let parent = match registry.resume_admitted(parent_id).await {
             Ok(parent) => parent,
             Err(RegistryError::Disposed(_)) => return Ok(()), // nobody left to tell
             Err(error) => return Err(error),

@@ -53,6 +53,13 @@ impl ToolOutput {
         })
     }
 
+    /// New work the call asked for ran into a limit ([`crate::admission`]): `LIMIT_EXCEEDED`,
+    /// which the model reads with the limit's message, naming it and its flag.
+    pub fn limit_exceeded(why: impl std::fmt::Display) -> Self {
+        let code = crate::admission::Exceeded::TOOL_CODE;
+        ToolOutput::error(code, format!("{code}: {why}"))
+    }
+
     /// A failure with a code and a message for the model.
     pub fn error(code: &str, message: impl Into<String>) -> Self {
         ToolOutput {

@@ -44,7 +44,9 @@ fn settings(data: PathBuf) -> Settings {
         eviction: Default::default(),
         limits: Default::default(),
         connections: Default::default(),
-        tenants: Default::default(),
+        public_url: None,
+        admission: Default::default(),
+        metrics: Default::default(),
         windows: Default::default(),
     }
 }
@@ -52,7 +54,9 @@ fn settings(data: PathBuf) -> Settings {
 /// Starts a gateway on `data` (a file in a temp dir the caller keeps).
 pub async fn start(data: PathBuf) -> TestGateway {
     airlock_gateway::model::install_tls();
-    serve(Gateway::start(settings(data)).await.expect("gateway starts")).await
+    let gateway = Gateway::start(settings(data)).await.expect("gateway starts");
+    gateway.recovered().await;
+    serve(gateway).await
 }
 
 /// Starts a gateway on a fresh file in its own temp dir, which lives as long as the guard.
@@ -66,7 +70,7 @@ pub async fn fresh() -> (tempfile::TempDir, TestGateway) {
 pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
     let store = Store::open(&data, Durability::Normal).unwrap();
     let sessions = Sessions::compose(store, Arc::new(host), ToolRegistry::builtin(), "demo".into());
-    serve(Gateway::over(sessions.registry, settings(data))).await
+    serve(Gateway::over(sessions.registry, settings(data)).await.expect("the gateway starts")).await
 }
 
 async fn serve(gateway: Gateway) -> TestGateway {

@@ -50,7 +50,13 @@ struct Shared {
     counted: std::sync::atomic::AtomicBool,
     /// How many requests have arrived.
     arrived: tokio::sync::watch::Sender<usize>,
+    /// The reply to a request that finds the script empty, made from its number (1 for the
+    /// first request); `None`: a short text.
+    otherwise: Mutex<Option<Otherwise>>,
 }
+
+/// What [`MockModel::otherwise`] answers with.
+type Otherwise = Box<dyn Fn(usize) -> Reply + Send>;
 
 impl Default for Shared {
     fn default() -> Self {
@@ -61,6 +67,7 @@ impl Default for Shared {
             forget: false.into(),
             counted: false.into(),
             arrived: tokio::sync::watch::Sender::new(0),
+            otherwise: Mutex::default(),
         }
     }
 }
@@ -111,6 +118,13 @@ impl MockModel {
     /// the order requests arrive in (sessions that run at once, like a parent and its child).
     pub fn push_for(&self, marker: &str, reply: Reply) -> &Self {
         lock(&self.shared.routed).push((marker.to_owned(), reply));
+        self
+    }
+
+    /// From now on, answers a request that finds the script empty with `reply(n)`, `n` being the
+    /// request's number (1 for the first): a model that does the same thing every step.
+    pub fn otherwise(&self, reply: impl Fn(usize) -> Reply + Send + 'static) -> &Self {
+        *lock(&self.shared.otherwise) = Some(Box::new(reply));
         self
     }
 
@@ -178,7 +192,11 @@ async fn chat_completions(
             last.and_then(|last| routed.iter().position(|(marker, _)| last.contains(marker)));
         found.map(|index| routed.remove(index).1)
     };
-    let mut reply = routed.unwrap_or_else(|| lock(&shared.script).pop_front().unwrap_or_default());
+    let scripted = routed.or_else(|| lock(&shared.script).pop_front());
+    let mut reply = scripted.unwrap_or_else(|| match &*lock(&shared.otherwise) {
+        Some(otherwise) => otherwise(number),
+        None => Reply::default(),
+    });
     if shared.counted.load(std::sync::atomic::Ordering::Relaxed) {
         reply = reply.counted();
     }

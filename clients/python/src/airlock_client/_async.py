@@ -256,8 +256,7 @@ class AsyncAirlock:
                     if response.is_success:
                         follower.opened()
                         async for sse in EventSource(response).aiter_sse():
-                            frame = follower.decode(sse)
-                            if frame is not None:
+                            for frame in follower.decode(sse):
                                 yield frame
                         ended = True
                     else:

@@ -99,7 +99,9 @@ class QueueItem:
 
 @dataclass(frozen=True, slots=True)
 class QueueChange:
-    """A ``session.queue`` frame: the whole inbox after a change to it."""
+    """The whole inbox: as the stream's ``session.queue`` frame lists it (once, where the log
+    read meets the live events), then after each change to it (each ``agent/inbox/spliced``
+    event, which the client applies)."""
 
     session_id: str
     items: list[QueueItem]

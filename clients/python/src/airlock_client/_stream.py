@@ -43,6 +43,10 @@ class Follower:
         self.final = False
         self._delay = FIRST_DELAY_S
         self._retry_after: float | None = None
+        # The inbox lists, once a ``session.queue`` frame listed them: the gateway sends the queue
+        # once where the log read meets the live events, and every later change as an
+        # ``agent/inbox/spliced`` event, which is applied here.
+        self._queue: dict[str, list[QueueItem]] | None = None
 
     def headers(self) -> dict[str, str]:
         """The request headers for the next connection: resume after the last seq seen."""
@@ -79,24 +83,44 @@ class Follower:
         self._delay = min(self._delay * 2, MAX_DELAY_S)
         return delay
 
-    def decode(self, sse: ServerSentEvent) -> Frame | None:
-        """The frame an SSE message carries, or ``None`` for one to skip (the ``retry:``
-        preamble, and any event at or before the cursor)."""
+    def decode(self, sse: ServerSentEvent) -> list[Frame]:
+        """The frames an SSE message stands for: none for one to skip (the ``retry:``
+        preamble, and any event at or before the cursor); an event, followed by the queue it
+        leaves when it is a splice of the inbox."""
         if sse.event == "session.event":
             event = Event.from_json(json.loads(sse.data))
             if event.seq <= self.last_seq:
-                return None
+                return []
             self.last_seq = event.seq
-            return event
+            if event.type == "agent/inbox/spliced" and self._queue is not None:
+                return [event, self._splice(event.data)]
+            return [event]
         if sse.event == "message" and not sse.data:
-            return None
+            return []
         data: Any = json.loads(sse.data) if sse.data else {}
         if sse.event == "session.status":
-            return StatusChange(data["sessionId"], data["status"])
+            return [StatusChange(data["sessionId"], data["status"])]
         if sse.event == "session.queue":
             items = [QueueItem.from_json(item) for item in data["items"]]
-            return QueueChange(data["sessionId"], items)
-        return Notice(sse.event, data if isinstance(data, dict) else {"value": data})
+            self._queue = {"next-step": [], "next-turn": []}
+            for item in items:
+                self._queue.setdefault(item.target, []).append(item)
+            return [QueueChange(data["sessionId"], items)]
+        return [Notice(sse.event, data if isinstance(data, dict) else {"value": data})]
+
+    def _splice(self, splice: dict[str, Any]) -> QueueChange:
+        """Applies one splice to the queue, as ``Array.splice`` on its list; the queue after."""
+        assert self._queue is not None
+        target = splice["target"]
+        inserted = [
+            QueueItem(m["id"], target, m.get("source", {}).get("delivery", "inject"), dict(m))
+            for m in splice.get("inserted", [])
+        ]
+        items = self._queue.setdefault(target, [])
+        start = splice["start"]
+        items[start : start + splice.get("removedCount", 0)] = inserted
+        queue = self._queue.get("next-step", []) + self._queue.get("next-turn", [])
+        return QueueChange(self.session_id, queue)
 
 
 def only_events(frame: Frame) -> bool:

@@ -304,8 +304,7 @@ class Airlock:
                     if response.is_success:
                         follower.opened()
                         for sse in EventSource(response).iter_sse():
-                            frame = follower.decode(sse)
-                            if frame is not None:
+                            for frame in follower.decode(sse):
                                 yield frame
                         ended = True
                     else:

@@ -13,14 +13,21 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::types::ToSql;
 
-use super::{Faults, IdempotencyRecord, Index, SessionRow, Snapshot, StoreError, head};
+use super::{
+    CHAIN_SQL, Faults, IdempotencyRecord, Index, MAX_FORK_CHAIN, Segment, SessionRow, Snapshot,
+    StoreError, head,
+};
 use crate::receipts::{Mark, Receipt};
 pub use lease::Owner;
 
 /// The migrations, in order; each is applied once, tracked in `airlock_schema`.
-const MIGRATIONS: &[&str] = &[include_str!("../../../migrations/postgres/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../../migrations/postgres/0001_init.sql"),
+    include_str!("../../../migrations/postgres/0002_logins_forks_bytes.sql"),
+];
 
 /// Connections one gateway keeps to the database at most.
 const POOL_SIZE: usize = 16;
@@ -154,7 +161,6 @@ impl Postgres {
             return Err(StoreError::Commit("an injected fault refused the commit".into()));
         }
         let epoch = self.held_epoch(session_id).ok_or_else(|| fenced(session_id))?;
-        let heads = events.iter().map(|body| head(body)).collect::<Result<Vec<_>, _>>()?;
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let lease = tx
@@ -167,45 +173,7 @@ impl Postgres {
             self.forget(session_id);
             return Err(fenced(session_id));
         }
-        let next = tx
-            .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id = $1")
-            .await?;
-        let mut expected = tx.query_one(&next, &[&session_id]).await?.get::<_, i64>(0) as u64;
-        for head in &heads {
-            if head.seq != expected {
-                let (session, got) = (session_id.to_owned(), head.seq);
-                return Err(StoreError::SeqMismatch { session, expected, got });
-            }
-            expected += 1;
-        }
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO events (session_id, seq, type, time, body) \
-                 SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::text[])",
-            )
-            .await?;
-        let seqs: Vec<i64> = heads.iter().map(|h| h.seq as i64).collect();
-        let kinds: Vec<&str> = heads.iter().map(|h| h.kind.as_str()).collect();
-        let times: Vec<i64> = heads.iter().map(|h| h.time as i64).collect();
-        tx.execute(&insert, &[&session_id, &seqs, &kinds, &times, &events]).await?;
-        for record in &index.idempotency {
-            rows::put_idempotency(&tx, record).await?;
-        }
-        for mark in &index.marks {
-            mark_receipt(&tx, session_id, mark).await?;
-        }
-        if let Some(last) = heads.last() {
-            let goal = heads.iter().zip(&events).rev().find(|(h, _)| h.kind == "goal/change");
-            let goal = goal.map(|(_, body)| body.as_str());
-            let update = tx
-                .prepare_cached(
-                    "UPDATE sessions SET updated_at = $2, needs_recovery = $3, \
-                     goal = COALESCE($4, goal) WHERE session_id = $1",
-                )
-                .await?;
-            let at = last.time as i64;
-            tx.execute(&update, &[&session_id, &at, &!index.at_rest, &goal]).await?;
-        }
+        write_events(&tx, session_id, &events, &index).await?;
         tx.commit().await.map_err(|e| StoreError::Commit(StoreError::from(e).to_string()))
     }
 
@@ -216,15 +184,24 @@ impl Postgres {
         Ok(())
     }
 
-    /// See [`super::Store::insert_session`].
-    pub async fn insert_session(&self, row: SessionRow) -> Result<bool, StoreError> {
-        let inserted = self
-            .client()
-            .await?
+    /// See [`super::Store::insert_session`] and [`super::Store::insert_fork`]: the row and the
+    /// first events of its log in one transaction (no lease: nobody runs the session yet).
+    pub async fn insert_session(
+        &self,
+        row: SessionRow,
+        events: Vec<String>,
+    ) -> Result<bool, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (base, base_seq) = match &row.shares {
+            Some((source, at)) => (Some(source.as_str()), Some(*at as i64)),
+            None => (None, None),
+        };
+        let inserted = tx
             .execute(
                 "INSERT INTO sessions (session_id, created_at, updated_at, spec, disposed, \
-                 parent_session_id, tenant) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT DO NOTHING",
+                 parent_session_id, tenant, base_session_id, base_seq) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
                 &[
                     &row.session_id,
                     &(row.created_at as i64),
@@ -233,9 +210,16 @@ impl Postgres {
                     &row.disposed,
                     &row.parent_session_id,
                     &row.tenant,
+                    &base,
+                    &base_seq,
                 ],
             )
             .await?;
+        if inserted == 1 && !events.is_empty() {
+            let index = Index { at_rest: true, ..Index::default() };
+            write_events(&tx, &row.session_id, &events, &index).await?;
+        }
+        tx.commit().await.map_err(|e| StoreError::Commit(StoreError::from(e).to_string()))?;
         Ok(inserted == 1)
     }
 
@@ -262,12 +246,25 @@ impl Postgres {
         let client = self.client().await?;
         let sql = client
             .prepare_cached(
-                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 AND seq <= $3 \
+                 ORDER BY seq LIMIT $4",
             )
             .await?;
-        let (after, limit) = (after.map_or(-1, |a| a as i64), limit.min(i64::MAX as usize) as i64);
-        let rows = client.query(&sql, &[&session_id, &after, &limit]).await?;
-        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+        let mut events = Vec::new();
+        for segment in segments(&client, session_id).await? {
+            let left = limit - events.len();
+            let from = segment.after(after);
+            if left == 0 || from.is_some_and(|from| from >= segment.through) {
+                continue;
+            }
+            let from = from.map_or(-1, |f| f as i64);
+            let left = left.min(i64::MAX as usize) as i64;
+            let params: [&(dyn ToSql + Sync); 4] =
+                [&segment.session_id, &from, &segment.through_sql(), &left];
+            let rows = client.query(&sql, &params).await?;
+            events.extend(rows.into_iter().map(|row| row.get::<_, String>(0)));
+        }
+        Ok(events)
     }
 
     /// See [`super::Store::events_of_type`].
@@ -276,16 +273,23 @@ impl Postgres {
         session_id: &str,
         kind: &'static str,
     ) -> Result<Vec<String>, StoreError> {
-        let sql = "SELECT body FROM events WHERE session_id = $1 AND type = $2 ORDER BY seq";
-        let rows = self.client().await?.query(sql, &[&session_id, &kind]).await?;
-        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+        let client = self.client().await?;
+        let sql = "SELECT body FROM events WHERE session_id = $1 AND type = $2 AND seq > $3 \
+                   AND seq <= $4 ORDER BY seq";
+        let mut events = Vec::new();
+        for segment in segments(&client, session_id).await? {
+            let from = segment.after(None).map_or(-1, |f| f as i64);
+            let params: [&(dyn ToSql + Sync); 4] =
+                [&segment.session_id, &kind, &from, &segment.through_sql()];
+            let rows = client.query(sql, &params).await?;
+            events.extend(rows.into_iter().map(|row| row.get::<_, String>(0)));
+        }
+        Ok(events)
     }
 
     /// See [`super::Store::last_seq`].
     pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
-        let sql = "SELECT MAX(seq) FROM events WHERE session_id = $1";
-        let row = self.client().await?.query_one(sql, &[&session_id]).await?;
-        Ok(row.get::<_, Option<i64>>(0).map(|s| s as u64))
+        last_seq(&self.client().await?, session_id).await
     }
 
     /// See [`super::Store::idempotency`].
@@ -312,6 +316,17 @@ impl Postgres {
             response: r.get(3),
             created_at: r.get::<_, i64>(4) as u64,
         }))
+    }
+
+    /// See [`super::Store::set_idempotency_answer`].
+    pub async fn set_idempotency_answer(
+        &self,
+        key: &str,
+        response: String,
+    ) -> Result<(), StoreError> {
+        let sql = "UPDATE idempotency SET response = $2 WHERE key = $1";
+        self.client().await?.execute(sql, &[&key, &response]).await?;
+        Ok(())
     }
 
     /// See [`super::Store::save_snapshot`].
@@ -359,6 +374,85 @@ impl Postgres {
         let client = self.client().await?;
         rows::receipt(&client, session_id, message_id).await
     }
+}
+
+/// Appends `events` to `session_id`'s log in `tx`, after checking they continue it, with what
+/// `index` keeps beside them.
+async fn write_events(
+    tx: &deadpool_postgres::Transaction<'_>,
+    session_id: &str,
+    events: &[String],
+    index: &Index,
+) -> Result<(), StoreError> {
+    let heads = events.iter().map(|body| head(body)).collect::<Result<Vec<_>, _>>()?;
+    let mut expected = last_seq(tx, session_id).await?.map_or(0, |last| last + 1);
+    for head in &heads {
+        if head.seq != expected {
+            let (session, got) = (session_id.to_owned(), head.seq);
+            return Err(StoreError::SeqMismatch { session, expected, got });
+        }
+        expected += 1;
+    }
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO events (session_id, seq, type, time, body) \
+             SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::text[])",
+        )
+        .await?;
+    let seqs: Vec<i64> = heads.iter().map(|h| h.seq as i64).collect();
+    let kinds: Vec<&str> = heads.iter().map(|h| h.kind.as_str()).collect();
+    let times: Vec<i64> = heads.iter().map(|h| h.time as i64).collect();
+    tx.execute(&insert, &[&session_id, &seqs, &kinds, &times, &events]).await?;
+    for record in &index.idempotency {
+        rows::put_idempotency(tx, record).await?;
+    }
+    for mark in &index.marks {
+        mark_receipt(tx, session_id, mark).await?;
+    }
+    if let Some(last) = heads.last() {
+        let goal = heads.iter().zip(events).rev().find(|(h, _)| h.kind == "goal/change");
+        let goal = goal.map(|(_, body)| body.as_str());
+        let update = tx
+            .prepare_cached(
+                "UPDATE sessions SET updated_at = $2, needs_recovery = $3, \
+                 goal = COALESCE($4, goal), bytes = bytes + $5 WHERE session_id = $1",
+            )
+            .await?;
+        let at = last.time as i64;
+        let bytes: i64 = events.iter().map(|body| body.len() as i64).sum();
+        tx.execute(&update, &[&session_id, &at, &!index.at_rest, &goal, &bytes]).await?;
+    }
+    Ok(())
+}
+
+/// The stretches `session_id`'s log is read from ([`Segment::chain`]).
+async fn segments(
+    client: &impl GenericClient,
+    session_id: &str,
+) -> Result<Vec<Segment>, StoreError> {
+    let sql = client.prepare_cached(CHAIN_SQL).await?;
+    let most = MAX_FORK_CHAIN as i32;
+    let rows = client.query(&sql, &[&session_id, &most]).await?;
+    let links = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, Option<i64>>(2).map(|s| s as u64)))
+        .collect();
+    Ok(Segment::chain(session_id, links))
+}
+
+/// The last seq of `session_id`'s log (`None`: empty), its fork prefix included.
+async fn last_seq(
+    client: &impl GenericClient,
+    session_id: &str,
+) -> Result<Option<u64>, StoreError> {
+    let sql = client
+        .prepare_cached(
+            "SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = $1), \
+             (SELECT base_seq FROM sessions WHERE session_id = $1))",
+        )
+        .await?;
+    let row = client.query_one(&sql, &[&session_id]).await?;
+    Ok(row.get::<_, Option<i64>>(0).map(|s| s as u64))
 }
 
 fn fenced(session_id: &str) -> StoreError {

@@ -9,7 +9,8 @@ use crate::receipts::Receipt;
 use crate::store::{IdempotencyRecord, Key, SessionRow, StoreError};
 
 const SESSION_COLUMNS: &str = "SELECT s.session_id, s.created_at, s.updated_at, s.spec, s.disposed, \
-     s.parent_session_id, s.goal, s.needs_recovery, s.tenant FROM sessions s";
+     s.parent_session_id, s.goal, s.needs_recovery, s.tenant, s.base_session_id, s.base_seq \
+     FROM sessions s";
 
 fn session_row(r: &Row) -> SessionRow {
     let spec: String = r.get(3);
@@ -23,6 +24,10 @@ fn session_row(r: &Row) -> SessionRow {
         goal: r.get(6),
         needs_recovery: r.get(7),
         tenant: r.get(8),
+        shares: match (r.get::<_, Option<String>>(9), r.get::<_, Option<i64>>(10)) {
+            (Some(source), Some(at)) => Some((source, at as u64)),
+            _ => None,
+        },
     }
 }
 
@@ -82,6 +87,14 @@ impl Postgres {
     /// See [`crate::store::Store::tenant_sessions`].
     pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
         let sql = "SELECT COUNT(*) FROM sessions WHERE tenant = $1 AND NOT disposed";
+        let row = self.client().await?.query_one(sql, &[&tenant]).await?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    /// See [`crate::store::Store::tenant_bytes`].
+    pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
+        let sql = "SELECT COALESCE(SUM(bytes), 0)::BIGINT FROM sessions \
+                   WHERE tenant = $1 AND NOT disposed";
         let row = self.client().await?.query_one(sql, &[&tenant]).await?;
         Ok(row.get::<_, i64>(0) as u64)
     }
@@ -152,6 +165,7 @@ impl Postgres {
         let client = self.client().await?;
         let sql = "UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1 AND revoked_at IS NULL";
         client.execute(sql, &[&key_id, &(now as i64)]).await?;
+        client.execute("DELETE FROM logins WHERE key_id = $1", &[&key_id]).await?;
         let sql = format!("{KEY_COLUMNS} WHERE key_id = $1");
         Ok(client.query_opt(&sql, &[&key_id]).await?.as_ref().map(key_row))
     }
@@ -164,6 +178,36 @@ impl Postgres {
             .prepare_cached(&format!("{KEY_COLUMNS} WHERE hash = $1 AND revoked_at IS NULL"))
             .await?;
         Ok(client.query_opt(&sql, &[&hash]).await?.as_ref().map(key_row))
+    }
+
+    /// See [`crate::store::Store::create_login`].
+    pub async fn insert_login(
+        &self,
+        hash: String,
+        key_id: String,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let sql = "INSERT INTO logins (token_hash, key_id, created_at) VALUES ($1, $2, $3)";
+        self.client().await?.execute(sql, &[&hash, &key_id, &(now as i64)]).await?;
+        Ok(())
+    }
+
+    /// See [`crate::store::Store::login_key`].
+    pub async fn login_key(&self, hash: String, since: u64) -> Result<Option<Key>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!(
+            "{} WHERE l.token_hash = $1 AND l.created_at >= $2 AND k.revoked_at IS NULL",
+            crate::store::keys::LOGIN_KEY_COLUMNS
+        );
+        let sql = client.prepare_cached(&sql).await?;
+        Ok(client.query_opt(&sql, &[&hash, &(since as i64)]).await?.as_ref().map(key_row))
+    }
+
+    /// See [`crate::store::Store::end_login`].
+    pub async fn end_login(&self, hash: String) -> Result<(), StoreError> {
+        let sql = "DELETE FROM logins WHERE token_hash = $1";
+        self.client().await?.execute(sql, &[&hash]).await?;
+        Ok(())
     }
 
     /// See [`crate::store::Store::has_keys`].

@@ -1,5 +1,7 @@
 //! The code cites its documentation by path (`docs/semantics.md`, ...): every page a source file
-//! names must exist in the repository, and nothing may point outside it.
+//! names must exist in the repository, and nothing may point outside it. The pages cite the code
+//! back: the transcript files `docs/semantics.md` lists are the ones there are, and every test a
+//! page names in *italics* exists.
 
 use std::path::{Path, PathBuf};
 
@@ -69,4 +71,58 @@ fn cited(text: &str) -> Vec<String> {
         }
     }
     pages
+}
+
+#[test]
+fn semantics_lists_every_transcript_file_there_is() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let dir = "core-wasm/src/testkit/scenarios/";
+    let mut files: Vec<String> = std::fs::read_dir(root.join(dir))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rs") && name != "mod.rs")
+        .collect();
+    files.sort();
+    let page = std::fs::read_to_string(root.join("docs/semantics.md")).unwrap();
+    let after = page.split_once(&format!("`{dir}`")).expect("semantics.md names the folder").1;
+    let list = after.trim_start().strip_prefix('(').unwrap().split_once(')').unwrap().0;
+    let mut listed: Vec<String> =
+        list.split(',').map(|item| item.trim().trim_matches('`').to_owned()).collect();
+    listed.sort();
+    assert_eq!(listed, files, "docs/semantics.md lists the transcript files of {dir}");
+}
+
+#[test]
+fn every_test_a_page_names_in_italics_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut sources = Vec::new();
+    for dir in ["core-wasm", "gateway", "tests"] {
+        collect(&root.join(dir), &mut sources);
+    }
+    let code: String = sources
+        .iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        let page = std::fs::read_to_string(&path).unwrap();
+        let parts: Vec<&str> = page.split('*').collect();
+        let between_stars = &parts[1..parts.len().saturating_sub(1).max(1)];
+        for name in between_stars.iter().filter(|name| is_test_name(name)) {
+            if !code.contains(&format!("fn {name}(")) {
+                missing.push(format!("{}: *{name}*", path.file_name().unwrap().display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "pages name tests that do not exist:\n{}", missing.join("\n"));
+}
+
+/// A snake_case name of four words or more: how a page names a test or scenario.
+fn is_test_name(text: &str) -> bool {
+    text.split('_').count() >= 4
+        && text.split('_').all(|word| {
+            !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
 }

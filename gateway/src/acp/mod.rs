@@ -6,7 +6,7 @@
 //! reasoning deltas as `agent_message_chunk` / `agent_thought_chunk` (streamed from the committed
 //! chunks), tool calls as `tool_call` and their results as `tool_call_update`. `session/load`
 //! first replays the log from its committed messages. The MCP servers a client names in either
-//! give that session their tools ([`mcp`]).
+//! give that session their tools (`acp/mcp.rs`).
 //!
 //! A prompt is an owned interval: it is admitted as a followup and answered at the next
 //! whole-agent idle, once every update of the interval has gone out. Its stop reason comes from

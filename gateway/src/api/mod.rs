@@ -8,6 +8,7 @@ mod demo;
 mod error;
 mod events;
 mod fields;
+mod forks;
 mod forward;
 mod goals;
 mod messages;
@@ -103,6 +104,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(runs::router())
         .merge(goals::router())
         .merge(tool_calls::router())
+        .merge(forks::router())
         .merge(tools::router())
         .merge(events::router())
         .merge(access::router())

@@ -1,5 +1,5 @@
 //! A person in the loop (`docs/http-api.md`): the calls that wait for an approval or for the
-//! client's result, their answers, and forks.
+//! client's result, and their answers.
 
 use airlock_core::{CallAnswer, Input, WaitKind, WaitingCall};
 use axum::extract::{Path, State};
@@ -13,22 +13,20 @@ use utoipa_axum::routes;
 
 use super::fields::Content;
 use super::responses::{
-    BodyRefused, Disposed, Limited, NoSession, NotWaiting, SessionFailed, StorageFailed,
+    BodyRefused, Disposed, NoSession, NotWaiting, SessionFailed, StorageFailed,
 };
-use super::sessions::{Accepted, SessionView, view};
+use super::sessions::Accepted;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId};
 use crate::actor::Admission;
-use crate::clock::fresh_id;
 
-/// `/v1/sessions/{id}/tool-calls`, `…/tool-calls/{call_id}/approve|deny|result` and
-/// `…/fork` (paths in the annotations).
+/// `/v1/sessions/{id}/tool-calls` and `…/tool-calls/{call_id}/approve|deny|result` (paths in
+/// the annotations).
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list))
         .routes(routes!(approve))
         .routes(routes!(deny))
         .routes(routes!(result))
-        .routes(routes!(fork))
 }
 
 /// The `{id}` and `{call_id}` of a call's routes.
@@ -240,41 +238,4 @@ async fn called(state: &AppState, id: &str, call_id: &str) -> Answer<bool> {
     let calls = state.registry.store().events_of_type(id, "tool/call").await?;
     let needle = serde_json::to_string(call_id).expect("strings serialize");
     Ok(calls.iter().any(|event| event.contains(&format!("\"callId\":{needle}"))))
-}
-
-/// Where the fork starts.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ForkBody {
-    /// The last event to copy; the source's last event when absent.
-    #[serde(default, deserialize_with = "super::fields::whole")]
-    #[schema(minimum = 0)]
-    at_seq: Option<u64>,
-    /// The fork's id (as for `POST /v1/sessions`); a fresh UUID when absent.
-    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$(?![\\s\\S])")]
-    session_id: Option<String>,
-}
-
-/// Forks a session: a new session whose log is the source's events through `atSeq` (a turn open
-/// there is closed as crash repair closes it, pending input is cancelled), then
-/// `session/end-seed`. The source is unchanged.
-#[utoipa::path(
-    post, path = "/v1/sessions/{id}/fork", operation_id = "forkSession", tag = "sessions",
-    params(SessionId),
-    request_body(content = Option<ForkBody>, description = "Optional: no body counts as `{}`."),
-    responses(
-        (status = 201, description = "The fork, with `forkedFrom`", body = SessionView),
-        (status = 409, description = "`seq-not-logged`: the source has no event at `atSeq` yet (or none at all); `session-conflict`: a session has the fork's `sessionId`", body = ErrorBody),
-        BodyRefused, NoSession, Limited, StorageFailed,
-    )
-)]
-async fn fork(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody<ForkBody>,
-) -> Answer<impl IntoResponse> {
-    let fork_id = body.session_id.unwrap_or_else(fresh_id);
-    let row = state.registry.fork(&id, body.at_seq, fork_id, caller.owner()).await?;
-    Ok((StatusCode::CREATED, Json(view(&state, row).await?)))
 }

@@ -26,7 +26,7 @@ struct ToolView {
     parameters: Value,
     /// Whether calls may run alongside other parallel-safe calls.
     parallel_safe: bool,
-    /// `builtin`, or `plugin:<name>`.
+    /// `builtin`, `plugin:<name>` or `mcp:<server>`.
     origin: String,
 }
 

@@ -13,11 +13,11 @@
 //! - **memory**: linear memory beyond `memory_mb` traps → `MEMORY_LIMIT`;
 //! - **output**: a result over `max_output_kb` → `OUTPUT_TOO_LARGE`;
 //! - **logs**: lines beyond `max_log_kb` a call or `log_kb_per_minute` a plugin are dropped,
-//!   and counted in one warning at the call's end ([`log`]);
+//!   and counted in one warning at the call's end (`plugins/log.rs`);
 //! - anything else that traps (a panic, a stack overflow) → `TRAP`.
 //!
-//! What `describe` answers is bounded too ([`describe`]): too many tools, a name a model API
-//! refuses, an oversized description or a schema that is not one, and the plugin is refused.
+//! What `describe` answers is bounded too (`plugins/describe.rs`): too many tools, a name a model
+//! API refuses, an oversized description or a schema that is not one, and the plugin is refused.
 //!
 //! The plugin's own errors map to `BAD_ARGUMENTS`, `DENIED` and `FAILED`. None of this ever
 //! fails the gateway or another session: the model just sees an error result.

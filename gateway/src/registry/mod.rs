@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use airlock_core::{Config, Input, Limits, Status};
-use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
@@ -38,25 +37,19 @@ pub use session_tools::SessionTools;
 pub use spec::{ForkedFrom, SessionSpec};
 
 /// A change to the set of sessions or their status, for `GET /v1/events`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "event")]
+#[derive(Clone, Debug)]
 pub enum HubNotice {
     /// A session was created.
-    #[serde(rename = "session.added")]
     Added {
         /// The session.
-        #[serde(rename = "sessionId")]
         session_id: String,
     },
     /// A session was disposed.
-    #[serde(rename = "session.removed")]
     Removed {
         /// The session.
-        #[serde(rename = "sessionId")]
         session_id: String,
     },
     /// A stored session was brought back into memory (after an eviction or at start).
-    #[serde(skip)]
     Woken {
         /// The session.
         session_id: String,

@@ -1,6 +1,6 @@
 //! OpenAPI schemas of `airlock-core` types, which have none of their own (the core does not
-//! depend on utoipa): the few enums the API shows, and, written out as JSON in [`log`] and
-//! [`frames`], the log's events and the streams' frames.
+//! depend on utoipa): the few enums the API shows, and, written out as JSON in `schema/log.rs` and
+//! `schema/frames.rs`, the log's events and the streams' frames.
 
 mod frames;
 mod log;

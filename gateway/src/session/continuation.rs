@@ -29,7 +29,7 @@ impl Session {
     }
 
     /// Feeds what the goal needs now: a pause after a cancelled round, or at whole-agent idle
-    /// the next round or the round limit. Rounds start [`ROUND_PACE`] apart at the least; one
+    /// the next round or the round limit. Rounds start `ROUND_PACE` apart at the least; one
     /// held back for it is due at [`Session::round_due`]. A round is new work: past its tenant's
     /// rate or turn quota it waits (the goal says so in a `goal/change`) and starts once it fits.
     pub async fn drive_goal(&mut self) -> Result<(), SessionError> {

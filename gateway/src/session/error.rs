@@ -45,7 +45,7 @@ pub enum SessionError {
 
 impl SessionError {
     /// The same failure, for another input of the group it struck (see
-    /// [`Session::feed_group`]): none of them was applied.
+    /// [`Session::feed_group`](super::Session::feed_group)): none of them was applied.
     pub fn shared(&self) -> SessionError {
         match self {
             SessionError::Trapped(error) => SessionError::Trapped(error.clone()),

@@ -1,6 +1,6 @@
-//! Where a session's events go: the SQLite [`Store`] in the gateway, a [`MemoryLog`] for a
-//! one-shot run. Every append states the seqs it continues with, so a second writer or a gap
-//! fails loudly instead of forking the log.
+//! Where a session's events go: the [`Store`] in the gateway, a [`MemoryLog`] in the tests that
+//! drive a session alone. Every append states the seqs it continues with, so a second writer or a
+//! gap fails loudly instead of forking the log.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -88,7 +88,8 @@ impl SessionLog for Store {
     }
 }
 
-/// Logs held in memory, gone with the process (`airlock run`).
+/// Logs held in memory, gone with the process: for tests that drive a [`Session`](super::Session)
+/// without a store (`airlock run` keeps its log in a temporary store).
 #[derive(Debug, Default)]
 pub struct MemoryLog {
     sessions: Mutex<BTreeMap<String, Vec<String>>>,

@@ -353,7 +353,7 @@ impl Session {
 
     /// Feeds inputs one after another and commits all their events at once (one fsync): each
     /// answers what it alone did, as if fed by itself. A send's idempotency key is recorded with
-    /// its own first event. New `work` is admitted input by input ([`Session::admit`]); one past
+    /// its own first event. New `work` is admitted input by input (`Session::admit`); one past
     /// a limit is refused and the others go on. If the core traps, none of them is applied: the
     /// session is rebuilt from its log and given `recover`.
     pub async fn feed_group(

@@ -20,7 +20,7 @@ pub const SNAPSHOT_EVERY: u64 = 256;
 impl Session {
     /// Keeps a snapshot of the core's state when the agent is idle and at least
     /// [`SNAPSHOT_EVERY`] events, and as many bytes of events as the last snapshot held, were
-    /// logged since the last one ([`SnapshotMark`]), so that waking the session later folds only
+    /// logged since the last one (`SnapshotMark`), so that waking the session later folds only
     /// the events after it. A failure only costs that speed.
     pub async fn snapshot_if_due(&mut self) {
         let mark = self.snapshot;

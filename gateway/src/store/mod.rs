@@ -3,9 +3,9 @@
 //!
 //! [`Store`] is one handle over two backends with the same semantics, the same errors and the same
 //! promise (an append resolves once its transaction committed):
-//! - [`sqlite`]: one file, the default. One thread owns the writing connection and commits every
+//! - `sqlite.rs`: one file, the default. One thread owns the writing connection and commits every
 //!   job pending in one transaction per round (group commit); reads run on a small pool.
-//! - [`postgres`]: a database several gateways share (`docs/deploy.md`). Each live session is held
+//! - `postgres/`: a database several gateways share (`docs/deploy.md`). Each live session is held
 //!   by one gateway under a lease whose epoch every append checks in its own transaction, so a
 //!   gateway that lost a lease can never append to that log again (fencing).
 //!

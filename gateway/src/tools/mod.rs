@@ -98,7 +98,8 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Runs one call with the model's raw argument text.
     fn call(&self, context: ToolContext, arguments: &str) -> ToolFuture;
-    /// Where it comes from: `builtin`, or `plugin:<name>`.
+    /// Where it comes from: `builtin`, `plugin:<name>`, `mcp:<server>`, or `client` (a session's
+    /// client tool, never listed by `/v1/tools`).
     fn origin(&self) -> String {
         "builtin".into()
     }

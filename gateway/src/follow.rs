@@ -15,7 +15,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::actor::SessionHandle;
 use crate::session::{Announced, Committed, Notice, Outbox, QueueSnapshot, seq_of};
-use crate::store::{Store, StoreError};
+use airlock_store::{Store, StoreError};
 
 /// Events per read when catching up from the log.
 const PAGE: usize = 500;

@@ -5,13 +5,14 @@
 //! per session through [`core_host`]: inputs go in with the current time, outputs (append this
 //! event, call the model, call a tool, ...) come out for the host to perform.
 //!
-//! The modules form layers that depend one way, bottom to top (`docs/architecture.md`; the test
-//! `gateway/tests/layers.rs` keeps them so):
+//! It stands on crates the compiler keeps below it (`docs/architecture.md`): `airlock-base` (the
+//! clock and ids, metrics, giving freed memory back) and `airlock-store` (the durable log on
+//! SQLite or PostgreSQL, receipts, keys, leases). Its own modules form layers that depend one
+//! way, bottom to top (the test `gateway/tests/gateway/layers.rs` keeps them so):
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
-//! | helpers | [`clock`], [`metrics`], [`schema`], [`receipts`], [`trim`], [`admission`] | the clock and ids, Prometheus metrics, OpenAPI schemas of core types, receipts and their changes, giving freed memory back, the one accounting of new work |
-//! | storage | [`store`] | the SQLite log: one writer thread, group commit, reader pool |
+//! | helpers | [`schema`], [`admission`], [`connections`] | OpenAPI schemas of core types, the one accounting of new work, the accept loop |
 //! | effects | [`core_host`], [`model`], [`tools`], [`plugins`] | the wasm core, model providers, built-in and plugin tools |
 //! | goals | [`goal`] | the pure goal driver |
 //! | session | [`session`] | one session: feed the core, commit, announce, run effects |
@@ -22,30 +23,24 @@
 //! | faces | [`api`], [`stdio`], [`acp`] | HTTP/SSE, JSON-RPC on stdio, the Agent Client Protocol |
 //! | composition | [`server`] | the one place that wires store, core, tools, registry and faces |
 //! | command line | [`cli`] | `airlock serve`, `run`, `stdio`, `acp` |
-
 pub mod acp;
 pub mod actor;
 pub mod admission;
 pub mod api;
 pub mod cli;
-pub mod clock;
 pub mod connections;
 pub mod core_host;
 pub mod follow;
 pub mod goal;
 pub mod goal_tool;
 pub mod mcp;
-pub mod metrics;
 pub mod model;
 pub mod owned;
 pub mod plugins;
-pub mod receipts;
 pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod session;
 pub mod stdio;
-pub mod store;
 pub mod subagents;
 pub mod tools;
-pub mod trim;

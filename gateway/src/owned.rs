@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::actor::{Admission, IntervalEnd, SessionHandle};
 use crate::session::{IdempotencyKey, Refusal, SessionError};
-use crate::store::{Store, StoreError};
+use airlock_store::{Store, StoreError};
 
 /// Why an owned run could not be started or collected.
 #[derive(Debug, thiserror::Error)]

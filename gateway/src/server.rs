@@ -23,9 +23,9 @@ use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Eviction, Registry, RegistryError};
-use crate::store::{Cluster, Durability, Store, StoreError};
 use crate::subagents::{AgentTool, Continuable, Settlements};
 use crate::tools::ToolRegistry;
+use airlock_store::{Cluster, Durability, Store, StoreError};
 
 /// How to run a gateway.
 #[derive(Clone, Debug)]
@@ -331,7 +331,7 @@ impl Sessions {
         // The metrics' labels name only what this gateway was set up with.
         crate::model::allow_labels(&settings.model, &settings.windows);
         for tool in sessions.registry.tools().tools() {
-            crate::metrics::global().tools.allow(&tool.spec().name);
+            airlock_base::metrics::global().tools.allow(&tool.spec().name);
         }
         Ok(sessions)
     }

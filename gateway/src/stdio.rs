@@ -31,10 +31,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
 use crate::actor::{Admission, SessionHandle};
-use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
 use crate::model::ModelSetupError;
 use crate::registry::{Registry, RegistryError, SessionSpec};
+use airlock_base::clock::fresh_id;
 
 /// The most bytes of queued frames written to stdout at once.
 const WRITE_BATCH: usize = 64 * 1024;

@@ -32,7 +32,7 @@ pub fn airlock_bin() -> PathBuf {
         let workspace =
             Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
         // The page's files are compiled into the binary too.
-        let sources = ["gateway/src", "gateway/migrations", "core-wasm/src", "wit", "web-demo"]
+        let sources = ["gateway/src", "crates", "core-wasm/src", "wit", "web-demo"]
             .into_iter()
             .map(|d| workspace.join(d));
         if built.is_none_or(|built| sources.into_iter().any(|dir| newer_than(&dir, built))) {

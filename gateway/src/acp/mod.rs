@@ -41,10 +41,10 @@ mod mcp;
 mod permission;
 
 use crate::actor::SessionHandle;
-use crate::clock::fresh_id;
 use crate::follow::{Follower, Update};
 use crate::owned::submit;
 use crate::registry::{Registry, RegistryError, SessionSpec};
+use airlock_base::clock::fresh_id;
 use permission::{Asker, Calls};
 
 /// Serves ACP over `transport` until the client goes away.

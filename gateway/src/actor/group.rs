@@ -6,7 +6,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Admission, Command, Owners, admitted, drive_goal, replay};
 use crate::session::{IdempotencyKey, Session, SessionError, Work};
-use crate::store::Store;
+use airlock_store::Store;
 
 /// The most sends that arrived together fed with one commit.
 const MAX_GROUP: usize = 256;

@@ -11,13 +11,13 @@ use std::sync::{Arc, Mutex};
 use airlock_core::{Input, Status, WaitingCall};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::clock::now_ms;
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
     Accounting, Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
     SharedInbox, Work,
 };
-use crate::store::Store;
+use airlock_base::clock::now_ms;
+use airlock_store::Store;
 use group::{Member, feed_group, gather, groupable};
 
 mod group;

@@ -28,8 +28,8 @@ use utoipa_axum::routes;
 
 use super::responses::StorageFailed;
 use super::{Answer, ApiError, AppState};
-use crate::clock::now_ms;
-use crate::store::{KEYS_NOTICE, LOGIN_TTL_MS, Store, StoreError};
+use airlock_base::clock::now_ms;
+use airlock_store::{KEYS_NOTICE, LOGIN_TTL_MS, Store, StoreError};
 
 /// The sign-in cookie the page's requests and streams carry (`EventSource` cannot send a header).
 pub const LOGIN_COOKIE: &str = "airlock_session";
@@ -403,7 +403,7 @@ async fn login(
     {
         let store = state.registry.store();
         let token = store.create_login(key_id, now_ms()).await.map_err(|error| match error {
-            crate::store::KeyError::Store(error) => ApiError::from(error),
+            airlock_store::KeyError::Store(error) => ApiError::from(error),
             other => ApiError::unavailable(other.to_string()),
         })?;
         let max_age = LOGIN_TTL_MS / 1000;
@@ -489,7 +489,7 @@ mod tests {
     #[tokio::test]
     async fn no_keys_is_believed_briefly_then_the_store_is_asked_again() {
         let store =
-            Store::open(std::path::Path::new(crate::store::MEMORY), Default::default()).unwrap();
+            Store::open(std::path::Path::new(airlock_store::MEMORY), Default::default()).unwrap();
         let access = Access::known(false, Vec::new());
         *access.no_keys_at.lock().unwrap() -= NO_KEYS_FOR * 2;
         assert!(!access.keys(&store).await.unwrap());

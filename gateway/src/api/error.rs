@@ -18,7 +18,7 @@ use crate::goal::GoalError;
 use crate::owned::OwnError;
 use crate::registry::RegistryError;
 use crate::session::{Refusal, SessionError};
-use crate::store::StoreError;
+use airlock_store::StoreError;
 
 /// An error answer: status, kebab-case code, one sentence for a person, details.
 #[derive(Debug)]

@@ -206,7 +206,7 @@ fn follow_session(
     slot: Slot,
 ) -> impl Stream<Item = Bytes> {
     async_stream::stream! {
-        let _counted = crate::metrics::SubscriberGuard::new();
+        let _counted = airlock_base::metrics::SubscriberGuard::new();
         let _slot = slot;
         let mut shutdown = state.shutdown.clone();
         let (mut follower, snapshots) = Box::pin(start_following(state, &id, after)).await;
@@ -299,7 +299,7 @@ async fn follow_hub(
     mut tenant: Tenant,
     tx: Tx,
 ) {
-    let _counted = crate::metrics::SubscriberGuard::new();
+    let _counted = airlock_base::metrics::SubscriberGuard::new();
     let mut shutdown = state.shutdown.clone();
     if tx.send(sse::connected()).await.is_err() {
         return;

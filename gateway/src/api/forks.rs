@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::responses::{BodyRefused, Limited, NoSession, StorageFailed};
 use super::sessions::{SessionView, view};
 use super::{Answer, AppState, Caller, ErrorBody, JsonBody, SessionId};
-use crate::clock::fresh_id;
+use airlock_base::clock::fresh_id;
 
 /// `/v1/sessions/{id}/fork`.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -15,7 +15,7 @@ use futures::StreamExt;
 
 use super::AppState;
 use super::error::ApiError;
-use crate::store::Owner;
+use airlock_store::Owner;
 
 /// Marks a forwarded request: its receiver answers it itself, whoever runs the session by then.
 const FORWARDED: HeaderName = HeaderName::from_static("x-airlock-forwarded");

@@ -8,6 +8,7 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
+use utoipa::openapi::schema::Object;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -16,10 +17,10 @@ use super::responses::{BodyRefused, Disposed, Limited, NoSession, SessionFailed,
 use super::sessions::Accepted;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, MessagePath, SessionId};
 use crate::actor::{Admission, SessionHandle};
-use crate::clock::fresh_id;
-use crate::receipts::Receipt;
-use crate::schema::{delivery_schema, queue_items_schema};
+use crate::schema::{delivery_schema, queue_items_schema, string_enum, target_schema};
 use crate::session::QueueItem;
+use airlock_base::clock::fresh_id;
+use airlock_store::receipts::Receipt;
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
 /// `…/queue/{message_id}/steer`, `…/cancel` and `…/compact` (paths in the annotations).
@@ -95,7 +96,7 @@ async fn send(
 ) -> Answer<Response> {
     let started = std::time::Instant::now();
     let answer = enqueue(&state, &caller, &id, &headers, body).await;
-    crate::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
+    airlock_base::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
     answer
 }
 
@@ -140,7 +141,7 @@ async fn enqueue(
     get, path = "/v1/sessions/{id}/messages/{message_id}", operation_id = "getReceipt", tag = "input",
     params(MessagePath),
     responses(
-        (status = 200, description = "The receipt", body = Receipt),
+        (status = 200, description = "The receipt", body = ReceiptView),
         (status = 404, description = "`session-not-found` or `message-not-found`", body = ErrorBody),
         StorageFailed,
     )
@@ -159,7 +160,49 @@ async fn receipt(
             format!("session {id:?} never accepted a message with id {message_id:?}"),
         )
     })?;
-    Ok(Json(receipt))
+    Ok(Json(ReceiptView::from(receipt)))
+}
+
+/// `Receipt` as the API shows it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Receipt)]
+struct ReceiptView {
+    /// The message.
+    message_id: String,
+    /// `pending`, `claimed` or `canceled`.
+    #[schema(schema_with = receipt_state_schema)]
+    state: &'static str,
+    /// The list it was inserted into (or last moved to).
+    #[schema(schema_with = target_schema)]
+    target: Target,
+    /// The seq of the splice that inserted it.
+    inserted_seq: u64,
+    /// The seq of the splice that claimed it, once claimed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claimed_seq: Option<u64>,
+    /// The turn that claimed it, once claimed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<u32>,
+    /// The seq of the splice that canceled it, once canceled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    canceled_seq: Option<u64>,
+}
+
+impl From<Receipt> for ReceiptView {
+    fn from(receipt: Receipt) -> Self {
+        let Receipt { message_id, state, target, inserted_seq, claimed_seq, turn, canceled_seq } =
+            receipt;
+        Self { message_id, state, target, inserted_seq, claimed_seq, turn, canceled_seq }
+    }
+}
+
+/// `Receipt::state`.
+fn receipt_state_schema() -> Object {
+    string_enum(
+        "Where the message is: waiting, taken by a turn, or canceled.",
+        &["pending", "claimed", "canceled"],
+    )
 }
 
 /// The pending items of a session.

@@ -189,7 +189,7 @@ fn render_metrics(key: Option<&str>, headers: &axum::http::HeaderMap) -> Respons
         let bearer =
             given.and_then(|v| v.split_once(' ')).filter(|(s, _)| s.eq_ignore_ascii_case("bearer"));
         // Compared as hashes: the time taken says nothing of the key.
-        let hash = |text: &str| crate::store::key_hash(text);
+        let hash = |text: &str| airlock_store::key_hash(text);
         if bearer.is_none_or(|(_, given)| hash(given.trim()) != hash(key)) {
             return ApiError::unauthorized(
                 "/metrics needs the metrics key: send `Authorization: Bearer <key>` (the gateway's --metrics-key)",
@@ -198,9 +198,9 @@ fn render_metrics(key: Option<&str>, headers: &axum::http::HeaderMap) -> Respons
         }
     }
     let accept = headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok());
-    let format = crate::metrics::Format::accepted(accept);
+    let format = airlock_base::metrics::Format::accepted(accept);
     let content_type = format.content_type();
-    let text = crate::metrics::global().render(format);
+    let text = airlock_base::metrics::global().render(format);
     ([(axum::http::header::CONTENT_TYPE, content_type)], text).into_response()
 }
 
@@ -220,7 +220,7 @@ pub fn metrics_app(key: Option<Arc<str>>) -> Router {
 async fn measured(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>();
     let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
-    let method = crate::metrics::method_label(request.method().as_str()).to_owned();
+    let method = airlock_base::metrics::method_label(request.method().as_str()).to_owned();
     let labels = vec![("method", method), ("route", route)];
     let started = std::time::Instant::now();
     let span = tracing::info_span!("request", method = labels[0].1, route = labels[1].1);
@@ -228,7 +228,7 @@ async fn measured(request: axum::extract::Request, next: axum::middleware::Next)
     let took = started.elapsed();
     let status = response.status().as_u16();
     span.in_scope(|| tracing::info!(status, latency_ms = took.as_secs_f64() * 1e3, "answered"));
-    let metrics = crate::metrics::global();
+    let metrics = airlock_base::metrics::global();
     metrics.http_seconds.get_or_create(&labels).observe(took.as_secs_f64());
     let status = ("status", status.to_string());
     metrics.http_requests.get_or_create(&[labels, vec![status]].concat()).inc();

@@ -25,12 +25,12 @@ use super::responses::{BodyRefused, Limited, NoSession, SessionFailed};
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
 use crate::actor::{IDEMPOTENCY_TTL_MS, SessionHandle};
 use crate::admission::Slot;
-use crate::clock::{fresh_id, now_ms};
 use crate::follow::{Follower, Update};
 use crate::owned::{OwnError, OwnedRun, RunResult, submit};
 use crate::registry::SessionSpec;
 use crate::schema::delivery_schema;
 use crate::session::IdempotencyKey;
+use airlock_base::clock::{fresh_id, now_ms};
 
 /// `/v1/sessions/{id}/runs` and `/v1/runs` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {

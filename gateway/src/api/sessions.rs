@@ -16,12 +16,12 @@ use super::responses::{BodyRefused, Limited, NoSession, SessionFailed, StorageFa
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, fields,
 };
-use crate::clock::{fresh_id, now_ms};
 use crate::goal::Driver;
 use crate::registry::{ForkedFrom, SessionSpec};
 use crate::schema::status_schema;
-use crate::store::SessionRow;
 use crate::tools::{ClientTool, ToolChoice};
+use airlock_base::clock::{fresh_id, now_ms};
+use airlock_store::SessionRow;
 
 /// `/v1/sessions`, `/v1/sessions/{id}` and `/v1/sessions/{id}/status` (paths in the annotations).
 pub fn router() -> OpenApiRouter<AppState> {

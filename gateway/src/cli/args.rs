@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::mcp::McpServer;
 use crate::server::Sandbox;
-use crate::store::Durability;
+use airlock_store::Durability;
 
 /// What runs sandboxed: the core (the built-in one unless `--core` names another component) and
 /// the plugin tools under `--plugins`.

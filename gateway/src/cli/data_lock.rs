@@ -43,7 +43,7 @@ impl DataLock {
     /// Takes `data` for this process, or says which process has it. An in-memory store
     /// (`:memory:`) is the process's own: there is nothing to take.
     pub fn take(data: &Path) -> Result<Option<DataLock>, LockError> {
-        if data == Path::new(crate::store::MEMORY) {
+        if data == Path::new(airlock_store::MEMORY) {
             return Ok(None);
         }
         let mut lock = data.as_os_str().to_owned();

@@ -8,7 +8,7 @@ use super::args::EmbeddedArgs;
 use super::data_lock::DataLock;
 use crate::registry::Eviction;
 use crate::server::{Sessions, Settings};
-use crate::store::Durability;
+use airlock_store::Durability;
 
 /// An open registry, and the temporary directory it lives in, if any.
 pub struct Embedded {

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use crate::clock::now_ms;
-use crate::store::{Cluster, Durability, Key, KeyError, Store};
+use airlock_base::clock::now_ms;
+use airlock_store::{Cluster, Durability, Key, KeyError, Store};
 
 /// Arguments of `airlock keys`.
 #[derive(Debug, Args)]

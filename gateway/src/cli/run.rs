@@ -14,10 +14,10 @@ use super::approve::{Approve, Approver};
 use super::args::EmbeddedArgs;
 use super::embedded::Embedded;
 use super::progress::Progress;
-use crate::clock::fresh_id;
 use crate::follow::Follower;
 use crate::owned::{OwnError, Summary, submit};
 use crate::registry::SessionSpec;
+use airlock_base::clock::fresh_id;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]

@@ -218,7 +218,7 @@ fn enter<R>(
     store.set_fuel(fuel).map_err(|e| trapped(store, call, fuel, &e))?;
     let answer = f(store).map_err(|e| trapped(store, call, fuel, &e))?;
     let left = store.get_fuel().unwrap_or(0);
-    crate::metrics::global().core_fuel.observe(fuel.saturating_sub(left) as f64);
+    airlock_base::metrics::global().core_fuel.observe(fuel.saturating_sub(left) as f64);
     Ok(answer)
 }
 

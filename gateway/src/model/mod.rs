@@ -121,16 +121,16 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
 pub const MODEL_NAME_MOST: usize = 128;
 
 /// Whether `model` (what follows `openai:` or `deepseek:`) may name a model: a
-/// [`crate::store::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
+/// [`airlock_store::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
 /// model names use (`meta-llama/Llama-3.3-70B`, `qwen2.5:7b`, `gpt-4o@2024-08-06`).
 pub fn valid_model_name(model: &str) -> bool {
-    crate::store::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
+    airlock_store::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
 }
 
 /// Lets the models this gateway is configured with (its default and those of `windows`) and the
 /// well-known ones be `model` label values of the metrics; every other name is `other`.
 pub fn allow_labels(default: &str, windows: &ContextWindows) {
-    let models = &crate::metrics::global().models;
+    let models = &airlock_base::metrics::global().models;
     let configured = std::iter::once(default).chain(windows.names());
     for name in configured {
         models.allow(name.split_once(':').map_or(name, |(_, model)| model));

@@ -87,7 +87,7 @@ const KNOWN: &[(&str, u64)] = &[
     ("deepseek-reasoner", 128_000),
 ];
 
-/// Models known by name, whose names the metrics show as they are (`crate::metrics::Vocabulary`).
+/// Models known by name, whose names the metrics show as they are (`airlock_base::metrics::Vocabulary`).
 pub const WELL_KNOWN: &[&str] = &[
     "demo",
     "gpt-5",

@@ -85,7 +85,7 @@ impl LogBudget {
             return;
         }
         let (dropped_lines, dropped_bytes) = (self.dropped_lines, self.dropped_bytes);
-        crate::metrics::global()
+        airlock_base::metrics::global()
             .plugin_log_dropped
             .get_or_create(&vec![("plugin", plugin.to_owned())])
             .inc_by(dropped_bytes);

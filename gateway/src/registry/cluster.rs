@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use super::evict::at_rest_now;
 use super::{HubNotice, Registry, RegistryError};
 use crate::session::{Notice, SessionError, Work};
-use crate::store::Owner;
+use airlock_store::Owner;
 
 /// A change to a session, as a gateway tells the others sharing its store (for their
 /// `GET /v1/events`).
@@ -75,7 +75,7 @@ impl Registry {
     /// by several gateways, only sessions no live gateway holds: see [`Registry::start_leasing`].)
     pub async fn recover_all(&self) -> Result<usize, RegistryError> {
         let stored = self.store.session_count().await?;
-        crate::metrics::global().stored_sessions.set(stored as i64);
+        airlock_base::metrics::global().stored_sessions.set(stored as i64);
         self.recover_orphans().await
     }
 

@@ -2,7 +2,7 @@
 
 use crate::admission::Exceeded;
 use crate::session::SessionError;
-use crate::store::StoreError;
+use airlock_store::StoreError;
 
 /// Why a registry operation failed.
 #[derive(Debug, thiserror::Error)]

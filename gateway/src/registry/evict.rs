@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Registry, SessionHandle};
-use crate::clock::now_ms;
+use airlock_base::clock::now_ms;
 
 /// When sessions at rest are dropped from memory.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,7 +46,8 @@ impl Registry {
                 if freed && !evicted {
                     // The sessions evicted a tick ago are gone by now: their memory goes back
                     // to the system, not to the allocator's cache.
-                    let _ = tokio::task::spawn_blocking(crate::trim::release_free_memory).await;
+                    let _ =
+                        tokio::task::spawn_blocking(airlock_base::trim::release_free_memory).await;
                 }
                 freed = evicted;
                 let crowded = this.crowded.clone();
@@ -95,7 +96,7 @@ impl Registry {
             // Kept for the session's followers (the actor ends once its last handle is gone).
             outboxes.insert(id, Arc::downgrade(handle.outbox()));
         }
-        let metrics = crate::metrics::global();
+        let metrics = airlock_base::metrics::global();
         metrics.sessions.dec_by(evicted as i64);
         metrics.evictions.inc_by(evicted as u64);
         drop((live, outboxes));

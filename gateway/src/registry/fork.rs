@@ -10,7 +10,7 @@
 use airlock_core::{Durable, EndSeed, Event, EventData, fold_after, fold_snapshot, repair};
 
 use super::{ForkedFrom, HubNotice, Registry, RegistryError, SessionSpec, valid_session_id};
-use crate::store::{MAX_FORK_CHAIN, SessionRow};
+use airlock_store::{MAX_FORK_CHAIN, SessionRow};
 
 impl Registry {
     /// Forks `source` at `at_seq` (its last event when `None`) into a new session `fork_id` of
@@ -62,7 +62,7 @@ impl Registry {
         if !self.store.insert_fork(fork.clone(), events).await? {
             return Err(RegistryError::Taken(fork_id));
         }
-        crate::metrics::global().stored_sessions.inc();
+        airlock_base::metrics::global().stored_sessions.inc();
         let _ = self.hub.send(HubNotice::Added { session_id: fork_id });
         Ok(fork)
     }

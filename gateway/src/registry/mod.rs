@@ -24,12 +24,12 @@ use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
 use crate::admission::Admission;
-use crate::clock::fresh_id;
 use crate::core_host::CoreHost;
 use crate::model;
 use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
-use crate::store::{Owner, SessionRow, Store, plain_name};
 use crate::tools::{ToolRegistry, offered_tools};
+use airlock_base::clock::fresh_id;
+use airlock_store::{Owner, SessionRow, Store, plain_name};
 pub use cluster::{Change, ClusterNotice};
 pub use error::RegistryError;
 pub use evict::Eviction;
@@ -346,7 +346,7 @@ impl Registry {
                 .ok_or_else(|| RegistryError::NotFound(session_id.clone()))?;
             return Ok((existing, false));
         }
-        crate::metrics::global().stored_sessions.inc();
+        airlock_base::metrics::global().stored_sessions.inc();
         match self.store.acquire(&session_id).await? {
             Owner::Here => {
                 let handle = SessionHandle::spawn(session, Some(self.store.clone()));
@@ -366,7 +366,7 @@ impl Registry {
         let mut live = self.live.lock().expect("registry lock");
         // Counted by change, not set: a process may hold more than one registry (tests do).
         if live.insert(handle.id().to_owned(), handle).is_none() {
-            crate::metrics::global().sessions.inc();
+            airlock_base::metrics::global().sessions.inc();
         }
         if live.len() > self.eviction().max_live {
             self.crowded.notify_one();
@@ -410,7 +410,7 @@ impl Registry {
         let mut live = self.live.lock().expect("registry lock");
         let outbox = match live.remove(session_id) {
             Some(handle) => {
-                crate::metrics::global().sessions.dec();
+                airlock_base::metrics::global().sessions.dec();
                 Some(handle.outbox().clone())
             }
             None => self
@@ -497,7 +497,7 @@ impl Registry {
         }
         let handle = woken?;
         self.go_live(handle.clone());
-        let metrics = crate::metrics::global();
+        let metrics = airlock_base::metrics::global();
         metrics.wakes.inc();
         metrics.wake_seconds.observe(started.elapsed().as_secs_f64());
         let _ = self.hub.send(HubNotice::Woken { session_id });

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::now_ms;
-use crate::store::SessionRow;
 use crate::tools::{ClientTool, ToolChoice};
+use airlock_base::clock::now_ms;
+use airlock_store::SessionRow;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

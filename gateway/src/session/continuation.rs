@@ -8,8 +8,8 @@ use tokio::time::Instant;
 
 use super::{Session, SessionError};
 use crate::admission::{Exceeded, Limit};
-use crate::clock::fresh_id;
 use crate::goal::{Goal, GoalOp, GoalReason};
+use airlock_base::clock::fresh_id;
 
 impl Session {
     /// The goal and whether it is armed in this process.

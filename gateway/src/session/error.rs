@@ -3,7 +3,7 @@
 use crate::admission::Exceeded;
 use crate::core_host::CoreError;
 use crate::goal::GoalError;
-use crate::store::StoreError;
+use airlock_store::StoreError;
 
 /// Why a session could not go on.
 #[derive(Debug, thiserror::Error)]

@@ -12,9 +12,9 @@ use crate::admission::Admission;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use crate::model::ModelProvider;
-use crate::receipts::Marker;
-use crate::store::Snapshot;
 use crate::tools::ToolRegistry;
+use airlock_store::Snapshot;
+use airlock_store::receipts::Marker;
 
 /// Where a session's newest snapshot stands. A snapshot costs its size to write, and saves the
 /// replay of the events after it; so the next one waits until those events weigh as much, which

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 
-use crate::store::{Index, Snapshot, Store, StoreError};
+use airlock_store::{Index, Snapshot, Store, StoreError};
 
 /// An append-only, gap-free log of many sessions.
 pub trait SessionLog: Send + Sync {

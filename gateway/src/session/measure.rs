@@ -4,7 +4,7 @@
 use airlock_core::{ModelError, StreamChunk};
 use tokio::time::Instant;
 
-use crate::metrics::{Labels, global, outcome};
+use airlock_base::metrics::{Labels, global, outcome};
 
 /// One model call, measured as its stream goes by; a call dropped before its end (aborted) is
 /// counted `aborted`.

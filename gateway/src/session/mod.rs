@@ -39,13 +39,13 @@ pub use notice::{
 pub use sleep::SNAPSHOT_EVERY;
 
 use crate::admission::{Exceeded, Instance, Slot};
-use crate::clock::now_ms;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use crate::model::ModelProvider;
-use crate::receipts::Marker;
-use crate::store::{IdempotencyRecord, StoreError};
 use crate::tools::ToolRegistry;
+use airlock_base::clock::now_ms;
+use airlock_store::receipts::Marker;
+use airlock_store::{IdempotencyRecord, StoreError};
 use child::Parent;
 use effects::Batch;
 pub use load::{Accounting, SessionParts};
@@ -544,7 +544,7 @@ impl Session {
                 // The core is ahead of the durable log: rebuild it from what was committed, to
                 // be recovered as after a restart once storage takes commits again.
                 self.owes_recovery = true;
-                crate::metrics::global().commit_failures.inc();
+                airlock_base::metrics::global().commit_failures.inc();
                 self.rebuild().await?;
                 return Err(error.into());
             }

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::child::Parent;
 use super::{Committed, Session};
 use crate::goal::Driver;
-use crate::store::{IdempotencyRecord, Index};
+use airlock_store::{IdempotencyRecord, Index};
 
 /// The event types some part follows; the others are not parsed at all.
 const OBSERVED: [&str; 8] = [
@@ -79,7 +79,7 @@ impl Observe for TurnLog<'_> {
         match &event.data {
             EventData::TurnEnd(end) => {
                 let reason = end.reason.kind();
-                crate::metrics::global()
+                airlock_base::metrics::global()
                     .turns
                     .get_or_create(&vec![("reason", reason.into())])
                     .inc();

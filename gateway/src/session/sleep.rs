@@ -12,7 +12,7 @@ use airlock_core::Status;
 
 use super::load::{Loaded, SnapshotMark};
 use super::{Session, SessionError};
-use crate::store::Snapshot;
+use airlock_store::Snapshot;
 
 /// How many events an idle session logs before it keeps a new snapshot of its core's state.
 pub const SNAPSHOT_EVERY: u64 = 256;
@@ -82,7 +82,7 @@ impl Session {
         self.tasks.abort_all();
         self.streams.clear();
         (self.core, self.instance) = (None, None);
-        crate::metrics::global().asleep.inc();
+        airlock_base::metrics::global().asleep.inc();
         true
     }
 
@@ -97,7 +97,7 @@ impl Session {
         let instance = if new { admission.instance()? } else { admission.instance_forced() };
         let loaded = Loaded::load(&self.host, &self.config, self.log.as_ref()).await?;
         (self.core, self.instance) = (Some(loaded.core), Some(instance));
-        crate::metrics::global().asleep.dec();
+        airlock_base::metrics::global().asleep.dec();
         Ok(())
     }
 }
@@ -105,7 +105,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if self.core.is_none() {
-            crate::metrics::global().asleep.dec();
+            airlock_base::metrics::global().asleep.dec();
         }
     }
 }

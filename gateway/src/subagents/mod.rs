@@ -24,11 +24,11 @@ use airlock_core::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::clock::fresh_id;
 use crate::owned::{OwnError, OwnedRun, submit, summarize};
 use crate::registry::{Registry, RegistryError};
 use crate::session::{Notice, SessionError};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use airlock_base::clock::fresh_id;
 
 /// The `agent` tool.
 pub struct AgentTool {

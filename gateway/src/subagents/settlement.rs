@@ -28,11 +28,11 @@ use serde_json::{Value, json};
 
 use super::ChildResult;
 use crate::actor::{self, SessionHandle};
-use crate::clock::fresh_id;
 use crate::registry::{Registry, RegistryError};
 use crate::session::child::{COORDINATOR, SUBAGENT};
 use crate::session::{Fed, SessionError};
 use crate::tools::ToolOutput;
+use airlock_base::clock::fresh_id;
 
 /// The settlement state of every continuable child: per child, whether a watcher waits for it.
 pub struct Settlements {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use airlock_gateway::store::{Cluster, Index, Owner, Store, StoreError};
+use airlock_store::{Cluster, Index, Owner, Store, StoreError};
 use airlock_tests::postgres;
 
 fn event(seq: u64) -> String {

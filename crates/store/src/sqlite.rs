@@ -1,6 +1,6 @@
 //! The SQLite backend: one file, one writing thread that commits in groups, and a small pool of
 //! read connections (WAL lets them proceed while the writer commits). Its schema changes are the
-//! numbered files in `gateway/migrations/`.
+//! numbered files in `crates/store/migrations/`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,10 +15,10 @@ use super::{Faults, IdempotencyRecord, Index, MEMORY, Segment, SessionRow, Store
 /// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
 fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
-        M::up(include_str!("../../migrations/0001_init.sql")),
-        M::up(include_str!("../../migrations/0002_indexes.sql")),
-        M::up(include_str!("../../migrations/0003_keys.sql")),
-        M::up(include_str!("../../migrations/0004_logins_forks_bytes.sql")),
+        M::up(include_str!("../migrations/0001_init.sql")),
+        M::up(include_str!("../migrations/0002_indexes.sql")),
+        M::up(include_str!("../migrations/0003_keys.sql")),
+        M::up(include_str!("../migrations/0004_logins_forks_bytes.sql")),
     ])
 }
 

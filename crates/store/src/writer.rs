@@ -139,14 +139,14 @@ fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faul
         let (direct, group): (Vec<_>, Vec<_>) =
             group.into_iter().partition(|job| matches!(job, Job::Direct(_)));
         if !group.is_empty() {
-            crate::metrics::global().commit_batch.observe(group.len() as f64);
+            airlock_base::metrics::global().commit_batch.observe(group.len() as f64);
             if faults.take_commit_failure() {
                 fail_all(group, "an injected fault refused the commit");
             } else {
                 let started = std::time::Instant::now();
                 commit_group(&mut conn, group, &mut next_seq, barrier);
                 let took = started.elapsed().as_secs_f64();
-                crate::metrics::global().commit_seconds.observe(took);
+                airlock_base::metrics::global().commit_seconds.observe(took);
             }
             if next_seq.len() > MAX_REMEMBERED_SESSIONS {
                 // Only a shortcut: a session not remembered has its next seq read from the log.

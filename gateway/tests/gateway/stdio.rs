@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use airlock_gateway::store::{Durability, Store};
+use airlock_store::{Durability, Store};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -302,7 +302,7 @@ async fn stdio_a_valid_request_that_fails_answers_minus_32603_with_the_code_in_d
     {
         // A session disposed through another face: its log stays, it takes no input.
         let store = Store::open(&dir.path().join("stdio.db"), Durability::Full).unwrap();
-        let row = airlock_gateway::store::SessionRow {
+        let row = airlock_store::SessionRow {
             session_id: "gone".into(),
             created_at: 1,
             updated_at: 1,

@@ -1,7 +1,7 @@
 //! The HTTP API in-process on a real port: the SSE log, the queue and receipts, idle cancel,
 //! a restart, metrics. Resume, idempotency and refusals run against the binary in `tests/`.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

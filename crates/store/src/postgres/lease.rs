@@ -20,7 +20,7 @@ pub enum Owner {
 }
 
 impl Postgres {
-    /// See [`crate::store::Store::acquire`].
+    /// See [`crate::Store::acquire`].
     pub async fn acquire(&self, session_id: &str) -> Result<Owner, StoreError> {
         let client = self.client().await?;
         let take = client
@@ -51,7 +51,7 @@ impl Postgres {
         }
     }
 
-    /// See [`crate::store::Store::owner`].
+    /// See [`crate::Store::owner`].
     pub async fn owner(&self, session_id: &str) -> Result<Owner, StoreError> {
         let client = self.client().await?;
         let find = client
@@ -68,7 +68,7 @@ impl Postgres {
         })
     }
 
-    /// See [`crate::store::Store::release`].
+    /// See [`crate::Store::release`].
     pub fn release(
         &self,
         session_id: &str,
@@ -84,7 +84,7 @@ impl Postgres {
         }
     }
 
-    /// See [`crate::store::Store::release_all`].
+    /// See [`crate::Store::release_all`].
     pub async fn release_all(&self) -> Result<(), StoreError> {
         let client = self.client().await?;
         client.execute("DELETE FROM leases WHERE node = $1", &[&self.inner.cluster.node]).await?;
@@ -92,7 +92,7 @@ impl Postgres {
         Ok(())
     }
 
-    /// See [`crate::store::Store::renew`].
+    /// See [`crate::Store::renew`].
     pub async fn renew(&self) -> Result<Vec<String>, StoreError> {
         let before = self.inner.held.lock().expect("leases lock").clone();
         let client = self.client().await?;

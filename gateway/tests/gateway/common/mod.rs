@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::server::{Gateway, Sessions, Settings};
-use airlock_gateway::store::{Durability, Store};
 use airlock_gateway::tools::ToolRegistry;
+use airlock_store::{Durability, Store};
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -24,7 +24,7 @@ pub struct TestGateway {
     pub base: String,
     pub client: reqwest::Client,
     /// Its store (a test injects faults through it).
-    pub store: airlock_gateway::store::Store,
+    pub store: airlock_store::Store,
     /// Its SQLite file.
     data: PathBuf,
     stop: Option<oneshot::Sender<()>>,

@@ -88,7 +88,7 @@ async fn a_trapping_core_is_reported_and_rebuilt_from_the_log() {
 async fn a_late_follower_reports_status_in_its_place_among_the_events() {
     use airlock_gateway::follow::{Follower, Update};
     use airlock_gateway::registry::{Registry, SessionSpec};
-    use airlock_gateway::store::{Durability, Store};
+    use airlock_store::{Durability, Store};
 
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();

@@ -6,7 +6,7 @@ use tokio_postgres::types::ToSql;
 
 use super::Postgres;
 use crate::receipts::Receipt;
-use crate::store::{IdempotencyRecord, Key, SessionRow, StoreError};
+use crate::{IdempotencyRecord, Key, SessionRow, StoreError};
 
 const SESSION_COLUMNS: &str = "SELECT s.session_id, s.created_at, s.updated_at, s.spec, s.disposed, \
      s.parent_session_id, s.goal, s.needs_recovery, s.tenant, s.base_session_id, s.base_seq \
@@ -53,13 +53,13 @@ impl Postgres {
         Ok(rows.iter().map(session_row).collect())
     }
 
-    /// See [`crate::store::Store::session`].
+    /// See [`crate::Store::session`].
     pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
         let sql = format!("{SESSION_COLUMNS} WHERE s.session_id = $1");
         Ok(self.session_rows(&sql, &[&session_id]).await?.pop())
     }
 
-    /// See [`crate::store::Store::sessions`].
+    /// See [`crate::Store::sessions`].
     pub async fn sessions(
         &self,
         cursor: Option<String>,
@@ -84,14 +84,14 @@ impl Postgres {
         }
     }
 
-    /// See [`crate::store::Store::tenant_sessions`].
+    /// See [`crate::Store::tenant_sessions`].
     pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
         let sql = "SELECT COUNT(*) FROM sessions WHERE tenant = $1 AND NOT disposed";
         let row = self.client().await?.query_one(sql, &[&tenant]).await?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    /// See [`crate::store::Store::tenant_bytes`].
+    /// See [`crate::Store::tenant_bytes`].
     pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
         let sql = "SELECT COALESCE(SUM(bytes), 0)::BIGINT FROM sessions \
                    WHERE tenant = $1 AND NOT disposed";
@@ -99,7 +99,7 @@ impl Postgres {
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    /// See [`crate::store::Store::session_of_tenant`].
+    /// See [`crate::Store::session_of_tenant`].
     pub async fn session_of_tenant(
         &self,
         session_id: &str,
@@ -109,7 +109,7 @@ impl Postgres {
         Ok(self.client().await?.query_one(sql, &[&session_id, &tenant]).await?.get(0))
     }
 
-    /// See [`crate::store::Store::sessions_to_recover`]: those no live gateway holds. A session
+    /// See [`crate::Store::sessions_to_recover`]: those no live gateway holds. A session
     /// never leased (or let go) is visited only when its last commit did not leave it at rest; one
     /// whose lease ran out also when it is a child.
     pub async fn sessions_to_recover(
@@ -127,13 +127,13 @@ impl Postgres {
         self.session_rows(&sql, &[&cursor.unwrap_or_default(), &(limit as i64)]).await
     }
 
-    /// See [`crate::store::Store::session_count`].
+    /// See [`crate::Store::session_count`].
     pub async fn session_count(&self) -> Result<u64, StoreError> {
         let row = self.client().await?.query_one("SELECT COUNT(*) FROM sessions", &[]).await?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    /// See [`crate::store::Store::children`].
+    /// See [`crate::Store::children`].
     pub async fn children(&self, parent_id: &str) -> Result<Vec<SessionRow>, StoreError> {
         let sql = format!(
             "{SESSION_COLUMNS} WHERE s.parent_session_id = $1 ORDER BY s.created_at, s.session_id"
@@ -141,7 +141,7 @@ impl Postgres {
         self.session_rows(&sql, &[&parent_id]).await
     }
 
-    /// See [`crate::store::Store::create_key`].
+    /// See [`crate::Store::create_key`].
     pub async fn insert_key(&self, key: Key, hash: String) -> Result<(), StoreError> {
         self.client()
             .await?
@@ -154,13 +154,13 @@ impl Postgres {
         Ok(())
     }
 
-    /// See [`crate::store::Store::keys`].
+    /// See [`crate::Store::keys`].
     pub async fn keys(&self) -> Result<Vec<Key>, StoreError> {
         let sql = format!("{KEY_COLUMNS} ORDER BY created_at, key_id");
         Ok(self.client().await?.query(&sql, &[]).await?.iter().map(key_row).collect())
     }
 
-    /// See [`crate::store::Store::revoke_key`].
+    /// See [`crate::Store::revoke_key`].
     pub async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
         let client = self.client().await?;
         let sql = "UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1 AND revoked_at IS NULL";
@@ -170,9 +170,9 @@ impl Postgres {
         Ok(client.query_opt(&sql, &[&key_id]).await?.as_ref().map(key_row))
     }
 
-    /// See [`crate::store::Store::live_key`].
+    /// See [`crate::Store::live_key`].
     pub async fn live_key(&self, secret: &str) -> Result<Option<Key>, StoreError> {
-        let hash = crate::store::keys::key_hash(secret);
+        let hash = crate::keys::key_hash(secret);
         let client = self.client().await?;
         let sql = client
             .prepare_cached(&format!("{KEY_COLUMNS} WHERE hash = $1 AND revoked_at IS NULL"))
@@ -180,7 +180,7 @@ impl Postgres {
         Ok(client.query_opt(&sql, &[&hash]).await?.as_ref().map(key_row))
     }
 
-    /// See [`crate::store::Store::create_login`].
+    /// See [`crate::Store::create_login`].
     pub async fn insert_login(
         &self,
         hash: String,
@@ -192,25 +192,25 @@ impl Postgres {
         Ok(())
     }
 
-    /// See [`crate::store::Store::login_key`].
+    /// See [`crate::Store::login_key`].
     pub async fn login_key(&self, hash: String, since: u64) -> Result<Option<Key>, StoreError> {
         let client = self.client().await?;
         let sql = format!(
             "{} WHERE l.token_hash = $1 AND l.created_at >= $2 AND k.revoked_at IS NULL",
-            crate::store::keys::LOGIN_KEY_COLUMNS
+            crate::keys::LOGIN_KEY_COLUMNS
         );
         let sql = client.prepare_cached(&sql).await?;
         Ok(client.query_opt(&sql, &[&hash, &(since as i64)]).await?.as_ref().map(key_row))
     }
 
-    /// See [`crate::store::Store::end_login`].
+    /// See [`crate::Store::end_login`].
     pub async fn end_login(&self, hash: String) -> Result<(), StoreError> {
         let sql = "DELETE FROM logins WHERE token_hash = $1";
         self.client().await?.execute(sql, &[&hash]).await?;
         Ok(())
     }
 
-    /// See [`crate::store::Store::has_keys`].
+    /// See [`crate::Store::has_keys`].
     pub async fn has_keys(&self) -> Result<bool, StoreError> {
         let client = self.client().await?;
         let sql = client.prepare_cached("SELECT EXISTS (SELECT 1 FROM api_keys)").await?;

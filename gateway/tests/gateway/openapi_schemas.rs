@@ -2,7 +2,7 @@
 //! hold what the gateway really sends: every event of every core transcript, and the frames,
 //! pages, runs and goal changes of a real gateway.
 
-mod common;
+use crate::common;
 
 use airlock_core::testkit::{self, Native};
 use jsonschema::Validator;

@@ -2,9 +2,9 @@
 //! `@modelcontextprotocol/server-everything` from npm (`tests/mcp`, pinned by its lockfile).
 //!
 //! Ignored by default because it needs Node.js and `npm ci --prefix tests/mcp`; `.ci/run`
-//! installs it and runs `cargo test --workspace --test mcp -- --ignored`.
+//! installs it and runs `cargo test --workspace --test gateway -- --ignored mcp::`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

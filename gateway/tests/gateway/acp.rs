@@ -2,7 +2,7 @@
 //! binary over its stdin/stdout, its sessions answered by the mock model over HTTP. With
 //! `--listen`, the test also reaches the same sessions over the HTTP API (steering, queue edits).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

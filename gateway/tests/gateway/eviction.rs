@@ -7,8 +7,8 @@ use std::time::Duration;
 use airlock_core::{ContentBlock, Delivery, Input, Message};
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
-use airlock_gateway::store::{Durability, SessionRow, Snapshot, Store};
 use airlock_gateway::tools::ToolRegistry;
+use airlock_store::{Durability, SessionRow, Snapshot, Store};
 use serde_json::Value;
 
 fn followup(id: &str, text: &str) -> Input {

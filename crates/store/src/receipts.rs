@@ -1,43 +1,25 @@
 //! Receipts: the admission facts of one message, read from the log (never a result).
 
 use airlock_core::{Event, EventData, Inbox, SpliceOutcome, Target};
-use serde::Serialize;
-use utoipa::ToSchema;
-use utoipa::openapi::schema::Object;
 
-use crate::schema::{string_enum, target_schema};
-
-/// `{messageId, state, target, insertedSeq, claimedSeq?, turn?, canceledSeq?}`.
-#[derive(Debug, PartialEq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+/// Where one message is: `{messageId, state, target, insertedSeq, claimedSeq?, turn?,
+/// canceledSeq?}` as the API shows it.
+#[derive(Debug, PartialEq)]
 pub struct Receipt {
     /// The message.
     pub message_id: String,
     /// `pending`, `claimed` or `canceled`.
-    #[schema(schema_with = state_schema)]
     pub state: &'static str,
     /// The list it was inserted into (or last moved to).
-    #[schema(schema_with = target_schema)]
     pub target: Target,
     /// The seq of the splice that inserted it.
     pub inserted_seq: u64,
     /// The seq of the splice that claimed it, once claimed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub claimed_seq: Option<u64>,
     /// The turn that claimed it, once claimed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
     /// The seq of the splice that canceled it, once canceled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub canceled_seq: Option<u64>,
-}
-
-/// `Receipt::state`.
-fn state_schema() -> Object {
-    string_enum(
-        "Where the message is: waiting, taken by a turn, or canceled.",
-        &["pending", "claimed", "canceled"],
-    )
 }
 
 /// One change a splice makes to a message's receipt.

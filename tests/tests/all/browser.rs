@@ -2,7 +2,7 @@
 //! (`web-demo/browser-test/drive.mjs`) against a real gateway and the mock model.
 //!
 //! Ignored by default because it needs Chromium and the npm package; `.ci/run` installs both and
-//! runs it with `cargo test --workspace --test browser -- --ignored`.
+//! runs it with `cargo test --workspace --test all -- --ignored browser::`.
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! fills up under a running turn, then gets its space back.
 //!
 //! Ignored by default because it mounts a tmpfs (root only); `.ci/run` runs it with
-//! `cargo test --workspace --test storage -- --ignored`.
+//! `cargo test --workspace --test all -- --ignored storage::`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

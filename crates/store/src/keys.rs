@@ -247,7 +247,7 @@ fn key_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Durability, MEMORY};
+    use crate::{Durability, MEMORY};
 
     #[tokio::test]
     async fn a_key_is_found_by_its_secret_until_it_is_revoked() {

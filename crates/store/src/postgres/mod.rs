@@ -25,8 +25,8 @@ pub use lease::Owner;
 
 /// The migrations, in order; each is applied once, tracked in `airlock_schema`.
 const MIGRATIONS: &[&str] = &[
-    include_str!("../../../migrations/postgres/0001_init.sql"),
-    include_str!("../../../migrations/postgres/0002_logins_forks_bytes.sql"),
+    include_str!("../../migrations/postgres/0001_init.sql"),
+    include_str!("../../migrations/postgres/0002_logins_forks_bytes.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most.
@@ -48,7 +48,7 @@ pub struct Cluster {
 impl Cluster {
     /// A process that reads and writes the store but runs no session (`airlock keys`).
     pub fn visitor() -> Cluster {
-        let node = crate::clock::fresh_id();
+        let node = airlock_base::clock::fresh_id();
         Cluster { node, address: String::new(), lease: Duration::from_secs(4) }
     }
 }

@@ -239,7 +239,7 @@ async fn hostile_log_flood_leaves_its_call_budget_and_one_line_and_returns() {
     assert_eq!(dropped[0]["dropped_lines"], lines);
     assert_eq!(dropped[0]["dropped_bytes"], lines * 4096);
     assert!(dropped[0]["message"].as_str().unwrap().contains("max_log_kb"), "{dropped:?}");
-    let metric = airlock_gateway::metrics::global()
+    let metric = airlock_base::metrics::global()
         .plugin_log_dropped
         .get_or_create(&vec![("plugin", "flooder".to_owned())])
         .get();

@@ -3,8 +3,8 @@
 //!
 //! Ignored by default because it needs schemathesis from PyPI; `.ci/run` installs it (pinned by
 //! `tests/schemathesis/requirements.txt`) with `tests/schemathesis/install.sh` and runs this with
-//! `cargo test --workspace --test schemathesis -- --ignored`. Its settings, and the one waiver the
-//! API's contract calls for, are in `tests/schemathesis/schemathesis.toml`.
+//! `cargo test --workspace --test all -- --ignored schemathesis::`. Its settings, and the one
+//! waiver the API's contract calls for, are in `tests/schemathesis/schemathesis.toml`.
 
 use std::path::{Path, PathBuf};
 

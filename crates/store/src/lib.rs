@@ -9,12 +9,13 @@
 //!   by one gateway under a lease whose epoch every append checks in its own transaction, so a
 //!   gateway that lost a lease can never append to that log again (fencing).
 //!
-//! Each backend's schema changes are its numbered files under `gateway/migrations/`.
+//! Each backend's schema changes are its numbered files under `crates/store/migrations/`.
 
 mod faults;
 mod indexes;
 mod keys;
 mod postgres;
+pub mod receipts;
 mod sessions;
 mod sqlite;
 mod writer;

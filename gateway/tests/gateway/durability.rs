@@ -2,7 +2,7 @@
 //! that was not committed, and a subagent's result that cannot be made durable is reported as
 //! `DURABILITY_FAILED` to the parent's model instead of as a result.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

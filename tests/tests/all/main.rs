@@ -1,0 +1,27 @@
+//! The end-to-end tests: the real `airlock` binary, a module per subject (`docs/architecture.md`,
+//! "Tests"), with the harness in the `airlock-tests` library. Those that need a tool from another
+//! registry or a service are `#[ignore]`d and run by `.ci/run`, by module:
+//! `cargo test --workspace --test all -- --ignored browser::`.
+
+mod access;
+mod admission;
+mod browser;
+mod cluster;
+mod compaction;
+mod connections;
+mod continuable;
+mod e2e;
+mod forks;
+mod goals;
+mod limits;
+mod logs;
+mod metrics;
+mod openapi;
+mod person;
+mod queue_and_streams;
+mod runs;
+mod scale;
+mod schemathesis;
+mod storage;
+mod subagents;
+mod web_demo;

@@ -152,9 +152,6 @@ impl Exceeded {
     fn new(limit: Limit, most: u64, what: String, hint: &'static str) -> Exceeded {
         Exceeded { limit, most, what, hint, retry_after: 1 }
     }
-
-    /// For a model's tool call: `LIMIT_EXCEEDED` and this message.
-    pub const TOOL_CODE: &'static str = "LIMIT_EXCEEDED";
 }
 
 /// One unit of a count, held while it is used; dropping it gives it back.

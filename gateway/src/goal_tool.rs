@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::goal::GoalOp;
 use crate::registry::Registry;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The `goal` model tool: ends the session's goal as complete or blocked.
 pub struct GoalTool {

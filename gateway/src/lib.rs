@@ -6,14 +6,15 @@
 //! event, call the model, call a tool, ...) come out for the host to perform.
 //!
 //! It stands on crates the compiler keeps below it (`docs/architecture.md`): `airlock-base` (the
-//! clock and ids, metrics, giving freed memory back) and `airlock-store` (the durable log on
-//! SQLite or PostgreSQL, receipts, keys, leases). Its own modules form layers that depend one
+//! clock and ids, plain names, metrics, giving freed memory back), `airlock-store` (the durable
+//! log on SQLite or PostgreSQL, receipts, keys, leases) and `airlock-providers` (model
+//! providers, the tool registry and tool policy, MCP tool sources). Its own modules form layers that depend one
 //! way, bottom to top (the test `gateway/tests/gateway/layers.rs` keeps them so):
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
-//! | helpers | [`schema`], [`admission`], [`connections`] | OpenAPI schemas of core types, the one accounting of new work, the accept loop |
-//! | effects | [`core_host`], [`model`], [`tools`], [`plugins`] | the wasm core, model providers, built-in and plugin tools |
+//! | helpers | [`schema`], [`admission`], [`connections`] | OpenAPI schemas of the lower crates' types, the one accounting of new work, the accept loop |
+//! | sandbox | [`core_host`], [`plugins`] | the wasm core, plugin tools |
 //! | goals | [`goal`] | the pure goal driver |
 //! | session | [`session`] | one session: feed the core, commit, announce, run effects |
 //! | actor | [`actor`] | one task per session, and the handle into it |
@@ -23,6 +24,7 @@
 //! | faces | [`api`], [`stdio`], [`acp`] | HTTP/SSE, JSON-RPC on stdio, the Agent Client Protocol |
 //! | composition | [`server`] | the one place that wires store, core, tools, registry and faces |
 //! | command line | [`cli`] | `airlock serve`, `run`, `stdio`, `acp` |
+
 pub mod acp;
 pub mod actor;
 pub mod admission;
@@ -33,8 +35,6 @@ pub mod core_host;
 pub mod follow;
 pub mod goal;
 pub mod goal_tool;
-pub mod mcp;
-pub mod model;
 pub mod owned;
 pub mod plugins;
 pub mod registry;
@@ -43,4 +43,3 @@ pub mod server;
 pub mod session;
 pub mod stdio;
 pub mod subagents;
-pub mod tools;

@@ -24,7 +24,7 @@ use crate::goal_tool::GoalTool;
 use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Eviction, Registry, RegistryError};
 use crate::subagents::{AgentTool, Continuable, Settlements};
-use crate::tools::ToolRegistry;
+use airlock_providers::tools::ToolRegistry;
 use airlock_store::{Cluster, Durability, Store, StoreError};
 
 /// How to run a gateway.
@@ -59,7 +59,7 @@ pub struct Settings {
     /// Where `/metrics` is served, and who may read it.
     pub metrics: MetricsSettings,
     /// The models' context windows.
-    pub windows: crate::model::ContextWindows,
+    pub windows: airlock_providers::model::ContextWindows,
 }
 
 /// Where `/metrics` is served, and who may read it.
@@ -90,8 +90,8 @@ pub struct Sandbox {
     pub plugins: Option<std::path::PathBuf>,
     /// A component of the world `airlock:core/agent-core` to run instead of the built-in core.
     pub core: Option<std::path::PathBuf>,
-    /// MCP servers whose tools every session may call (not sandboxed: see [`crate::mcp`]).
-    pub mcp: Vec<crate::mcp::McpServer>,
+    /// MCP servers whose tools every session may call (not sandboxed: see [`airlock_providers::mcp`]).
+    pub mcp: Vec<airlock_providers::mcp::McpServer>,
     /// The tools whose calls wait for a person's approval unless a session says otherwise
     /// (`all`: every one).
     pub approval_for: Vec<String>,
@@ -114,13 +114,13 @@ pub enum ServeError {
     Recover(#[from] RegistryError),
     /// The default model.
     #[error(transparent)]
-    Model(#[from] crate::model::ModelSetupError),
+    Model(#[from] airlock_providers::model::ModelSetupError),
     /// A plugin.
     #[error(transparent)]
     Plugin(#[from] crate::plugins::PluginError),
     /// An MCP server.
     #[error("{0}")]
-    Mcp(#[from] crate::mcp::McpError),
+    Mcp(#[from] airlock_providers::mcp::McpError),
     /// Keys are missing for where it would listen.
     #[error(transparent)]
     Exposure(#[from] ExposureError),
@@ -329,7 +329,7 @@ impl Sessions {
         sessions.registry.set_windows(settings.windows.clone());
         sessions.registry.set_admission(settings.admission);
         // The metrics' labels name only what this gateway was set up with.
-        crate::model::allow_labels(&settings.model, &settings.windows);
+        airlock_providers::model::allow_labels(&settings.model, &settings.windows);
         for tool in sessions.registry.tools().tools() {
             airlock_base::metrics::global().tools.allow(&tool.spec().name);
         }
@@ -367,7 +367,7 @@ impl Sessions {
 
 /// The store, the core host and the tools `settings` name.
 async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
-    crate::model::from_name(&settings.model)?;
+    airlock_providers::model::from_name(&settings.model)?;
     let store = match &settings.shared {
         None => Store::open(&settings.data, settings.durability)?,
         Some(shared) => {
@@ -397,10 +397,12 @@ async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistr
         }
     }
     for server in &settings.sandbox.mcp {
-        for tool in crate::mcp::connect(server).await? {
+        for tool in airlock_providers::mcp::connect(server).await? {
             let clash = tools.add_new(tool);
-            clash
-                .map_err(|message| crate::mcp::McpError { server: server.name.clone(), message })?;
+            clash.map_err(|message| airlock_providers::mcp::McpError {
+                server: server.name.clone(),
+                message,
+            })?;
         }
     }
     Ok((store, host, tools))

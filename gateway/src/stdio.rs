@@ -32,9 +32,9 @@ use tokio::sync::{mpsc, watch};
 
 use crate::actor::{Admission, SessionHandle};
 use crate::follow::{Follower, Update};
-use crate::model::ModelSetupError;
 use crate::registry::{Registry, RegistryError, SessionSpec};
 use airlock_base::clock::fresh_id;
+use airlock_providers::model::ModelSetupError;
 
 /// The most bytes of queued frames written to stdout at once.
 const WRITE_BATCH: usize = 64 * 1024;
@@ -253,7 +253,7 @@ impl Server {
             }
         };
         if let Some(model) = &model {
-            crate::model::from_name(model).map_err(|error| match error {
+            airlock_providers::model::from_name(model).map_err(|error| match error {
                 ModelSetupError::Unknown(_) | ModelSetupError::MissingModelName { .. } => {
                     RpcError::invalid_params(error)
                 }

@@ -2,6 +2,7 @@
 //! looked up by the gateway on each `/v1` request. Only a key's SHA-256 is stored; the key itself
 //! is shown once, when it is made.
 
+use airlock_base::input::plain_name;
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
@@ -54,15 +55,6 @@ pub enum KeyError {
 /// Whether `name` may name a tenant: a [`plain_name`] of up to 64 characters.
 pub fn valid_tenant(name: &str) -> bool {
     plain_name(name, 64, &['.', '_', '-'])
-}
-
-/// Whether `name` is 1 to `max` ASCII letters, digits and `punctuation`, starting with a letter
-/// or digit: nothing a path, a log line or a terminal would read as more.
-pub fn plain_name(name: &str, max: usize, punctuation: &[char]) -> bool {
-    let fits = |c: char| c.is_ascii_alphanumeric() || punctuation.contains(&c);
-    name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.len() <= max
-        && name.chars().all(fits)
 }
 
 /// How long a browser's sign-in (`POST /v1/login`) lasts: 30 days.

@@ -26,7 +26,7 @@ use crate::receipts::{Mark, Receipt};
 
 pub use faults::Faults;
 pub use indexes::Snapshot;
-pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash, plain_name};
+pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash};
 pub use postgres::{Cluster, Owner};
 pub use sessions::SessionRow;
 pub use writer::Durability;

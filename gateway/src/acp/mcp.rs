@@ -9,8 +9,8 @@ use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{McpCapabilities, McpServer as AcpServer};
 use serde_json::json;
 
-use crate::mcp::{McpServer, McpSource};
 use crate::registry::Registry;
+use airlock_providers::mcp::{McpServer, McpSource};
 
 /// What the agent says it takes.
 pub(super) fn capabilities() -> McpCapabilities {
@@ -34,7 +34,7 @@ pub(super) async fn attach(
     let mut tools = Vec::new();
     for server in servers {
         let server = converted(server).map_err(invalid)?;
-        let started = crate::mcp::connect(&server).await;
+        let started = airlock_providers::mcp::connect(&server).await;
         tools.extend(started.map_err(|e| invalid(e.to_string()))?);
     }
     registry.session_tools().set(session_id, registry.tools(), tools).map_err(invalid)

@@ -143,7 +143,7 @@ impl utoipa::PartialSchema for Content {
 
 impl utoipa::ToSchema for Content {}
 
-pub(super) use crate::schema::whole;
+pub(super) use airlock_base::input::whole;
 
 /// `deserialize_with` for an owned run's `timeoutMs`: a whole number of milliseconds, at most a
 /// day.

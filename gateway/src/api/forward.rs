@@ -71,7 +71,7 @@ fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        crate::model::install_tls();
+        airlock_providers::model::install_tls();
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(2))
             .no_proxy()

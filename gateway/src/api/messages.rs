@@ -163,7 +163,7 @@ async fn receipt(
     Ok(Json(ReceiptView::from(receipt)))
 }
 
-/// `Receipt` as the API shows it.
+/// Where one message is: waiting, taken by a turn, or canceled; never a result.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Receipt)]

@@ -69,7 +69,7 @@ pub fn serve(
     link(&mut json);
     guarded(&mut json);
     let tools: Vec<String> = state.registry.tools().specs().into_iter().map(|t| t.name).collect();
-    fit(&mut json, &tools, &crate::model::name_pattern());
+    fit(&mut json, &tools, &airlock_providers::model::name_pattern());
     if state.metrics.key.is_some() {
         metrics_secured(&mut json);
     }

@@ -19,8 +19,8 @@ use super::{
 use crate::goal::Driver;
 use crate::registry::{ForkedFrom, SessionSpec};
 use crate::schema::status_schema;
-use crate::tools::{ClientTool, ToolChoice};
 use airlock_base::clock::{fresh_id, now_ms};
+use airlock_providers::tools::{ClientTool, ToolChoice};
 use airlock_store::SessionRow;
 
 /// `/v1/sessions`, `/v1/sessions/{id}` and `/v1/sessions/{id}/status` (paths in the annotations).
@@ -46,8 +46,10 @@ struct CreateBody {
     system: Option<String>,
     /// The gateway tools the agent may call (all when absent): each a name, or `{name,
     /// approval}` where `approval: "always"` makes each call wait for a person.
+    #[schema(value_type = Option<Vec<crate::schema::ToolChoice>>)]
     tools: Option<Vec<ToolChoice>>,
     /// Tools the client runs: a call waits for `POST …/tool-calls/{callId}/result`.
+    #[schema(value_type = Option<Vec<crate::schema::ClientTool>>)]
     client_tools: Option<Vec<ClientTool>>,
     /// Anything the caller wants kept with the session (any JSON).
     #[schema(value_type = Option<serde_json::Value>)]

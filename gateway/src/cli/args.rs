@@ -7,8 +7,8 @@ use airlock_core::Limits;
 
 use clap::{Args, ValueEnum};
 
-use crate::mcp::McpServer;
 use crate::server::Sandbox;
+use airlock_providers::mcp::McpServer;
 use airlock_store::Durability;
 
 /// What runs sandboxed: the core (the built-in one unless `--core` names another component) and
@@ -68,8 +68,8 @@ pub struct EmbeddedArgs {
 
 impl EmbeddedArgs {
     /// The context windows: `--context-window` for the command's model, else the defaults.
-    pub fn windows(&self) -> crate::model::ContextWindows {
-        let mut windows = crate::model::ContextWindows::default();
+    pub fn windows(&self) -> airlock_providers::model::ContextWindows {
+        let mut windows = airlock_providers::model::ContextWindows::default();
         if let Some(window) = self.context_window {
             windows.set_window(&self.model, window);
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::ServeArgs;
 use super::args::DurabilityArg;
-use crate::mcp::{McpServer, McpSource};
+use airlock_providers::mcp::{McpServer, McpSource};
 
 /// The keys `airlock.toml` may hold (the long flag names of `airlock serve`).
 #[derive(Debug, Default, Deserialize)]
@@ -52,7 +52,7 @@ struct FileSettings {
     /// `[mcp.NAME]`: an MCP server, `command = [...]` or `url = "…"` (as `--mcp`).
     mcp: Option<std::collections::BTreeMap<String, McpEntry>>,
     /// `[models."NAME"]`: per-model settings, which no flag names.
-    models: Option<std::collections::BTreeMap<String, crate::model::ModelSettings>>,
+    models: Option<std::collections::BTreeMap<String, airlock_providers::model::ModelSettings>>,
 }
 
 /// One `[mcp.NAME]` table.
@@ -168,7 +168,7 @@ pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
     fill(&mut args.metrics_key, file.metrics_key.map(Some), unset("metrics_key"));
     fill(&mut args.context_window, file.context_window.map(Some), unset("context_window"));
     if let Some(models) = file.models {
-        let models = crate::model::ContextWindows::new(models);
+        let models = airlock_providers::model::ContextWindows::new(models);
         models.check().map_err(|error| format!("{}: {error}", path.display()))?;
         args.models = models;
     }

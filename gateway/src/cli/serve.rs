@@ -39,7 +39,7 @@ pub struct ServeArgs {
     pub context_window: Option<u64>,
     /// `[models."NAME"]` of `airlock.toml`: each model's context window and compaction share.
     #[arg(skip)]
-    pub models: crate::model::ContextWindows,
+    pub models: airlock_providers::model::ContextWindows,
     /// `full` survives power loss; `normal` is faster and may lose the last commits then.
     #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
     pub durability: DurabilityArg,

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::bindings::airlock::plugin::types::ToolSpec;
-use crate::tools;
+use airlock_providers::tools;
 
 /// The most tools one plugin may offer: half of the 128 an OpenAI request takes.
 pub(super) const MOST_TOOLS: usize = 64;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::tools::Approval;
+use airlock_providers::tools::Approval;
 
 /// A plugin's manifest.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]

@@ -42,8 +42,8 @@ use self::bindings::ToolPluginPre;
 use self::bindings::airlock::plugin::types::ToolError;
 use self::log::LogRate;
 use self::sandbox::CallState;
-use crate::tools::Approval;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use airlock_providers::tools::Approval;
+use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The plugin components built from this repository (`plugins/` and the test fixtures in
 /// `tests/plugins/`), as `<name>.wasm`.

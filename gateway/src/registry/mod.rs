@@ -25,11 +25,12 @@ use tokio::sync::broadcast;
 use crate::actor::SessionHandle;
 use crate::admission::Admission;
 use crate::core_host::CoreHost;
-use crate::model;
 use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
-use crate::tools::{ToolRegistry, offered_tools};
 use airlock_base::clock::fresh_id;
-use airlock_store::{Owner, SessionRow, Store, plain_name};
+use airlock_base::input::plain_name;
+use airlock_providers::model;
+use airlock_providers::tools::{ToolRegistry, offered_tools};
+use airlock_store::{Owner, SessionRow, Store};
 pub use cluster::{Change, ClusterNotice};
 pub use error::RegistryError;
 pub use evict::Eviction;
@@ -179,7 +180,7 @@ impl Registry {
     /// Makes the calls of these tools (`all`: every one) wait for a person's approval, unless a
     /// session's own policy says otherwise; an unknown name is an error naming the known ones.
     pub fn ask_before(&self, names: &[String]) -> Result<(), String> {
-        for name in names.iter().filter(|name| *name != crate::tools::ASK_ALL) {
+        for name in names.iter().filter(|name| *name != airlock_providers::tools::ASK_ALL) {
             self.tools.only(std::slice::from_ref(name))?;
         }
         *self.asking.lock().expect("asking lock") = names.to_vec();

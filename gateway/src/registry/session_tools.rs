@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::tools::{Tool, ToolRegistry};
+use airlock_providers::tools::{Tool, ToolRegistry};
 
 /// Each session's own tools, by session id.
 #[derive(Default)]

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::{ClientTool, ToolChoice};
 use airlock_base::clock::now_ms;
+use airlock_providers::tools::{ClientTool, ToolChoice};
 use airlock_store::SessionRow;
 
 /// How a session was asked for: stored with it, so a restart rebuilds the same session.

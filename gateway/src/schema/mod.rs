@@ -1,11 +1,14 @@
-//! OpenAPI schemas of `airlock-core` types, which have none of their own (the core does not
-//! depend on utoipa): the few enums the API shows, and, written out as JSON in `schema/log.rs` and
-//! `schema/frames.rs`, the log's events and the streams' frames.
+//! OpenAPI schemas of types that have none of their own, since their crates do not depend on
+//! utoipa: the few enums of `airlock-core` the API shows; written out as JSON in `schema/log.rs`
+//! and `schema/frames.rs`, the log's events and the streams' frames; and a session's tool policy
+//! (`schema/tools.rs`).
 
 mod frames;
 mod log;
+mod tools;
 
-use serde::de::{Deserialize, Deserializer, Error as _};
+pub use tools::{ClientTool, ToolChoice};
+
 use serde_json::{Map, Value, json};
 use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
 use utoipa::openapi::{Array, Ref};
@@ -96,25 +99,4 @@ fn uint(description: &str) -> Value {
         number["description"] = json!(description);
     }
     number
-}
-
-/// `deserialize_with` for an optional whole number: JSON Schema's `integer` is any number with
-/// no fraction, so `300.0` counts as `300`.
-pub fn whole<'de, D: Deserializer<'de>, N: TryFrom<u64>>(
-    deserializer: D,
-) -> Result<Option<N>, D::Error> {
-    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
-        return Ok(None);
-    };
-    let whole = match (number.as_u64(), number.as_f64()) {
-        (Some(n), _) => Some(n),
-        (None, Some(f)) if f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(&f) => {
-            Some(f as u64)
-        }
-        _ => None,
-    };
-    whole
-        .and_then(|n| N::try_from(n).ok())
-        .map(Some)
-        .ok_or_else(|| D::Error::custom(format_args!("{number} is not a whole number in range")))
 }

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::chunks::{self, Pending};
 use super::{Session, measure};
-use crate::tools::ToolContext;
+use airlock_providers::tools::ToolContext;
 
 impl Session {
     /// Starts the model streams that `outputs` ask for, taking them out, before those outputs are

@@ -11,8 +11,8 @@ use super::{Batch, Outbox, Session, SessionError, SessionLog};
 use crate::admission::Admission;
 use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
-use crate::model::ModelProvider;
-use crate::tools::ToolRegistry;
+use airlock_providers::model::ModelProvider;
+use airlock_providers::tools::ToolRegistry;
 use airlock_store::Snapshot;
 use airlock_store::receipts::Marker;
 

@@ -28,7 +28,7 @@ use super::Settlements;
 use crate::actor::SessionHandle;
 use crate::registry::Registry;
 use crate::session::Notice;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The version of the `subagent/descriptor` this gateway writes.
 const DESCRIPTOR_VERSION: u32 = 1;

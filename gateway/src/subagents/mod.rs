@@ -27,8 +27,8 @@ use serde_json::json;
 use crate::owned::{OwnError, OwnedRun, submit, summarize};
 use crate::registry::{Registry, RegistryError};
 use crate::session::{Notice, SessionError};
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 use airlock_base::clock::fresh_id;
+use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The `agent` tool.
 pub struct AgentTool {

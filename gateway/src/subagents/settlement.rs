@@ -31,8 +31,8 @@ use crate::actor::{self, SessionHandle};
 use crate::registry::{Registry, RegistryError};
 use crate::session::child::{COORDINATOR, SUBAGENT};
 use crate::session::{Fed, SessionError};
-use crate::tools::ToolOutput;
 use airlock_base::clock::fresh_id;
+use airlock_providers::tools::ToolOutput;
 
 /// The settlement state of every continuable child: per child, whether a watcher waits for it.
 pub struct Settlements {

@@ -62,7 +62,7 @@ fn held(text: &str) -> (Reply, Arc<Notify>) {
 }
 
 fn http() -> reqwest::Client {
-    airlock_gateway::model::install_tls();
+    airlock_providers::model::install_tls();
     reqwest::Client::new()
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use airlock_core::{ContentBlock, Delivery, Input, Message};
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
-use airlock_gateway::tools::ToolRegistry;
+use airlock_providers::tools::ToolRegistry;
 use airlock_store::{Durability, SessionRow, Snapshot, Store};
 use serde_json::Value;
 
@@ -111,7 +111,7 @@ async fn session_over(dir: &tempfile::TempDir) -> airlock_gateway::session::Sess
 fn session_on(store: Store) -> airlock_gateway::session::Session {
     use airlock_gateway::session::{Outbox, Session, SessionParts};
     let host = Arc::new(CoreHost::new(None).unwrap());
-    let model = airlock_gateway::model::from_name("demo").unwrap();
+    let model = airlock_providers::model::from_name("demo").unwrap();
     let config = airlock_core::Config::new("s", model.provider(), model.model());
     let tools = ToolRegistry::builtin();
     let (log, outbox) = (Arc::new(store), Outbox::new());

@@ -59,7 +59,7 @@ async fn serve(dir: &Path, mcp: &str) -> (Child, String) {
 }
 
 fn http() -> reqwest::Client {
-    airlock_gateway::model::install_tls();
+    airlock_providers::model::install_tls();
     reqwest::Client::new()
 }
 

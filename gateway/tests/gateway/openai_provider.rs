@@ -9,10 +9,10 @@ use airlock_core::{
     StreamChunk, Target, ToolSpec, TurnEndReason, Usage,
 };
 use airlock_gateway::core_host::CoreHost;
-use airlock_gateway::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
 use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionParts};
-use airlock_gateway::tools::ToolRegistry;
+use airlock_providers::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
+use airlock_providers::tools::ToolRegistry;
 use airlock_tests::{MockModel, Reply};
 use futures::StreamExt;
 use serde_json::{Value, json};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use airlock_gateway::plugins::{BUILT_DIR, Plugin, PluginHost};
-use airlock_gateway::tools::ToolOutput;
+use airlock_providers::tools::ToolOutput;
 use serde_json::{Value, json};
 
 /// A plugins directory holding one plugin: `<name>/plugin.toml` and the built `<name>.wasm`.

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
 use airlock_gateway::core_host::CoreHost;
-use airlock_gateway::model;
 use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionError, SessionParts};
-use airlock_gateway::tools::ToolRegistry;
+use airlock_providers::model;
+use airlock_providers::tools::ToolRegistry;
 
 fn session() -> Session {
     session_on(Arc::new(MemoryLog::default()))

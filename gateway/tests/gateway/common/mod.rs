@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::server::{Gateway, Sessions, Settings};
-use airlock_gateway::tools::ToolRegistry;
+use airlock_providers::tools::ToolRegistry;
 use airlock_store::{Durability, Store};
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
@@ -53,7 +53,7 @@ fn settings(data: PathBuf) -> Settings {
 
 /// Starts a gateway on `data` (a file in a temp dir the caller keeps).
 pub async fn start(data: PathBuf) -> TestGateway {
-    airlock_gateway::model::install_tls();
+    airlock_providers::model::install_tls();
     let gateway = Gateway::start(settings(data)).await.expect("gateway starts");
     gateway.recovered().await;
     serve(gateway).await

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use airlock_core::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::{Tool, ToolContext, ToolFuture, ToolOutput, ToolRegistry};
-use crate::schema::whole;
+use airlock_base::input::whole;
 
 /// How long a client tool's call waits for its result unless the tool says otherwise.
 pub const CLIENT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -21,7 +20,7 @@ pub const ASK_ALL: &str = "all";
 const CLIENT_TIMEOUT_MOST_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Whether a tool's calls wait for a person.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
     /// They run at once.
@@ -33,7 +32,7 @@ pub enum Approval {
 
 /// A tool the session offers: its name (with the tool's own approval default), or its name and
 /// an approval policy.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToolChoice {
     /// The tool, with its own default (a plugin's manifest may ask for approval).
@@ -43,7 +42,7 @@ pub enum ToolChoice {
 }
 
 /// A tool and whether its calls wait for a person.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolPolicy {
     /// A gateway tool, or one of the session's client tools.
@@ -83,22 +82,19 @@ impl ToolChoice {
 
 /// A tool the session's client runs: a call is logged, waits for the client's
 /// `POST …/tool-calls/{callId}/result`, and fails `TOOL_TIMEOUT` without one in time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClientTool {
     /// 1 to 64 letters, digits, `_` or `-`.
-    #[schema(pattern = "^[a-zA-Z0-9_-]{1,64}$")]
     pub name: String,
     /// What it does, for the model.
     #[serde(default)]
     pub description: String,
     /// The JSON Schema of its arguments (an object); `{"type": "object"}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub parameters: Option<Value>,
     /// How long a call waits for its result: 1 ms to a day, 10 minutes when absent.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole")]
-    #[schema(minimum = 1, maximum = 86_400_000)]
     pub timeout_ms: Option<u64>,
 }
 

@@ -121,10 +121,10 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
 pub const MODEL_NAME_MOST: usize = 128;
 
 /// Whether `model` (what follows `openai:` or `deepseek:`) may name a model: a
-/// [`airlock_store::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
+/// [`airlock_base::input::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
 /// model names use (`meta-llama/Llama-3.3-70B`, `qwen2.5:7b`, `gpt-4o@2024-08-06`).
 pub fn valid_model_name(model: &str) -> bool {
-    airlock_store::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
+    airlock_base::input::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
 }
 
 /// Lets the models this gateway is configured with (its default and those of `windows`) and the

@@ -1,5 +1,6 @@
 //! The tool registry: what a session's model may call. Built-in tools live here; plugin tools
-//! (sandboxed components, see [`crate::plugins`]) join them at start.
+//! (sandboxed components, the gateway's `plugins/`) and MCP servers' tools ([`crate::mcp`]) join
+//! them at start.
 
 mod echo;
 mod policy;
@@ -53,11 +54,11 @@ impl ToolOutput {
         })
     }
 
-    /// New work the call asked for ran into a limit ([`crate::admission`]): `LIMIT_EXCEEDED`,
+    /// New work the call asked for ran into one of the gateway's limits: `LIMIT_EXCEEDED`,
     /// which the model reads with the limit's message, naming it and its flag.
     pub fn limit_exceeded(why: impl std::fmt::Display) -> Self {
-        let code = crate::admission::Exceeded::TOOL_CODE;
-        ToolOutput::error(code, format!("{code}: {why}"))
+        const CODE: &str = "LIMIT_EXCEEDED";
+        ToolOutput::error(CODE, format!("{CODE}: {why}"))
     }
 
     /// A failure with a code and a message for the model.

@@ -1,0 +1,8 @@
+//! What a session's agent calls out to, and nothing that knows a session: the model providers
+//! ([`model`]: the offline demo, OpenAI-compatible APIs), the tool registry with a session's
+//! tool policy ([`tools`]), and tools from MCP servers ([`mcp`]). Plugins, which are tools too,
+//! live with the wasm sandbox in the gateway.
+
+pub mod mcp;
+pub mod model;
+pub mod tools;

@@ -19,12 +19,12 @@ use crate::api::{
     Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
 };
 use crate::connections::{self, Connections};
-use crate::core_host::{CoreError, CoreHost};
 use crate::goal_tool::GoalTool;
-use crate::plugins::{PluginError, PluginHost};
 use crate::registry::{Eviction, Registry, RegistryError};
 use crate::subagents::{AgentTool, Continuable, Settlements};
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::{CoreError, CoreHost};
+use airlock_sandbox::plugins::{PluginError, PluginHost};
 use airlock_store::{Cluster, Durability, Store, StoreError};
 
 /// How to run a gateway.
@@ -117,7 +117,7 @@ pub enum ServeError {
     Model(#[from] airlock_providers::model::ModelSetupError),
     /// A plugin.
     #[error(transparent)]
-    Plugin(#[from] crate::plugins::PluginError),
+    Plugin(#[from] airlock_sandbox::plugins::PluginError),
     /// An MCP server.
     #[error("{0}")]
     Mcp(#[from] airlock_providers::mcp::McpError),

@@ -59,7 +59,7 @@ up_to_date() {
     [ -z "$(find "$source_js" "$here/package-lock.json" "$here/build.sh" "$wit" -newer "$out" -print -quit)" ]
 }
 
-# What the gateway's sandbox links for every plugin (gateway/src/plugins/mod.rs: ALWAYS_GRANTED);
+# What the gateway's sandbox links for every plugin (crates/sandbox/src/plugins/mod.rs: ALWAYS_GRANTED);
 # this plugin has no grants, so wasi:http would be refused.
 check_imports() { # component
     local imports refused

@@ -43,7 +43,7 @@ def show(title, items):
 
 
 show("imports", ty.imports(engine))
-# What the gateway's sandbox links for every plugin (gateway/src/plugins: ALWAYS_GRANTED).
+# What the gateway's sandbox links for every plugin (crates/sandbox/src/plugins: ALWAYS_GRANTED).
 GRANTED = ("wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:filesystem/",
            "airlock:plugin/log", "airlock:plugin/types")
 beyond = [n for n in ty.imports(engine) if not n.startswith(GRANTED)]

@@ -84,7 +84,7 @@ impl Cli {
 
     /// Runs the chosen subcommand.
     pub async fn execute(self) -> ExitCode {
-        let cache_dir = self.cache_dir.or_else(crate::core_host::default_cache_dir);
+        let cache_dir = self.cache_dir.or_else(airlock_sandbox::core_host::default_cache_dir);
         let serving = matches!(self.command, Command::Serve(_));
         // The commands that answer a person say what failed themselves: they log errors only.
         log::init(self.log_format, if serving { "info" } else { "error" });

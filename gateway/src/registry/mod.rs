@@ -24,12 +24,12 @@ use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
 use crate::admission::Admission;
-use crate::core_host::CoreHost;
 use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
 use airlock_base::clock::fresh_id;
 use airlock_base::input::plain_name;
 use airlock_providers::model;
 use airlock_providers::tools::{ToolRegistry, offered_tools};
+use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
 pub use cluster::{Change, ClusterNotice};
 pub use error::RegistryError;

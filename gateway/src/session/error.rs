@@ -1,8 +1,8 @@
 //! Why a session could not go on.
 
 use crate::admission::Exceeded;
-use crate::core_host::CoreError;
 use crate::goal::GoalError;
+use airlock_sandbox::core_host::CoreError;
 use airlock_store::StoreError;
 
 /// Why a session could not go on.

@@ -9,10 +9,10 @@ use airlock_core::{Config, Durable, Event, Inbox, Input, Output, Status};
 use super::child::Parent;
 use super::{Batch, Outbox, Session, SessionError, SessionLog};
 use crate::admission::Admission;
-use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use airlock_providers::model::ModelProvider;
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 use airlock_store::Snapshot;
 use airlock_store::receipts::Marker;
 

@@ -39,11 +39,11 @@ pub use notice::{
 pub use sleep::SNAPSHOT_EVERY;
 
 use crate::admission::{Exceeded, Instance, Slot};
-use crate::core_host::{CoreError, CoreHost, WasmCore};
 use crate::goal::Driver;
 use airlock_base::clock::now_ms;
 use airlock_providers::model::ModelProvider;
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 use airlock_store::receipts::Marker;
 use airlock_store::{IdempotencyRecord, StoreError};
 use child::Parent;

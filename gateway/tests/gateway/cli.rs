@@ -217,7 +217,7 @@ async fn cli_ctrl_c_cancels_the_turn_and_exits_130() {
 #[test]
 fn core_flag_refuses_a_component_that_imports_a_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let wasm = std::path::Path::new(airlock_gateway::plugins::BUILT_DIR).join("hostile.wasm");
+    let wasm = std::path::Path::new(airlock_sandbox::plugins::BUILT_DIR).join("hostile.wasm");
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(["run", "--core"])
         .arg(&wasm)
@@ -234,7 +234,7 @@ fn core_flag_refuses_a_component_that_imports_a_clock() {
 fn core_flag_runs_the_built_in_cores_own_file() {
     let dir = tempfile::tempdir().unwrap();
     let core = dir.path().join("core.wasm");
-    std::fs::write(&core, airlock_gateway::core_host::CORE_WASM).unwrap();
+    std::fs::write(&core, airlock_sandbox::core_host::CORE_WASM).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(["run", "--core"])
         .arg(&core)

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock_core::{ContentBlock, Delivery, Input, Message};
-use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Durability, SessionRow, Snapshot, Store};
 use serde_json::Value;
 

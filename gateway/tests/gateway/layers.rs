@@ -8,11 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Bottom to top. A module may use its own layer and those below it, never one above. What was
-/// split off into a crate of its own (`airlock-base`, `airlock-store`, `airlock-providers`) is
-/// kept below by the compiler instead: such a crate cannot name the gateway.
+/// split off into a crate of its own (`airlock-base`, `airlock-store`, `airlock-providers`,
+/// `airlock-sandbox`) is kept below by the compiler instead: such a crate cannot name the gateway.
 const LAYERS: &[&[&str]] = &[
     &["schema", "connections", "admission"],
-    &["core_host", "plugins"],
     &["goal"],
     &["session"],
     &["actor"],

@@ -8,11 +8,11 @@ use airlock_core::{
     Config, ContentBlock, FinishReason, Input, Message, ModelError, ModelRequest, Role, Source,
     StreamChunk, Target, ToolSpec, TurnEndReason, Usage,
 };
-use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionParts};
 use airlock_providers::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::CoreHost;
 use airlock_tests::{MockModel, Reply};
 use futures::StreamExt;
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use airlock_gateway::plugins::{BUILT_DIR, Plugin, PluginHost};
 use airlock_providers::tools::ToolOutput;
+use airlock_sandbox::plugins::{BUILT_DIR, Plugin, PluginHost};
 use serde_json::{Value, json};
 
 /// A plugins directory holding one plugin: `<name>/plugin.toml` and the built `<name>.wasm`.

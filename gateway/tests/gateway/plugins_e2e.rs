@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use airlock_gateway::plugins::BUILT_DIR;
+use airlock_sandbox::plugins::BUILT_DIR;
 use airlock_tests::Reply;
 use airlock_tests::gateway::Frame;
 use airlock_tests::world::{World, world_with};

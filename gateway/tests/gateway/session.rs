@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
-use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::owned::summarize;
 use airlock_gateway::session::{MemoryLog, Outbox, Session, SessionError, SessionParts};
 use airlock_providers::model;
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::CoreHost;
 
 fn session() -> Session {
     session_on(Arc::new(MemoryLog::default()))

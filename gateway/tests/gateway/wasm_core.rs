@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use airlock_core::testkit::{self, Backend, Core, Native};
 use airlock_core::{Config, Input, Output};
-use airlock_gateway::core_host::{CoreError, CoreHost, WasmCore};
+use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 
 /// One compiled host for the tests that need no special settings.
 fn host() -> &'static CoreHost {
@@ -131,7 +131,7 @@ fn trap_is_reported_and_instance_is_never_reused() {
     assert!(core.is_poisoned());
 
     // Never re-entered, even with fuel to spare.
-    core.set_fuel(airlock_gateway::core_host::DEFAULT_FUEL);
+    core.set_fuel(airlock_sandbox::core_host::DEFAULT_FUEL);
     assert!(matches!(core.handle(send("m3"), now + 1), Err(CoreError::Poisoned)));
     assert!(matches!(core.snapshot(), Err(CoreError::Poisoned)));
 

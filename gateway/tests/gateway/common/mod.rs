@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use airlock_gateway::core_host::CoreHost;
 use airlock_gateway::server::{Gateway, Sessions, Settings};
 use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Durability, Store};
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};

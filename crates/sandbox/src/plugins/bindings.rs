@@ -4,7 +4,7 @@
 
 wasmtime::component::bindgen!({
     world: "tool-plugin",
-    path: "../wit/plugin",
+    path: "../../wit/plugin",
     imports: { default: async },
     exports: { default: async },
 });

@@ -4,5 +4,5 @@
 
 wasmtime::component::bindgen!({
     world: "agent-core",
-    path: "../wit/core",
+    path: "../../wit/core",
 });

@@ -58,8 +58,11 @@ const SCRUBBED_PREFIXES: &[&str] = &[
 fn main() {
     let manifest_dir =
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace =
-        manifest_dir.parent().expect("the gateway lives in the workspace root").to_path_buf();
+    let workspace = manifest_dir
+        .parent()
+        .and_then(Path::parent)
+        .expect("the sandbox lives in crates/ of the workspace root")
+        .to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     for path in ["core-wasm/src", "core-wasm/Cargo.toml", "wit", "Cargo.lock", "Cargo.toml"] {

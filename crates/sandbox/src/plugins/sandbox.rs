@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::Request;
+use http::Request;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
@@ -127,7 +127,7 @@ impl WasiHttpHooks for Allowlist {
     ) -> Box<
         dyn Future<
                 Output = wasmtime_wasi_http::Result<(
-                    axum::http::Response<wasmtime_wasi_http::WasiBody>,
+                    http::Response<wasmtime_wasi_http::WasiBody>,
                     Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
                 )>,
             > + Send,

@@ -14,13 +14,12 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-use crate::admission::Limits;
 use crate::api::{
     Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
 };
 use crate::connections::{self, Connections};
 use crate::goal_tool::GoalTool;
-use crate::registry::{Eviction, Registry, RegistryError};
+use crate::registry::{Registry, RegistryError, Rules};
 use crate::subagents::{AgentTool, Continuable, Settlements};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost};
@@ -34,8 +33,6 @@ pub struct Settings {
     pub data: std::path::PathBuf,
     /// A PostgreSQL database shared with other gateways, instead of `data`.
     pub shared: Option<Shared>,
-    /// The model sessions get when they name none.
-    pub model: String,
     /// Commit durability.
     pub durability: Durability,
     /// The request body limit in bytes.
@@ -48,18 +45,13 @@ pub struct Settings {
     pub cache_dir: Option<std::path::PathBuf>,
     /// The core and the plugins.
     pub sandbox: Sandbox,
-    /// When sessions at rest are dropped from memory.
-    pub eviction: Eviction,
-    /// What no turn may exceed.
-    pub limits: airlock_core::Limits,
+    /// What every session is built with: its default model, limits, admission, approvals,
+    /// context windows, and when it leaves memory.
+    pub rules: Rules,
     /// Timeouts and the cap on open connections.
     pub connections: Connections,
-    /// What every session, turn and tenant is admitted by.
-    pub admission: Limits,
     /// Where `/metrics` is served, and who may read it.
     pub metrics: MetricsSettings,
-    /// The models' context windows.
-    pub windows: airlock_providers::model::ContextWindows,
 }
 
 /// Where `/metrics` is served, and who may read it.
@@ -92,9 +84,6 @@ pub struct Sandbox {
     pub core: Option<std::path::PathBuf>,
     /// MCP servers whose tools every session may call (not sandboxed: see [`airlock_providers::mcp`]).
     pub mcp: Vec<airlock_providers::mcp::McpServer>,
-    /// The tools whose calls wait for a person's approval unless a session says otherwise
-    /// (`all`: every one).
-    pub approval_for: Vec<String>,
 }
 
 /// Why the gateway could not start.
@@ -167,7 +156,8 @@ impl Gateway {
             loop {
                 match sessions.recover_stored().await {
                     Ok(recovered) => {
-                        let (store, model) = (sessions.registry.store().flag(), &settings.model);
+                        let (store, model) =
+                            (sessions.registry.store().flag(), &settings.rules.default_model);
                         tracing::info!(store, model, recovered, "sessions recovered");
                         break;
                     }
@@ -299,10 +289,10 @@ impl Sessions {
         store: Store,
         host: Arc<CoreHost>,
         mut tools: ToolRegistry,
-        default_model: String,
+        rules: Rules,
     ) -> Sessions {
         let mut settlements = None;
-        let registry = Registry::with_tools(store, host, default_model, |registry| {
+        let registry = Registry::with_tools(store, host, rules, |registry| {
             tools.add(Arc::new(AgentTool::new(registry.clone())));
             tools.add(Arc::new(GoalTool::new(registry.clone())));
             let owed = settlements.insert(Arc::new(Settlements::new(registry.clone())));
@@ -315,21 +305,15 @@ impl Sessions {
     }
 
     /// The sessions over the SQLite file `settings.data`, with the core and tools
-    /// `settings.sandbox` names; `settings.model` serves sessions that name none. Nothing is
+    /// `settings.sandbox` names, each built by `settings.rules`. Nothing is
     /// recovered yet.
     pub async fn open(settings: &Settings) -> Result<Sessions, ServeError> {
         let (store, host, tools) = open_parts(settings).await?;
-        let sessions = Sessions::compose(store, Arc::new(host), tools, settings.model.clone());
-        sessions.registry.set_eviction(settings.eviction);
-        sessions.registry.set_limits(settings.limits.clone());
-        sessions
-            .registry
-            .ask_before(&settings.sandbox.approval_for)
-            .map_err(ServeError::Approval)?;
-        sessions.registry.set_windows(settings.windows.clone());
-        sessions.registry.set_admission(settings.admission);
+        let rules = &settings.rules;
+        let sessions = Sessions::compose(store, Arc::new(host), tools, rules.clone());
+        sessions.registry.check_approval_for().map_err(ServeError::Approval)?;
         // The metrics' labels name only what this gateway was set up with.
-        airlock_providers::model::allow_labels(&settings.model, &settings.windows);
+        airlock_providers::model::allow_labels(&rules.default_model, &rules.windows);
         for tool in sessions.registry.tools().tools() {
             airlock_base::metrics::global().tools.allow(&tool.spec().name);
         }
@@ -355,7 +339,7 @@ impl Sessions {
     /// Brings back every stored session that was not at rest, as far as the machine holds them
     /// (the rest as others finish); then every continuable child whose parent is owed a notice
     /// settles (when idle) or is watched (when its work resumed). From then on, sessions at
-    /// rest are dropped from memory as [`Settings::eviction`] says.
+    /// rest are dropped from memory as [`Rules::eviction`] says.
     pub async fn recover_stored(&self) -> Result<usize, ServeError> {
         let count = self.registry.recover_all().await?;
         self.settlements.recover().await;
@@ -367,7 +351,7 @@ impl Sessions {
 
 /// The store, the core host and the tools `settings` name.
 async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
-    airlock_providers::model::from_name(&settings.model)?;
+    airlock_providers::model::from_name(&settings.rules.default_model)?;
     let store = match &settings.shared {
         None => Store::open(&settings.data, settings.durability)?,
         Some(shared) => {

@@ -40,8 +40,8 @@ pub struct SandboxArgs {
 
 impl From<SandboxArgs> for Sandbox {
     fn from(args: SandboxArgs) -> Sandbox {
-        let SandboxArgs { plugins, core, mcp, approval_for } = args;
-        Sandbox { plugins, core, mcp, approval_for }
+        let SandboxArgs { plugins, core, mcp, approval_for: _ } = args;
+        Sandbox { plugins, core, mcp }
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::CliError;
 use super::args::EmbeddedArgs;
 use super::data_lock::DataLock;
-use crate::registry::Eviction;
+use crate::registry::Rules;
 use crate::server::{Sessions, Settings};
 use airlock_store::Durability;
 
@@ -40,19 +40,20 @@ impl Embedded {
         let settings = Settings {
             data: path,
             shared: None,
-            model: args.model.clone(),
             durability,
             max_body: crate::api::DEFAULT_MAX_BODY,
             cors_origins: Vec::new(),
             public_url: None,
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
-            eviction: Eviction::default(),
-            limits: airlock_core::Limits::default(),
+            rules: Rules {
+                default_model: args.model.clone(),
+                approval_for: args.sandbox.approval_for.clone(),
+                windows: args.windows(),
+                ..Rules::default()
+            },
             connections: crate::connections::Connections::default(),
-            admission: crate::admission::Limits::default(),
             metrics: crate::server::MetricsSettings::default(),
-            windows: args.windows(),
         };
         let sessions = Sessions::open(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

@@ -1,58 +1,26 @@
-//! `airlock.toml`: settings for `airlock serve` from a file. A flag wins over its environment
-//! variable, which wins over the file, which wins over the built-in default.
+//! `airlock.toml`: settings for `airlock serve` from a file. Its keys are `serve`'s long flags,
+//! so every setting is declared once, on [`ServeArgs`](super::ServeArgs): the file's values
+//! become the flags' defaults, and clap reads them as it reads a flag. A flag wins over its
+//! environment variable, which wins over the file, which wins over the built-in default. Two
+//! tables have no flag: `[mcp.NAME]` (as `--mcp`) and `[models."NAME"]`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, ValueEnum};
+use clap::{Arg, ArgMatches};
 use serde::Deserialize;
 
 use super::ServeArgs;
-use super::args::DurabilityArg;
 use airlock_providers::mcp::{McpServer, McpSource};
+use airlock_providers::model::{ContextWindows, ModelSettings};
 
-/// The keys `airlock.toml` may hold (the long flag names of `airlock serve`).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct FileSettings {
-    listen: Option<String>,
-    data: Option<PathBuf>,
-    store: Option<String>,
-    advertise: Option<String>,
-    lease: Option<String>,
-    model: Option<String>,
-    durability: Option<String>,
-    max_body: Option<usize>,
-    cors_origin: Option<Vec<String>>,
-    public_url: Option<String>,
-    plugins: Option<PathBuf>,
-    core: Option<PathBuf>,
-    idle_evict: Option<String>,
-    max_live_sessions: Option<usize>,
-    turn_timeout: Option<String>,
-    max_steps: Option<u32>,
-    max_step_output: Option<u64>,
-    max_retry_after: Option<String>,
-    header_timeout: Option<String>,
-    body_timeout: Option<String>,
-    max_connections: Option<usize>,
-    tenant_sessions: Option<u64>,
-    tenant_streams: Option<usize>,
-    tenant_rate: Option<u32>,
-    tenant_turns: Option<usize>,
-    tenant_creates: Option<u32>,
-    tenant_bytes: Option<u64>,
-    max_subagent_depth: Option<u32>,
-    max_descendants: Option<usize>,
-    max_queue: Option<usize>,
-    max_instances: Option<u64>,
-    metrics_listen: Option<String>,
-    metrics_key: Option<String>,
-    context_window: Option<u64>,
-    /// `[mcp.NAME]`: an MCP server, `command = [...]` or `url = "…"` (as `--mcp`).
-    mcp: Option<std::collections::BTreeMap<String, McpEntry>>,
-    /// `[models."NAME"]`: per-model settings, which no flag names.
-    models: Option<std::collections::BTreeMap<String, airlock_providers::model::ModelSettings>>,
+/// A settings file, read: the values of flags, and the two tables no flag names.
+pub struct File {
+    /// Long flag name → its values, as text clap parses.
+    flags: BTreeMap<String, Vec<String>>,
+    mcp: Option<Vec<McpServer>>,
+    models: Option<ContextWindows>,
 }
 
 /// One `[mcp.NAME]` table.
@@ -62,11 +30,11 @@ struct McpEntry {
     command: Option<Vec<String>>,
     /// For a command: variables set for it.
     #[serde(default)]
-    env: std::collections::BTreeMap<String, String>,
+    env: BTreeMap<String, String>,
     url: Option<String>,
     /// For a URL: headers sent with every request.
     #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
+    headers: BTreeMap<String, String>,
 }
 
 impl McpEntry {
@@ -80,104 +48,121 @@ impl McpEntry {
     }
 }
 
-/// Reads `path`; `Ok(None)` when it does not exist and was not asked for by name.
-fn read(path: &Path, named: bool) -> Result<Option<FileSettings>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    toml::from_str(&text).map(Some).map_err(|e| format!("{} is not valid: {e}", path.display()))
+impl File {
+    /// The file `serve` was given with `--config`, else `./airlock.toml` if it exists; every
+    /// key checked against `serve`'s flags (`serve` is its command) and every value against
+    /// its flag's parser, even where a flag will win: a mistake in the file is one either way.
+    pub fn read(serve: &clap::Command, matches: &ArgMatches) -> Result<Option<File>, String> {
+        let (path, named) = match matches.get_one::<PathBuf>("config") {
+            Some(path) => (path.clone(), true),
+            None => (PathBuf::from("airlock.toml"), false),
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let shown = path.display();
+        let table: toml::Table =
+            toml::from_str(&text).map_err(|e| format!("{shown} is not valid: {e}"))?;
+        let mut file = File { flags: BTreeMap::new(), mcp: None, models: None };
+        for (key, value) in table {
+            match key.as_str() {
+                "mcp" => file.mcp = Some(mcp(value).map_err(|e| format!("{shown}: {e}"))?),
+                "models" => {
+                    let models = value.try_into::<BTreeMap<String, ModelSettings>>();
+                    let models = ContextWindows::new(
+                        models.map_err(|e| format!("{shown} is not valid: models: {e}"))?,
+                    );
+                    models.check().map_err(|e| format!("{shown}: {e}"))?;
+                    file.models = Some(models);
+                }
+                _ => {
+                    flag(serve, &key).ok_or_else(|| unknown(&path, &key, serve))?;
+                    let values = texts(&value).ok_or_else(|| {
+                        format!("{shown}: {key} must be a string, a number or a list of them")
+                    })?;
+                    for text in &values {
+                        // As clap would read it from the command line.
+                        let given = serve.clone().no_binary_name(true);
+                        let parsed = given.try_get_matches_from([format!("--{key}={text}")]);
+                        parsed.map_err(|e| format!("{shown}: {key} = {text:?}: {}", reason(&e)))?;
+                    }
+                    file.flags.insert(key, values);
+                }
+            }
+        }
+        Ok(Some(file))
+    }
+
+    /// `serve` with the file's values as its flags' defaults.
+    pub fn defaults(&self, serve: clap::Command) -> clap::Command {
+        self.flags.iter().fold(serve, |serve, (key, values)| {
+            let id = flag(&serve, key).expect("checked when read").get_id().clone();
+            serve.mut_arg(id, |arg| arg.default_values(values.clone()))
+        })
+    }
+
+    /// Fills what no flag names: the `[models."NAME"]` tables, and the `[mcp.NAME]` servers
+    /// unless `--mcp` or `AIRLOCK_MCP` named some.
+    pub fn apply_tables(self, args: &mut ServeArgs, matches: &ArgMatches) {
+        if let Some(models) = self.models {
+            args.models = models;
+        }
+        let mcp_given = matches.value_source("mcp").is_some_and(|source| {
+            matches!(source, ValueSource::CommandLine | ValueSource::EnvVariable)
+        });
+        if let (Some(servers), false) = (self.mcp, mcp_given) {
+            args.sandbox.mcp = servers;
+        }
+    }
 }
 
-/// Fills every `serve` setting that was left at its default from the file.
-pub fn apply(args: &mut ServeArgs, matches: &ArgMatches) -> Result<(), String> {
-    let config = args.config.clone();
-    let (path, named) = match config.as_deref() {
-        Some(path) => (path, true),
-        None => (Path::new("airlock.toml"), false),
-    };
-    let Some(file) = read(path, named)? else { return Ok(()) };
-    let unset = |id: &str| {
-        matches.value_source(id) == Some(ValueSource::DefaultValue)
-            || matches.value_source(id).is_none()
-    };
-    // A duration is checked even where its flag wins: a mistake in the file is one either way.
-    let duration = |key: &str, text: Option<String>| {
-        text.map(|text| {
-            humantime::parse_duration(&text).map_err(|e| {
-                format!("{}: {key} must be a duration like `60s` or `500ms`: {e}", path.display())
-            })
-        })
-        .transpose()
-    };
-    let durability = file
-        .durability
-        .map(|durability| {
-            DurabilityArg::from_str(&durability, true).map_err(|_| {
-                let file = path.display();
-                format!("{file}: durability must be `full` or `normal`, not {durability:?}")
-            })
-        })
-        .transpose()?;
-    fill(&mut args.listen, file.listen, unset("listen"));
-    fill(&mut args.data, file.data, unset("data"));
-    fill(&mut args.cluster.store, file.store.map(Some), unset("store"));
-    fill(&mut args.cluster.advertise, file.advertise.map(Some), unset("advertise"));
-    fill(&mut args.cluster.lease, duration("lease", file.lease)?, unset("lease"));
-    fill(&mut args.model, file.model, unset("model"));
-    fill(&mut args.durability, durability, unset("durability"));
-    fill(&mut args.max_body, file.max_body, unset("max_body"));
-    fill(&mut args.cors_origins, file.cors_origin, unset("cors_origins"));
-    fill(&mut args.public_url, file.public_url.map(Some), unset("public_url"));
-    fill(&mut args.sandbox.plugins, file.plugins.map(Some), unset("plugins"));
-    fill(&mut args.sandbox.core, file.core.map(Some), unset("core"));
-    let mcp = file.mcp.map(|servers| {
-        let servers = servers.into_iter().map(|(name, entry)| entry.server(&name));
-        servers.collect::<Result<Vec<_>, _>>().map_err(|e| format!("{}: {e}", path.display()))
-    });
-    fill(&mut args.sandbox.mcp, mcp.transpose()?, unset("mcp"));
-    fill(&mut args.idle_evict, duration("idle-evict", file.idle_evict)?, unset("idle_evict"));
-    fill(&mut args.max_live_sessions, file.max_live_sessions, unset("max_live_sessions"));
-    let limits = &mut args.limits;
-    let turn_timeout = duration("turn-timeout", file.turn_timeout)?;
-    fill(&mut limits.turn_timeout, turn_timeout, unset("turn_timeout"));
-    fill(&mut limits.max_steps, file.max_steps, unset("max_steps"));
-    fill(&mut limits.max_step_output, file.max_step_output, unset("max_step_output"));
-    let max_retry_after = duration("max-retry-after", file.max_retry_after)?;
-    fill(&mut limits.max_retry_after, max_retry_after, unset("max_retry_after"));
-    let header_timeout = duration("header-timeout", file.header_timeout)?;
-    fill(&mut args.header_timeout, header_timeout, unset("header_timeout"));
-    let body_timeout = duration("body-timeout", file.body_timeout)?;
-    fill(&mut args.body_timeout, body_timeout, unset("body_timeout"));
-    fill(&mut args.max_connections, file.max_connections.map(Some), unset("max_connections"));
-    fill(&mut args.tenant_sessions, file.tenant_sessions, unset("tenant_sessions"));
-    fill(&mut args.tenant_streams, file.tenant_streams, unset("tenant_streams"));
-    fill(&mut args.tenant_rate, file.tenant_rate, unset("tenant_rate"));
-    fill(&mut args.tenant_turns, file.tenant_turns, unset("tenant_turns"));
-    fill(&mut args.tenant_creates, file.tenant_creates, unset("tenant_creates"));
-    fill(&mut args.tenant_bytes, file.tenant_bytes, unset("tenant_bytes"));
-    fill(&mut args.max_subagent_depth, file.max_subagent_depth, unset("max_subagent_depth"));
-    fill(&mut args.max_descendants, file.max_descendants, unset("max_descendants"));
-    fill(&mut args.max_queue, file.max_queue, unset("max_queue"));
-    if file.max_instances == Some(0) {
-        return Err(format!("{}: max-instances must be at least 1", path.display()));
-    }
-    fill(&mut args.max_instances, file.max_instances.map(Some), unset("max_instances"));
-    fill(&mut args.metrics_listen, file.metrics_listen.map(Some), unset("metrics_listen"));
-    fill(&mut args.metrics_key, file.metrics_key.map(Some), unset("metrics_key"));
-    fill(&mut args.context_window, file.context_window.map(Some), unset("context_window"));
-    if let Some(models) = file.models {
-        let models = airlock_providers::model::ContextWindows::new(models);
-        models.check().map_err(|error| format!("{}: {error}", path.display()))?;
-        args.models = models;
-    }
-    Ok(())
+/// The `[mcp]` table: its servers by name.
+fn mcp(value: toml::Value) -> Result<Vec<McpServer>, String> {
+    let entries: BTreeMap<String, McpEntry> =
+        value.try_into().map_err(|e| format!("[mcp] is not valid: {e}"))?;
+    entries.into_iter().map(|(name, entry)| entry.server(&name)).collect()
 }
 
-/// Sets `slot` to the file's `value`, if it has one and the flag was left unset.
-fn fill<T>(slot: &mut T, value: Option<T>, flag_unset: bool) {
-    if let (Some(value), true) = (value, flag_unset) {
-        *slot = value;
+/// `serve`'s flag `--key`; `--config` names the file, so the file cannot.
+fn flag<'a>(serve: &'a clap::Command, key: &str) -> Option<&'a Arg> {
+    serve.get_arguments().find(|arg| arg.get_long() == Some(key) && arg.get_id() != "config")
+}
+
+/// What to say of a key no flag has.
+fn unknown(path: &Path, key: &str, serve: &clap::Command) -> String {
+    let keys: Vec<&str> = serve
+        .get_arguments()
+        .filter_map(Arg::get_long)
+        .filter(|long| !matches!(*long, "config" | "help"))
+        .collect();
+    format!(
+        "{} is not valid: no setting is called `{key}`; its keys are the long flags of \
+         `airlock serve` ({}) and the tables [mcp.NAME] and [models.\"NAME\"]",
+        path.display(),
+        keys.join(", ")
+    )
+}
+
+/// A value as the texts a flag would be given: one, or one per item of a list.
+fn texts(value: &toml::Value) -> Option<Vec<String>> {
+    let text = |value: &toml::Value| match value {
+        toml::Value::String(text) => Some(text.clone()),
+        toml::Value::Integer(n) => Some(n.to_string()),
+        toml::Value::Float(n) => Some(n.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match value {
+        toml::Value::Array(items) => items.iter().map(text).collect(),
+        value => text(value).map(|text| vec![text]),
     }
+}
+
+/// Why clap refused a value, without its `error:` prefix and usage lines.
+fn reason(error: &clap::Error) -> String {
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.trim_start_matches("error: ").to_owned()
 }

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use self::file::File;
 use crate::owned::OwnError;
 use crate::registry::RegistryError;
 use crate::server::ServeError;
@@ -67,17 +68,32 @@ enum Command {
 }
 
 impl Cli {
-    /// Parses the command line, then fills `serve` settings left at their defaults from
-    /// `airlock.toml`; a bad file ends the process with a message saying what to fix.
+    /// Parses the command line; for `serve`, with `airlock.toml`'s values as the defaults of
+    /// its flags ([`file`]). A bad file ends the process with a message saying what to fix.
     pub fn from_env_and_file() -> Cli {
-        let matches = Cli::command().get_matches();
+        let mut command = Cli::command();
+        let matches = command.get_matches_mut();
+        let file = match matches.subcommand() {
+            Some(("serve", serve)) => {
+                let serve_command = command.find_subcommand("serve").expect("serve is a command");
+                File::read(serve_command, serve).unwrap_or_else(|message| {
+                    eprintln!("airlock: {message}");
+                    std::process::exit(2);
+                })
+            }
+            _ => None,
+        };
+        let Some(file) = file else {
+            return Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        };
+        // A fresh command: one clap has built cannot have its arguments changed.
+        let command = Cli::command().mut_subcommand("serve", |serve| file.defaults(serve));
+        let matches = command.get_matches();
         let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         if let (Command::Serve(args), Some(("serve", serve))) =
             (&mut cli.command, matches.subcommand())
-            && let Err(message) = file::apply(args, serve)
         {
-            eprintln!("airlock: {message}");
-            std::process::exit(2);
+            file.apply_tables(args, serve);
         }
         cli
     }

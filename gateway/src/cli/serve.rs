@@ -11,7 +11,7 @@ use super::data_lock::DataLock;
 use crate::admission::{Limits, TenantLimits};
 use crate::api::DEFAULT_MAX_BODY;
 use crate::connections::Connections;
-use crate::registry::Eviction;
+use crate::registry::{Eviction, Rules};
 use crate::server::{Gateway, Settings, Shared, shutdown_signal};
 
 /// Arguments of `airlock serve`.
@@ -162,17 +162,10 @@ pub async fn serve(
     if let Some(window) = args.context_window {
         windows.set_window(&args.model, window);
     }
-    let settings = Settings {
+    let rules = Rules {
+        approval_for: args.sandbox.approval_for.clone(),
+        default_model: args.model,
         windows,
-        data: args.data,
-        shared: None,
-        model: args.model,
-        durability: args.durability.into(),
-        max_body: args.max_body,
-        cors_origins: args.cors_origins,
-        public_url: args.public_url,
-        cache_dir,
-        sandbox: args.sandbox.into(),
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
         limits: (&args.limits).into(),
         admission: Limits {
@@ -189,6 +182,17 @@ pub async fn serve(
             queue: args.max_queue,
             instances: args.max_instances.map(|most| most as usize),
         },
+    };
+    let settings = Settings {
+        rules,
+        data: args.data,
+        shared: None,
+        durability: args.durability.into(),
+        max_body: args.max_body,
+        cors_origins: args.cors_origins,
+        public_url: args.public_url,
+        cache_dir,
+        sandbox: args.sandbox.into(),
         metrics: crate::server::MetricsSettings {
             listen: args.metrics_listen,
             key: args.metrics_key,

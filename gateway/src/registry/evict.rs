@@ -23,14 +23,8 @@ impl Default for Eviction {
 }
 
 impl Registry {
-    /// Sets when sessions at rest are dropped from memory.
-    pub fn set_eviction(&self, eviction: Eviction) {
-        *self.eviction.lock().expect("eviction lock") = eviction;
-        self.crowded.notify_one();
-    }
-
     pub(super) fn eviction(&self) -> Eviction {
-        *self.eviction.lock().expect("eviction lock")
+        self.rules.eviction
     }
 
     /// Drops sessions at rest from memory, as [`Eviction`] says, until the registry is gone.

@@ -74,6 +74,24 @@ impl HubNotice {
     }
 }
 
+/// What every session of a registry is built with, fixed when the registry is made.
+#[derive(Clone, Debug, Default)]
+pub struct Rules {
+    /// The model of sessions that name none.
+    pub default_model: String,
+    /// When sessions at rest leave memory.
+    pub eviction: Eviction,
+    /// What no turn may exceed.
+    pub limits: Limits,
+    /// The tools whose calls wait for a person's approval unless a session says otherwise
+    /// (`all`: every one); [`Registry::check_approval_for`] says whether each exists.
+    pub approval_for: Vec<String>,
+    /// The models' context windows.
+    pub windows: model::ContextWindows,
+    /// The limits every session and turn is admitted by.
+    pub admission: crate::admission::Limits,
+}
+
 /// Every session of the gateway that is in memory.
 pub struct Registry {
     store: Store,
@@ -81,22 +99,14 @@ pub struct Registry {
     tools: ToolRegistry,
     /// Tools of single sessions (an ACP client's MCP servers).
     session_tools: SessionTools,
-    default_model: String,
+    rules: Rules,
     live: Mutex<HashMap<String, SessionHandle>>,
     /// The outboxes of evicted sessions, for as long as someone follows them.
     outboxes: Mutex<HashMap<String, Weak<Outbox>>>,
     /// One lock per session being created or brought back, so it gets one actor, not two.
     waking: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    eviction: Mutex<Eviction>,
-    /// What no turn of a session built from now on may exceed.
-    limits: Mutex<Limits>,
-    /// The tools whose calls wait for a person's approval unless a session says otherwise
-    /// (`all`: every one).
-    asking: Mutex<Vec<String>>,
-    /// The context windows of the models of sessions built from now on.
-    windows: Mutex<model::ContextWindows>,
     /// The one accounting every session and turn of this gateway is admitted by.
-    admission: Mutex<Arc<Admission>>,
+    admission: Arc<Admission>,
     /// Stored sessions the last pass of recovery had no room for.
     unrecovered: std::sync::atomic::AtomicUsize,
     /// Wakes the evictor early (more sessions than `max_live`).
@@ -107,15 +117,14 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry over a store whose sessions' models get `tools`; `default_model` serves
-    /// sessions that name none.
+    /// A registry over a store whose sessions' models get `tools`, each built by `rules`.
     pub fn new(
         store: Store,
         host: Arc<CoreHost>,
         tools: ToolRegistry,
-        default_model: String,
+        rules: Rules,
     ) -> Arc<Registry> {
-        Registry::with_tools(store, host, default_model, |_| tools)
+        Registry::with_tools(store, host, rules, |_| tools)
     }
 
     /// [`Registry::new`] for tools that act on the registry itself (the subagent and goal
@@ -123,7 +132,7 @@ impl Registry {
     pub fn with_tools(
         store: Store,
         host: Arc<CoreHost>,
-        default_model: String,
+        rules: Rules,
         tools: impl FnOnce(&Weak<Registry>) -> ToolRegistry,
     ) -> Arc<Registry> {
         Arc::new_cyclic(|registry| Registry {
@@ -131,15 +140,11 @@ impl Registry {
             host,
             tools: tools(registry),
             session_tools: SessionTools::default(),
-            default_model,
+            admission: Arc::new(Admission::new(rules.admission)),
+            rules,
             live: Mutex::new(HashMap::new()),
             outboxes: Mutex::new(HashMap::new()),
             waking: Mutex::new(HashMap::new()),
-            eviction: Mutex::new(Eviction::default()),
-            limits: Mutex::new(Limits::default()),
-            asking: Mutex::default(),
-            windows: Mutex::default(),
-            admission: Mutex::default(),
             unrecovered: Default::default(),
             crowded: Arc::default(),
             hub: broadcast::channel(256).0,
@@ -174,32 +179,22 @@ impl Registry {
 
     /// The default model name.
     pub fn default_model(&self) -> &str {
-        &self.default_model
+        &self.rules.default_model
     }
 
-    /// Makes the calls of these tools (`all`: every one) wait for a person's approval, unless a
-    /// session's own policy says otherwise; an unknown name is an error naming the known ones.
-    pub fn ask_before(&self, names: &[String]) -> Result<(), String> {
+    /// Whether every tool of [`Rules::approval_for`] exists (`all` names every one); an unknown
+    /// name is an error naming the known ones.
+    pub fn check_approval_for(&self) -> Result<(), String> {
+        let names = &self.rules.approval_for;
         for name in names.iter().filter(|name| *name != airlock_providers::tools::ASK_ALL) {
             self.tools.only(std::slice::from_ref(name))?;
         }
-        *self.asking.lock().expect("asking lock") = names.to_vec();
         Ok(())
-    }
-
-    /// Sets what no turn may exceed, for sessions built (created or brought back) from now on.
-    pub fn set_limits(&self, limits: Limits) {
-        *self.limits.lock().expect("limits lock") = limits;
-    }
-
-    /// Sets the limits every session and turn is admitted by, before any session is built.
-    pub fn set_admission(&self, limits: crate::admission::Limits) {
-        *self.admission.lock().expect("admission lock") = Arc::new(Admission::new(limits));
     }
 
     /// The accounting every session and turn is admitted by.
     pub fn admission(&self) -> Arc<Admission> {
-        self.admission.lock().expect("admission lock").clone()
+        self.admission.clone()
     }
 
     /// Admits one more session (or fork) of `tenant`: its rate of creations, and its quotas of
@@ -225,11 +220,6 @@ impl Registry {
             admission.bytes(tenant, self.store.tenant_bytes(tenant).await?)?;
         }
         Ok(())
-    }
-
-    /// Sets the models' context windows, for sessions built from now on.
-    pub fn set_windows(&self, windows: model::ContextWindows) {
-        *self.windows.lock().expect("windows lock") = windows;
     }
 
     /// Session-set changes from now on.
@@ -331,7 +321,7 @@ impl Registry {
             return Err(RegistryError::BadId(session_id));
         }
         if spec.model.is_empty() {
-            spec.model = self.default_model.clone();
+            spec.model = self.rules.default_model.clone();
         }
         let _exclusive = self.exclusive(&session_id).await;
         // The core comes first: a session whose core cannot start is not stored.
@@ -543,8 +533,8 @@ impl Registry {
         let model = model::from_name(&spec.model)
             .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
         let client = spec.client_tools.as_deref().unwrap_or_default();
-        let asking = self.asking.lock().expect("asking lock").clone();
-        let mut tools = offered_tools(&self.tools, spec.tools.as_deref(), client, &asking)
+        let asking = &self.rules.approval_for;
+        let mut tools = offered_tools(&self.tools, spec.tools.as_deref(), client, asking)
             .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;
         self.session_tools
             .add_to(session_id, &mut tools)
@@ -552,9 +542,8 @@ impl Registry {
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
-        config.limits = self.limits.lock().expect("limits lock").clone();
-        config.context =
-            self.windows.lock().expect("windows lock").policy(&spec.model, model.model());
+        config.limits = self.rules.limits.clone();
+        config.context = self.rules.windows.policy(&spec.model, model.model());
         let log = Arc::new(self.store.clone());
         Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox, accounting })
     }

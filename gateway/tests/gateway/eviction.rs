@@ -5,11 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock_core::{ContentBlock, Delivery, Input, Message};
-use airlock_gateway::registry::{Eviction, Registry, SessionSpec};
+use airlock_gateway::registry::{Eviction, Registry, Rules, SessionSpec};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Durability, SessionRow, Snapshot, Store};
 use serde_json::Value;
+
+use crate::common;
 
 fn followup(id: &str, text: &str) -> Input {
     Delivery::Followup
@@ -20,8 +22,9 @@ fn followup(id: &str, text: &str) -> Input {
 fn registry(dir: &tempfile::TempDir) -> (Arc<Registry>, Store) {
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
     let host = Arc::new(CoreHost::new(None).unwrap());
-    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), "demo".into());
-    registry.set_eviction(Eviction { idle: Duration::ZERO, max_live: 100 });
+    let eviction = Eviction { idle: Duration::ZERO, max_live: 100 };
+    let rules = Rules { eviction, ..common::demo_rules() };
+    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), rules);
     (registry, store)
 }
 

@@ -9,6 +9,8 @@ use airlock_providers::model;
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::CoreHost;
 
+use crate::common;
+
 fn session() -> Session {
     session_on(Arc::new(MemoryLog::default()))
 }
@@ -93,7 +95,8 @@ async fn a_late_follower_reports_status_in_its_place_among_the_events() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
     let host = Arc::new(CoreHost::new(None).unwrap());
-    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), "demo".into());
+    let registry =
+        Registry::new(store.clone(), host, ToolRegistry::builtin(), common::demo_rules());
     registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     let handle = registry.get("s").unwrap();
     let mut follower = Follower::new(store, "s", Some(handle.clone()), None);

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use airlock_gateway::registry::Rules;
 use airlock_gateway::server::{Gateway, Sessions, Settings};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::CoreHost;
@@ -31,23 +32,24 @@ pub struct TestGateway {
     done: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// What the test gateways' sessions are built with: the demo model, every default.
+pub fn demo_rules() -> Rules {
+    Rules { default_model: "demo".into(), ..Rules::default() }
+}
+
 fn settings(data: PathBuf) -> Settings {
     Settings {
         data,
         shared: None,
-        model: "demo".into(),
         durability: Durability::Normal,
         max_body: 1024,
         cors_origins: Vec::new(),
         cache_dir: None,
         sandbox: Default::default(),
-        eviction: Default::default(),
-        limits: Default::default(),
+        rules: demo_rules(),
         connections: Default::default(),
         public_url: None,
-        admission: Default::default(),
         metrics: Default::default(),
-        windows: Default::default(),
     }
 }
 
@@ -69,7 +71,7 @@ pub async fn fresh() -> (tempfile::TempDir, TestGateway) {
 /// Starts a gateway on `data` whose sessions run in `host` (e.g. one with a tiny fuel budget).
 pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
     let store = Store::open(&data, Durability::Normal).unwrap();
-    let sessions = Sessions::compose(store, Arc::new(host), ToolRegistry::builtin(), "demo".into());
+    let sessions = Sessions::compose(store, Arc::new(host), ToolRegistry::builtin(), demo_rules());
     serve(Gateway::over(sessions.registry, settings(data)).await.expect("the gateway starts")).await
 }
 

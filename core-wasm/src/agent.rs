@@ -112,7 +112,7 @@ impl Agent {
             Input::ModelFailed { request_id, error } => self.on_failed(request_id, error),
             Input::ToolFinished(outcome) => self.on_tool(outcome),
             Input::Answer { call_id, answer } => self.on_answer(&call_id, answer),
-            Input::RetryTimer(timer_id) => self.on_timer(timer_id),
+            Input::TimerFired(timer_id) => self.on_timer(timer_id),
             Input::Recover => self.recover(),
             Input::Compact => self.compact_at_idle(),
             Input::Log(event) => self.log(event),

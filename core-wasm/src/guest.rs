@@ -195,7 +195,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
                 },
             },
         },
-        wit::Input::RetryTimer(id) => Input::RetryTimer(id),
+        wit::Input::TimerFired(id) => Input::TimerFired(id),
         wit::Input::Recover => Input::Recover,
         wit::Input::Compact => Input::Compact,
         wit::Input::Log(wit::HostEvent::GoalChange(data)) => {
@@ -241,8 +241,8 @@ fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
             arguments: c.arguments,
         }),
         Output::AbortModel(id) => wit::Output::AbortModel(id),
-        Output::RetryAfter { timer_id, delay_ms } => {
-            wit::Output::RetryAfter(wit::RetryAfter { timer_id, delay_ms })
+        Output::StartTimer { timer_id, delay_ms } => {
+            wit::Output::StartTimer(wit::StartTimer { timer_id, delay_ms })
         }
         Output::Compacting(busy) => wit::Output::Compacting(busy),
         Output::Waiting(calls) => wit::Output::Waiting(

@@ -234,8 +234,9 @@ pub enum Input {
         /// The answer.
         answer: CallAnswer,
     },
-    /// The retry timer with this id expired.
-    RetryTimer(u64),
+    /// The timer with this id ([`Output::StartTimer`]'s) fired: a retry's backoff, the turn's
+    /// deadline, or a client tool's timeout.
+    TimerFired(u64),
     /// After a restart: close an open turn and run accepted followups.
     Recover,
     /// Summarize the conversation now, as maintenance of an idle agent: status stays idle, and
@@ -370,8 +371,8 @@ pub enum Output {
     CallTool(ToolCall),
     /// Stop this model request; later answers to it are ignored.
     AbortModel(u64),
-    /// Answer with [`Input::RetryTimer`] after the delay.
-    RetryAfter {
+    /// Answer with [`Input::TimerFired`] after the delay.
+    StartTimer {
         /// Echo it back.
         timer_id: u64,
         /// How long to wait.

@@ -132,7 +132,7 @@ impl Agent {
                     let timeout = spec.and_then(|s| s.client_timeout_ms).unwrap_or_default();
                     let left = (since + timeout).saturating_sub(self.now);
                     let timer = self.fresh_id();
-                    self.out.push(Output::RetryAfter { timer_id: timer, delay_ms: left });
+                    self.out.push(Output::StartTimer { timer_id: timer, delay_ms: left });
                     CallState::Client { since: *since, timer }
                 }
                 None if step.dispatched.contains(&call.id) => CallState::Done {

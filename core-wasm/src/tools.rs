@@ -342,7 +342,7 @@ impl Agent {
         match spec.and_then(|s| s.client_timeout_ms) {
             Some(delay_ms) => {
                 let timer = self.fresh_id();
-                self.out.push(Output::RetryAfter { timer_id: timer, delay_ms });
+                self.out.push(Output::StartTimer { timer_id: timer, delay_ms });
                 batch.calls[index].state = CallState::Client { since: self.now, timer };
             }
             None => {

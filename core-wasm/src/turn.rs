@@ -129,7 +129,7 @@ impl Agent {
     pub(crate) fn deadline(&mut self) -> Option<u64> {
         (self.config.limits.turn_ms > 0).then(|| {
             let timer_id = self.fresh_id();
-            self.out.push(Output::RetryAfter { timer_id, delay_ms: self.config.limits.turn_ms });
+            self.out.push(Output::StartTimer { timer_id, delay_ms: self.config.limits.turn_ms });
             timer_id
         })
     }
@@ -354,7 +354,7 @@ impl Agent {
             self.emit(EventData::LlmRetry(retry), None);
         }
         let timer_id = self.fresh_id();
-        self.out.push(Output::RetryAfter { timer_id, delay_ms });
+        self.out.push(Output::StartTimer { timer_id, delay_ms });
         turn.stage = Stage::Backoff { timer_id, attempt, compaction };
         self.phase = Phase::Running(turn);
     }

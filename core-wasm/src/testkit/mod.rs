@@ -196,7 +196,7 @@ impl<'b> Harness<'b> {
     /// Fires the oldest held timer.
     pub fn fire_timer(&mut self) -> &mut Self {
         let (timer_id, _) = self.timers.remove(0);
-        self.input(Input::RetryTimer(timer_id))
+        self.input(Input::TimerFired(timer_id))
     }
 
     /// Finishes the oldest held tool call with `text`.
@@ -318,12 +318,12 @@ impl<'b> Harness<'b> {
                     .collect();
                 self.transcript.push(format!("waiting [{}]", calls.join(", ")));
             }
-            Output::RetryAfter { timer_id, delay_ms } if self.hold_timers => {
+            Output::StartTimer { timer_id, delay_ms } if self.hold_timers => {
                 self.timers.push((timer_id, delay_ms));
             }
-            Output::RetryAfter { timer_id, delay_ms } => {
+            Output::StartTimer { timer_id, delay_ms } => {
                 self.retry_delays.push(delay_ms);
-                self.queue.push_back(Input::RetryTimer(timer_id));
+                self.queue.push_back(Input::TimerFired(timer_id));
             }
             Output::Refused { code, .. } => self.refusals.push(code),
         }

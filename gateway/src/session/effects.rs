@@ -102,12 +102,12 @@ impl Session {
                         handle.abort();
                     }
                 }
-                Output::RetryAfter { timer_id, delay_ms } => {
+                Output::StartTimer { timer_id, delay_ms } => {
                     let send = self.sender();
                     self.timers.retain(|timer| !timer.is_finished());
                     self.timers.push(self.tasks.spawn(async move {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                        send(Input::RetryTimer(timer_id));
+                        send(Input::TimerFired(timer_id));
                     }));
                 }
                 // Timers only matter to a running turn: an idle agent ignores them.

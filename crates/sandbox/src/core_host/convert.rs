@@ -156,7 +156,7 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
                 }
             },
         }),
-        Input::RetryTimer(id) => wit::Input::RetryTimer(id),
+        Input::TimerFired(id) => wit::Input::TimerFired(id),
         Input::Recover => wit::Input::Recover,
         Input::Compact => wit::Input::Compact,
         Input::Log(HostEvent::GoalChange(data)) => {
@@ -205,8 +205,8 @@ pub(super) fn output_from(
             Output::CallTool(ToolCall { call_id: c.call_id, name: c.name, arguments: c.arguments })
         }
         wit::Output::AbortModel(id) => Output::AbortModel(id),
-        wit::Output::RetryAfter(r) => {
-            Output::RetryAfter { timer_id: r.timer_id, delay_ms: r.delay_ms }
+        wit::Output::StartTimer(r) => {
+            Output::StartTimer { timer_id: r.timer_id, delay_ms: r.delay_ms }
         }
         wit::Output::Compacting(busy) => Output::Compacting(busy),
         wit::Output::Waiting(calls) => Output::Waiting(

@@ -4,8 +4,8 @@
 //! (server-sent events of `chat.completion.chunk`s), scripted reply by reply, so a test drives the
 //! real provider client over a real socket, faults included.
 //!
-//! [`gateway`] runs the real `airlock serve` binary for end-to-end tests (`tests/all/main.rs`
-//! here).
+//! [`gateway`] runs the real `airlock serve` binary for end-to-end tests
+//! (`tests/tests/all/main.rs`).
 //!
 //! [`page`] drives the web demo in a real Chromium (`tests/browser.rs`).
 //!

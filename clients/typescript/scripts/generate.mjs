@@ -42,7 +42,8 @@ async function served(bin) {
       let seen = "";
       gateway.stderr.on("data", (chunk) => {
         seen += chunk;
-        const listening = /airlock: listening on (\S+)/.exec(seen);
+        // The whole line: stderr is unbuffered, so the address may arrive in a later chunk.
+        const listening = /airlock: listening on (\S+)\n/.exec(seen);
         if (listening) resolve(listening[1]);
       });
       gateway.on("error", reject);

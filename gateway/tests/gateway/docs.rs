@@ -1,7 +1,7 @@
 //! The code cites its documentation by path (`docs/semantics.md`, ...): every page a source file
 //! names must exist in the repository, and nothing may point outside it. The pages cite the code
-//! back: the transcript files `docs/semantics.md` lists are the ones there are, and every test a
-//! page names in *italics* exists.
+//! back: every path a page names exists, the transcript files `docs/semantics.md` lists are the
+//! ones there are, and every test a page names in *italics* exists.
 
 use std::path::{Path, PathBuf};
 
@@ -125,4 +125,38 @@ fn is_test_name(text: &str) -> bool {
         && text.split('_').all(|word| {
             !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         })
+}
+
+/// The pages that say what exists: `docs/`, and the READMEs beside what they describe.
+const PAGES: &[&str] = &[
+    "README.md",
+    "docs/README.md",
+    "docs/architecture.md",
+    "docs/deploy.md",
+    "docs/events.md",
+    "docs/http-api.md",
+    "docs/interfaces.md",
+    "docs/semantics.md",
+    "bench/README.md",
+    "tests/README.md",
+    "web-demo/README.md",
+];
+
+#[test]
+fn every_path_a_page_names_in_code_quotes_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let folders = ["gateway/", "crates/", "core-wasm/", "tests/", "bench/", "web-demo/", "wit/"];
+    let mut missing = Vec::new();
+    for page in PAGES {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let quoted = text.split('`').skip(1).step_by(2);
+        for path in quoted.filter(|q| folders.iter().any(|f| q.starts_with(f))) {
+            let path = path.trim_end_matches(['.', ',', ':']);
+            let plain = path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+            if plain && !root.join(path).exists() {
+                missing.push(format!("{page}: `{path}`"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "pages name paths that do not exist:\n{}", missing.join("\n"));
 }

@@ -3,7 +3,7 @@
 use crate::durable::Durable;
 use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
-use crate::io::{Config, HostEvent, Input, Output, Status, WaitingCall};
+use crate::io::{Config, HostEvent, Input, Output, Status, StepDecision, StepPolicy, WaitingCall};
 use crate::turn::{Stop, Turn};
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
@@ -117,7 +117,23 @@ impl Agent {
             Input::Compact => self.compact_at_idle(),
             Input::Log(event) => self.log(event),
         }
+        if self.config.step_policy == StepPolicy::EnterAll {
+            self.enter_all_claimed();
+        }
         std::mem::take(&mut self.out)
+    }
+
+    /// Answers every [`Output::DecideStep`] of this input with everything it claimed, in order,
+    /// as a host would right after the input: what each answer outputs follows the rest.
+    fn enter_all_claimed(&mut self) {
+        let asks = |output: &Output| matches!(output, Output::DecideStep { .. });
+        while let Some(at) = self.out.iter().position(asks) {
+            let Output::DecideStep { decision_id, claimed, .. } = self.out.remove(at) else {
+                unreachable!("found by position")
+            };
+            let ids = claimed.into_iter().map(|message| message.id).collect();
+            self.on_decided(decision_id, StepDecision::Enter(ids));
+        }
     }
 
     /// Logs an event: the durable state folds it, the host is told to append it. Returns its seq.

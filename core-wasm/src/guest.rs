@@ -9,7 +9,7 @@ use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::io::{
     CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RetryPolicy, Status,
-    StepDecision, ToolOutcome, ToolSpec, WaitKind,
+    StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -97,6 +97,10 @@ fn config_from(c: wit::Config) -> Config {
         context: ContextPolicy {
             window: c.context.window,
             compact_at_percent: c.context.compact_at_percent,
+        },
+        step_policy: match c.step_policy {
+            wit::StepPolicy::Ask => StepPolicy::Ask,
+            wit::StepPolicy::EnterAll => StepPolicy::EnterAll,
         },
     }
 }

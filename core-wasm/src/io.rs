@@ -113,6 +113,21 @@ pub struct Config {
     pub limits: Limits,
     /// When the conversation is compacted.
     pub context: ContextPolicy,
+    /// Who decides what each step enters.
+    #[serde(default)]
+    pub step_policy: StepPolicy,
+}
+
+/// Who decides what a step enters of the input it claimed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepPolicy {
+    /// The host: each claim is an [`Output::DecideStep`], answered with [`Input::Decided`].
+    #[default]
+    Ask,
+    /// Everything claimed enters, in order, without asking: the same log as a host that always
+    /// answers `Enter` with every id, one call into the core fewer per step.
+    EnterAll,
 }
 
 /// When the conversation is summarized (`docs/semantics.md`, "Context compaction").
@@ -147,6 +162,7 @@ impl Config {
             retry: RetryPolicy::default(),
             limits: Limits::default(),
             context: ContextPolicy::default(),
+            step_policy: StepPolicy::default(),
         }
     }
 }

@@ -30,6 +30,7 @@ scenarios! {
     one_send_one_turn,
     idle_steer_starts_a_turn_at_once,
     steer_during_a_tool_lands_at_the_next_step_of_the_same_turn,
+    enter_all_writes_the_log_of_a_host_that_enters_every_claim,
     idle_inject_does_not_wake_and_reaches_the_next_request,
     inject_during_a_tool_lands_after_that_steps_results,
     pre_step_reject_blocks_the_turn_with_no_step_events,
@@ -74,5 +75,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 55);
+    assert_eq!(testkit::SCENARIOS.len(), 56);
 }

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use airlock_core::{Config, Input, Limits, Status};
+use airlock_core::{Config, Input, Limits, Status, StepPolicy};
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
@@ -542,6 +542,8 @@ impl Registry {
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
+        // The gateway enters every claim whole; `Session::decide` still answers a core that asks.
+        config.step_policy = StepPolicy::EnterAll;
         config.limits = self.rules.limits.clone();
         config.context = self.rules.windows.policy(&spec.model, model.model());
         let log = Arc::new(self.store.clone());

@@ -73,6 +73,10 @@ pub const ALL: &[(&str, Scenario)] = &[
         steer_during_a_tool_lands_at_the_next_step_of_the_same_turn,
     ),
     (
+        "enter_all_writes_the_log_of_a_host_that_enters_every_claim",
+        enter_all_writes_the_log_of_a_host_that_enters_every_claim,
+    ),
+    (
         "idle_inject_does_not_wake_and_reaches_the_next_request",
         idle_inject_does_not_wake_and_reaches_the_next_request,
     ),

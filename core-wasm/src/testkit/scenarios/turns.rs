@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply, block_text, request_texts, user};
-use crate::io::{Input, StepDecision};
+use crate::io::{Input, StepDecision, StepPolicy};
 use crate::wire::Target;
 
 /// The text turn of `events.md`, in its canonical order.
@@ -148,6 +148,44 @@ pub fn steer_during_a_tool_lands_at_the_next_step_of_the_same_turn(b: &dyn Backe
     );
     assert_eq!(request_texts(&h, 1).last().unwrap(), "user:go left");
     h.log
+}
+
+/// With `StepPolicy::EnterAll` the core asks nothing before a step, and its log has the events
+/// a host answering every `decide-step` with all the claimed ids gets, in the same order with the
+/// same seqs and ids (only their times differ: a host's answer is a later input). Here a turn
+/// with a tool call, a steer that lands at its second step and a followup that makes a second
+/// turn.
+pub fn enter_all_writes_the_log_of_a_host_that_enters_every_claim(b: &dyn Backend) -> Vec<String> {
+    let run = |policy| {
+        let mut config = crate::testkit::config();
+        config.step_policy = policy;
+        let mut h = Harness::with_config(b, config);
+        // A core that asked would wait here for ever, and the assertions below would fail.
+        h.hold_decisions = policy == StepPolicy::EnterAll;
+        h.script([
+            Reply::Calls(vec![("c1", "slow", "{}")]),
+            Reply::Text("ok, left"),
+            Reply::Text("and done"),
+        ]);
+        h.followup("m1", "work").followup("m2", "more");
+        h.steer("s", "go left");
+        h.finish_tool("worked");
+        assert!(h.decisions.is_empty(), "{policy:?}: asked {:?}", h.decisions);
+        assert_eq!(h.transcript.last().map(String::as_str), Some("status idle"));
+        h.log
+    };
+    let untimed = |log: &[String]| -> Vec<Value> {
+        let event = |line: &String| {
+            let mut event: Value = serde_json::from_str(line).unwrap();
+            event.as_object_mut().unwrap().remove("time");
+            event
+        };
+        log.iter().map(event).collect()
+    };
+    let asked = run(StepPolicy::Ask);
+    let entered = run(StepPolicy::EnterAll);
+    assert_eq!(untimed(&entered), untimed(&asked));
+    entered
 }
 
 /// Context injected on an idle agent wakes nothing and reaches the next request.

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use airlock_core::{
     CallAnswer, CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output,
-    RetryPolicy, Status, StepDecision, Target, ToolCall, ToolSpec, WaitKind, WaitingCall,
+    RetryPolicy, Status, StepDecision, StepPolicy, Target, ToolCall, ToolSpec, WaitKind,
+    WaitingCall,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -44,6 +45,10 @@ pub(super) fn config_to(c: &Config) -> wit::Config {
         context: wit::ContextPolicy {
             window: c.context.window,
             compact_at_percent: c.context.compact_at_percent,
+        },
+        step_policy: match c.step_policy {
+            StepPolicy::Ask => wit::StepPolicy::Ask,
+            StepPolicy::EnterAll => wit::StepPolicy::EnterAll,
         },
     }
 }

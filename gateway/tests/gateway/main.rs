@@ -19,5 +19,6 @@ mod plugins;
 mod plugins_e2e;
 mod postgres_store;
 mod session;
+mod settings_file;
 mod stdio;
 mod wasm_core;

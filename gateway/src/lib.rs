@@ -5,39 +5,15 @@
 //! inputs go in with the current time, outputs (append this event, call the model, call a tool,
 //! ...) come out for the gateway to perform.
 //!
-//! It stands on crates the compiler keeps below it (`docs/architecture.md`): `airlock-base` (the
-//! clock and ids, plain names, metrics, giving freed memory back), `airlock-store` (the durable
-//! log on SQLite or PostgreSQL, receipts, keys, leases), `airlock-providers` (model providers,
-//! the tool registry and tool policy, MCP tool sources) and `airlock-sandbox` (the wasm core's
-//! host and plugin tools, the only crate that names wasmtime). Its own modules form layers that
-//! depend one way, bottom to top (the test `gateway/tests/gateway/layers.rs` keeps them so):
+//! This crate is the `airlock` binary and what only it does: the command line ([`cli`]: `serve`,
+//! `run`, `stdio`, `acp`, `keys`, and `airlock.toml`) and the composition root ([`server`]: the
+//! one place that opens the store, builds the core host and the tools, opens [`Sessions`] over
+//! them and puts the faces in front). Everything else is a crate below it, each with a rule the
+//! compiler keeps (`docs/architecture.md`): `airlock-base`, `airlock-store`, `airlock-providers`,
+//! `airlock-sandbox`, `airlock-sessions` (the front door, [`Sessions`]), and the faces,
+//! `airlock-http` and `airlock-editors`.
 //!
-//! | layer | modules | what they are |
-//! |---|---|---|
-//! | helpers | [`schema`], [`admission`], [`connections`] | OpenAPI schemas of the lower crates' types, the one accounting of new work, the accept loop |
-//! | goals | [`goal`] | the pure goal driver |
-//! | session | [`session`] | one session: feed the core, commit, announce, run effects |
-//! | actor | [`actor`] | one task per session, and the handle into it |
-//! | intervals | [`owned`], [`follow`] | owned runs and their results; followers of a log |
-//! | registry | [`registry`] | the sessions in memory: create, find, evict, wake, recover |
-//! | session tools | [`subagents`], [`goal_tool`] | the model tools that act on the registry |
-//! | faces | [`api`], [`stdio`], [`acp`] | HTTP/SSE, JSON-RPC on stdio, the Agent Client Protocol |
-//! | composition | [`server`] | the one place that wires store, core, tools, registry and faces |
-//! | command line | [`cli`] | `airlock serve`, `run`, `stdio`, `acp` |
+//! [`Sessions`]: airlock_sessions::Sessions
 
-pub mod acp;
-pub mod actor;
-pub mod admission;
-pub mod api;
 pub mod cli;
-pub mod connections;
-pub mod follow;
-pub mod goal;
-pub mod goal_tool;
-pub mod owned;
-pub mod registry;
-pub mod schema;
 pub mod server;
-pub mod session;
-pub mod stdio;
-pub mod subagents;

@@ -14,16 +14,14 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-use crate::api::{
+use airlock_http::connections::{self, Connections};
+use airlock_http::{
     Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
 };
-use crate::connections::{self, Connections};
-use crate::goal_tool::GoalTool;
-use crate::registry::{Registry, RegistryError, Rules};
-use crate::subagents::{AgentTool, Continuable, Settlements};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost};
 use airlock_sandbox::plugins::{PluginError, PluginHost};
+use airlock_sessions::{RegistryError, Rules, Sessions};
 use airlock_store::{Cluster, Durability, Store, StoreError};
 
 /// How to run a gateway.
@@ -146,9 +144,9 @@ impl Gateway {
     /// (`/readyz` answers `ready` once they are); a request for one of them meanwhile brings it
     /// back first.
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
-        let sessions = Sessions::open(&settings).await?;
+        let sessions = open_sessions(&settings).await?;
         sessions.prepare().await?;
-        let gateway = Gateway::over(sessions.registry.clone(), settings.clone()).await?;
+        let gateway = Gateway::over(sessions.clone(), settings.clone()).await?;
         let ready = gateway.ready.clone();
         ready.send_replace(false);
         tokio::spawn(async move {
@@ -157,7 +155,7 @@ impl Gateway {
                 match sessions.recover_stored().await {
                     Ok(recovered) => {
                         let (store, model) =
-                            (sessions.registry.store().flag(), &settings.rules.default_model);
+                            (sessions.store().flag(), &settings.rules.default_model);
                         tracing::info!(store, model, recovered, "sessions recovered");
                         break;
                     }
@@ -180,16 +178,16 @@ impl Gateway {
         let _ = ready.wait_for(|ready| *ready).await;
     }
 
-    /// A gateway over a registry that is already open (`airlock acp --listen` shares its own).
+    /// A gateway over sessions that are open already (`airlock acp --listen` shares its own).
     /// Whether the store has keys is read now, before anything is served.
-    pub async fn over(registry: Arc<Registry>, settings: Settings) -> Result<Gateway, ServeError> {
+    pub async fn over(sessions: Sessions, settings: Settings) -> Result<Gateway, ServeError> {
         let (stop, shutdown) = watch::channel(false);
         let access = AccessSettings {
             origins: settings.cors_origins.clone(),
             public_url: settings.public_url.clone(),
         };
-        let access = Arc::new(Access::load(registry.store(), access).await?);
-        access.hear_keys(registry.store());
+        let access = Arc::new(Access::load(sessions.store(), access).await?);
+        access.hear_keys(sessions.store());
         let body_timeout = settings.connections.body_timeout;
         let (ready, ready_rx) = watch::channel(true);
         let ready = Arc::new(ready);
@@ -199,13 +197,13 @@ impl Gateway {
             key: settings.metrics.key.as_deref().map(Arc::from),
         };
         let state =
-            AppState { registry, shutdown, access, body_timeout, ready: ready_rx, runs, metrics };
+            AppState { sessions, shutdown, access, body_timeout, ready: ready_rx, runs, metrics };
         Ok(Gateway { state, stop, settings, ready })
     }
 
     /// The sessions it serves.
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.state.registry
+    pub fn sessions(&self) -> &Sessions {
+        &self.state.sessions
     }
 
     /// Binds `addr` (port 0 picks a free one) for [`Gateway::run`]; an address off loopback is
@@ -243,7 +241,7 @@ impl Gateway {
 
     /// Refuses an address off loopback while the store has no API keys.
     pub async fn check_exposure(&self, local: SocketAddr) -> Result<(), ServeError> {
-        Ok(Exposure::check(local, self.state.registry.store()).await?)
+        Ok(Exposure::check(local, self.state.sessions.store()).await?)
     }
 
     /// Serves on `listener` until `shutdown` completes; then open streams end (clients resume
@@ -254,13 +252,13 @@ impl Gateway {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) {
         let cors = cors(&self.settings.cors_origins);
-        let registry = self.state.registry.clone();
-        let store = registry.store().clone();
+        let sessions = self.state.sessions.clone();
+        let store = sessions.store().clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
         let stopping = move || {
             tracing::info!("shutting down: open streams end, requests in flight finish");
-            registry.begin_shutdown();
+            sessions.begin_shutdown();
             let _ = stop.send(true);
         };
         connections::serve(listener, router, self.settings.connections, shutdown, stopping).await;
@@ -273,80 +271,19 @@ impl Gateway {
     }
 }
 
-/// The sessions of a gateway: the registry, with every tool wired in, and the settlements that
-/// tell parents what their continuable children did.
-pub struct Sessions {
-    /// The live sessions.
-    pub registry: Arc<Registry>,
-    settlements: Arc<Settlements>,
-}
-
-impl Sessions {
-    /// A registry over `store` whose sessions' models get `tools` plus the subagent tools
-    /// (`agent`, `spawn_agent`, `send_message`, `interrupt_agent`, `list_agents`), which run
-    /// children in this registry, and the `goal` tool, which ends a session's goal.
-    pub fn compose(
-        store: Store,
-        host: Arc<CoreHost>,
-        mut tools: ToolRegistry,
-        rules: Rules,
-    ) -> Sessions {
-        let mut settlements = None;
-        let registry = Registry::with_tools(store, host, rules, |registry| {
-            tools.add(Arc::new(AgentTool::new(registry.clone())));
-            tools.add(Arc::new(GoalTool::new(registry.clone())));
-            let owed = settlements.insert(Arc::new(Settlements::new(registry.clone())));
-            for tool in Continuable::tools(registry.clone(), owed.clone()) {
-                tools.add(tool);
-            }
-            tools
-        });
-        Sessions { registry, settlements: settlements.expect("the registry built its tools") }
+/// The sessions over the store `settings` names, with the core and tools `settings.sandbox`
+/// names, each built by `settings.rules`. Nothing is recovered yet.
+pub async fn open_sessions(settings: &Settings) -> Result<Sessions, ServeError> {
+    let (store, host, tools) = open_parts(settings).await?;
+    let rules = &settings.rules;
+    let sessions = Sessions::new(store, Arc::new(host), tools, rules.clone());
+    sessions.check_approval_for().map_err(ServeError::Approval)?;
+    // The metrics' labels name only what this gateway was set up with.
+    airlock_providers::model::allow_labels(&rules.default_model, &rules.windows);
+    for tool in sessions.tools().tools() {
+        airlock_base::metrics::global().tools.allow(&tool.spec().name);
     }
-
-    /// The sessions over the SQLite file `settings.data`, with the core and tools
-    /// `settings.sandbox` names, each built by `settings.rules`. Nothing is
-    /// recovered yet.
-    pub async fn open(settings: &Settings) -> Result<Sessions, ServeError> {
-        let (store, host, tools) = open_parts(settings).await?;
-        let rules = &settings.rules;
-        let sessions = Sessions::compose(store, Arc::new(host), tools, rules.clone());
-        sessions.registry.check_approval_for().map_err(ServeError::Approval)?;
-        // The metrics' labels name only what this gateway was set up with.
-        airlock_providers::model::allow_labels(&rules.default_model, &rules.windows);
-        for tool in sessions.registry.tools().tools() {
-            airlock_base::metrics::global().tools.allow(&tool.spec().name);
-        }
-        Ok(sessions)
-    }
-
-    /// Brings back every stored session that was not at rest ([`Sessions::recover_stored`]),
-    /// before anything else is served.
-    pub async fn recover(&self) -> Result<usize, ServeError> {
-        self.prepare().await?;
-        self.recover_stored().await
-    }
-
-    /// What must run before the sessions take requests: their changes are announced and the
-    /// other gateways' heard, and the leases of a shared store are renewed.
-    pub async fn prepare(&self) -> Result<(), ServeError> {
-        self.registry.store().listen().await?;
-        self.registry.start_publishing();
-        self.registry.start_leasing();
-        Ok(())
-    }
-
-    /// Brings back every stored session that was not at rest, as far as the machine holds them
-    /// (the rest as others finish); then every continuable child whose parent is owed a notice
-    /// settles (when idle) or is watched (when its work resumed). From then on, sessions at
-    /// rest are dropped from memory as [`Rules::eviction`] says.
-    pub async fn recover_stored(&self) -> Result<usize, ServeError> {
-        let count = self.registry.recover_all().await?;
-        self.settlements.recover().await;
-        self.registry.start_evicting();
-        self.registry.start_recovering_leftovers();
-        Ok(count)
-    }
+    Ok(sessions)
 }
 
 /// The store, the core host and the tools `settings` name.

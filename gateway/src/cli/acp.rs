@@ -27,14 +27,14 @@ pub async fn run(args: AcpArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
         let embedded = Embedded::open(&args.sessions, cache_dir.as_deref()).await?;
         embedded.sessions.recover().await?;
-        let registry = embedded.sessions.registry.clone();
+        let sessions = embedded.sessions.clone();
         if let Some(listen) = &args.listen {
-            let gateway = Gateway::over(registry.clone(), embedded.settings.clone()).await?;
+            let gateway = Gateway::over(sessions.clone(), embedded.settings.clone()).await?;
             let (listener, addr) = gateway.bind(listen).await?;
             eprintln!("airlock: listening on http://{addr}");
             tokio::spawn(gateway.run(listener, std::future::pending()));
         }
-        crate::acp::serve(registry, agent_client_protocol::Stdio::new())
+        airlock_editors::acp::serve(sessions, agent_client_protocol::Stdio::new())
             .await
             .map_err(|e| CliError::Connection(format!("ACP connection failed: {e}")))?;
         Ok::<_, CliError>(ExitCode::SUCCESS)

@@ -5,12 +5,11 @@
 
 use std::io::{BufRead, Write};
 
-use airlock_core::{ApprovalState, CallAnswer, Event, EventData, Input, WaitingCall};
+use airlock_core::{ApprovalState, CallAnswer, Event, EventData, WaitingCall};
 use clap::ValueEnum;
 use tokio::sync::mpsc;
 
-use crate::actor::SessionHandle;
-use crate::follow::Update;
+use airlock_sessions::{InputError, SessionHandle, Sessions, Update};
 
 /// `--approve`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -31,7 +30,7 @@ pub struct Approver {
 
 impl Approver {
     /// Starts answering the calls of `handle`'s session as `approve` says.
-    pub fn start(approve: Approve, handle: SessionHandle) -> Approver {
+    pub fn start(approve: Approve, sessions: Sessions, session_id: String) -> Approver {
         let (asks, mut waiting) = mpsc::unbounded_channel::<WaitingCall>();
         tokio::spawn(async move {
             while let Some(call) = waiting.recv().await {
@@ -44,10 +43,10 @@ impl Approver {
                         Err(_) => deny("asking on the terminal failed"),
                     },
                 };
-                let input = Input::Answer { call_id, answer };
                 // Refused when the run was cancelled meanwhile: nothing waits any more.
-                if let Err(error) = handle.feed(input, None).await {
-                    tracing::error!(session_id = handle.id(), %error, "answering the call failed");
+                let answered = sessions.answer(&session_id, &call_id, answer).await;
+                if let Err(InputError::Session(error)) = answered {
+                    tracing::error!(session_id, %error, "answering the call failed");
                 }
             }
         });

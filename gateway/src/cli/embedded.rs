@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::CliError;
 use super::args::EmbeddedArgs;
 use super::data_lock::DataLock;
-use crate::registry::Rules;
-use crate::server::{Sessions, Settings};
+use crate::server::{Settings, open_sessions};
+use airlock_sessions::{Rules, Sessions};
 use airlock_store::Durability;
 
 /// An open registry, and the temporary directory it lives in, if any.
@@ -41,7 +41,7 @@ impl Embedded {
             data: path,
             shared: None,
             durability,
-            max_body: crate::api::DEFAULT_MAX_BODY,
+            max_body: airlock_http::DEFAULT_MAX_BODY,
             cors_origins: Vec::new(),
             public_url: None,
             cache_dir: cache_dir.map(Path::to_owned),
@@ -52,10 +52,10 @@ impl Embedded {
                 windows: args.windows(),
                 ..Rules::default()
             },
-            connections: crate::connections::Connections::default(),
+            connections: airlock_http::connections::Connections::default(),
             metrics: crate::server::MetricsSettings::default(),
         };
-        let sessions = Sessions::open(&settings).await?;
+        let sessions = open_sessions(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })
     }
 }

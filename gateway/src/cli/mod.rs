@@ -19,9 +19,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use self::file::File;
-use crate::owned::OwnError;
-use crate::registry::RegistryError;
 use crate::server::ServeError;
+use airlock_sessions::{InputError, OwnError, RegistryError};
 
 pub use run::RunArgs;
 pub use serve::ServeArgs;
@@ -129,7 +128,10 @@ enum CliError {
     /// The session could not be made or found.
     #[error(transparent)]
     Registry(#[from] RegistryError),
-    /// The run could not be submitted or collected.
+    /// The run could not be submitted.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The run's result could not be collected.
     #[error(transparent)]
     Own(#[from] OwnError),
     /// Ctrl-C could not be listened for.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use airlock_core::{Event, EventData, StreamChunk, text_of};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::follow::Update;
+use airlock_sessions::Update;
 
 /// What the terminal shows.
 pub struct Progress {

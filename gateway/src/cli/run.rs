@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use airlock_core::{CancelCause, ContentBlock, Delivery, Input, Message, TurnEndReason};
+use airlock_core::{ContentBlock, Delivery, Message, TurnEndReason};
 use clap::Args;
 
 use super::CliError;
@@ -14,10 +14,8 @@ use super::approve::{Approve, Approver};
 use super::args::EmbeddedArgs;
 use super::embedded::Embedded;
 use super::progress::Progress;
-use crate::follow::Follower;
-use crate::owned::{OwnError, Summary, submit};
-use crate::registry::SessionSpec;
 use airlock_base::clock::fresh_id;
+use airlock_sessions::{SessionSpec, Summary};
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
@@ -74,26 +72,22 @@ impl Interrupt {
 
 async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode, CliError> {
     let embedded = Embedded::open(&args.sessions, cache_dir.as_deref()).await?;
-    let registry = &embedded.sessions.registry;
+    let sessions = &embedded.sessions;
     let handle = match &args.session {
-        Some(id) => registry.resume(id).await?,
+        Some(id) => sessions.open(id).await?,
         None => {
             let spec = SessionSpec { system: args.system.clone(), ..SessionSpec::default() };
-            let (row, _) = registry.create(fresh_id(), spec, None).await?;
-            registry.resume(&row.session_id).await?
+            sessions.open_new(spec, None).await?
         }
     };
-    let store = registry.store().clone();
     // Ctrl-C cancels the run (clearing the inbox); its turn then ends aborted and we exit 130,
     // as a shell expects of an interrupted command.
     // Listened for before the task goes in, so an early Ctrl-C is not the default exit.
     let mut interrupt = Interrupt::listen().map_err(CliError::Signal)?;
-    // Subscribed before the task goes in: the progress shows the whole interval.
-    let follower = Follower::new(store.clone(), handle.id(), Some(handle.clone()), None);
     let task = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.task.clone() }]);
-    let approver = Approver::start(args.approve, handle.clone());
-    let mut run = submit(&handle, task, Delivery::Followup, None).await?;
-    let mut follower = follower.starting_at(run.first_seq);
+    let approver = Approver::start(args.approve, sessions.clone(), handle.id().to_owned());
+    // The follower was subscribed before the task went in: the progress shows the whole interval.
+    let (mut run, mut follower) = sessions.run(&handle, task, Delivery::Followup, None).await?;
     let mut progress = Progress::on_terminal();
     // On a terminal the progress already showed the answer as it streamed: print it once.
     let shown = progress.is_some() && std::io::stdout().is_terminal();
@@ -111,8 +105,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
             }
             _ = interrupt.recv(), if !interrupted => {
                 interrupted = true;
-                let cancel = Input::Cancel { cause: CancelCause::User, keep_inbox: false };
-                handle.feed(cancel, None).await.map_err(OwnError::from)?;
+                sessions.cancel(handle.id(), false).await?;
             }
         }
     };
@@ -125,7 +118,7 @@ async fn run_task(args: RunArgs, cache_dir: Option<PathBuf>) -> Result<ExitCode,
         }
         progress.finish();
     }
-    let result = run.result(&store, last_seq).await?;
+    let result = sessions.result(&run, last_seq).await?;
     if args.json {
         println!("{}", serde_json::to_string(&result).expect("results serialize"));
     }

@@ -8,11 +8,10 @@ use clap::Args;
 
 use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
 use super::data_lock::DataLock;
-use crate::admission::{Limits, TenantLimits};
-use crate::api::DEFAULT_MAX_BODY;
-use crate::connections::Connections;
-use crate::registry::{Eviction, Rules};
 use crate::server::{Gateway, Settings, Shared, shutdown_signal};
+use airlock_http::DEFAULT_MAX_BODY;
+use airlock_http::connections::Connections;
+use airlock_sessions::{Eviction, Limits, Rules, TenantLimits};
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]

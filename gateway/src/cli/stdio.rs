@@ -27,7 +27,7 @@ pub async fn run(args: StdioArgs, cache_dir: Option<PathBuf>) -> ExitCode {
     let served = async {
         let embedded = Embedded::open(&args.sessions, cache_dir.as_deref()).await?;
         embedded.sessions.recover().await?;
-        let serve = crate::stdio::serve(embedded.sessions.registry.clone(), input(), output());
+        let serve = airlock_editors::stdio::serve(embedded.sessions.clone(), input(), output());
         // A task of its own, so the runtime's workers run it rather than waking this thread,
         // which only blocks on the runtime, for each frame.
         let served = tokio::spawn(serve).await.map_err(std::io::Error::other);

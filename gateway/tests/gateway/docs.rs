@@ -96,7 +96,7 @@ fn semantics_lists_every_transcript_file_there_is() {
 fn every_test_a_page_names_in_italics_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut sources = Vec::new();
-    for dir in ["core-wasm", "gateway", "tests"] {
+    for dir in ["core-wasm", "crates", "gateway", "tests"] {
         collect(&root.join(dir), &mut sources);
     }
     let code: String = sources

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use airlock_gateway::registry::Rules;
-use airlock_gateway::server::{Gateway, Sessions, Settings};
+use airlock_gateway::server::{Gateway, Settings};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::CoreHost;
+use airlock_sessions::{Rules, Sessions};
 use airlock_store::{Durability, Store};
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
@@ -71,12 +71,12 @@ pub async fn fresh() -> (tempfile::TempDir, TestGateway) {
 /// Starts a gateway on `data` whose sessions run in `host` (e.g. one with a tiny fuel budget).
 pub async fn start_with_host(data: PathBuf, host: CoreHost) -> TestGateway {
     let store = Store::open(&data, Durability::Normal).unwrap();
-    let sessions = Sessions::compose(store, Arc::new(host), ToolRegistry::builtin(), demo_rules());
-    serve(Gateway::over(sessions.registry, settings(data)).await.expect("the gateway starts")).await
+    let sessions = Sessions::new(store, Arc::new(host), ToolRegistry::builtin(), demo_rules());
+    serve(Gateway::over(sessions, settings(data)).await.expect("the gateway starts")).await
 }
 
 async fn serve(gateway: Gateway) -> TestGateway {
-    let store = gateway.registry().store().clone();
+    let store = gateway.sessions().store().clone();
     let data = store.sqlite_path().expect("test gateways use SQLite").to_owned();
     let (listener, addr) = gateway.bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = oneshot::channel::<()>();

@@ -1,0 +1,243 @@
+//! The HTTP face of Airlock, the API of `docs/http-api.md`: [`app`] builds the router from an
+//! [`AppState`], and [`connections::serve`] runs it on a listener. Each route module has one
+//! `router()`, which registers every handler together with its OpenAPI description; [`app`]
+//! merges them and serves the whole document as `GET /openapi.json`. The OpenAPI schemas of the
+//! lower crates' types, which know nothing of utoipa, are wire-shape types in `schema`.
+//!
+//! Every handler reaches the sessions through their front door, [`Sessions`], and the store
+//! only for API keys, sign-ins and the leases of a shared store.
+
+pub mod connections;
+mod schema;
+
+mod access;
+mod demo;
+mod error;
+mod events;
+mod fields;
+mod forks;
+mod forward;
+mod goals;
+mod messages;
+mod openapi;
+mod responses;
+mod runs;
+mod sessions;
+mod sse;
+mod tool_calls;
+mod tools;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::response::Response;
+use tokio::sync::watch;
+use tower_http::cors::CorsLayer;
+use utoipa_axum::routes;
+
+pub use access::{Access, AccessSettings, Caller, Exposure, ExposureError};
+pub use error::{ApiError, ErrorBody, ErrorDetail, JsonBody, QueryParams};
+
+use airlock_sessions::Sessions;
+
+/// What a handler answers: `T`, or an error in the shared shape.
+type Answer<T> = Result<T, ApiError>;
+
+/// The `{id}` of a session's routes, as the OpenAPI document shows it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(dead_code, reason = "it only documents the parameter; handlers take `Path<String>`")]
+struct SessionId {
+    /// The session id.
+    id: String,
+}
+
+/// The `{id}` and `{message_id}` of a queued message's routes, as the OpenAPI document shows them.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "it only documents the parameters; handlers take `Path<(String, String)>`"
+)]
+struct MessagePath {
+    /// The session id.
+    id: String,
+    /// The message id.
+    message_id: String,
+}
+
+/// The default request body limit: 1 MiB.
+pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+
+/// Cheap handles shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    /// The sessions, through their front door.
+    pub sessions: Sessions,
+    /// Turns `true` when the gateway shuts down: open streams end so clients resume elsewhere.
+    pub shutdown: watch::Receiver<bool>,
+    /// Who may use it.
+    pub access: Arc<Access>,
+    /// A request body must arrive within this long.
+    pub body_timeout: std::time::Duration,
+    /// Turns true once the sessions stored at start are recovered (`/readyz`).
+    pub ready: watch::Receiver<bool>,
+    /// One `POST /v1/runs` at a time per idempotency key.
+    pub runs: Arc<runs::KeyLocks>,
+    /// What `/metrics` asks for, and whether the API serves it (not with `--metrics-listen`).
+    pub metrics: MetricsAccess,
+}
+
+/// Where `/metrics` is served and who may read it.
+#[derive(Clone, Debug, Default)]
+pub struct MetricsAccess {
+    /// It has an address of its own: the API's `/metrics` answers 404.
+    pub elsewhere: bool,
+    /// The key it asks for as `Authorization: Bearer <key>` (`--metrics-key`).
+    pub key: Option<Arc<str>>,
+}
+
+/// The whole API.
+pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router {
+    let router = openapi::router();
+    let router = match state.metrics.elsewhere {
+        true => router,
+        false => router.routes(routes!(metrics)),
+    };
+    let (router, doc) = router
+        .merge(sessions::router())
+        .merge(messages::router())
+        .merge(runs::router())
+        .merge(goals::router())
+        .merge(tool_calls::router())
+        .merge(forks::router())
+        .merge(tools::router())
+        .merge(events::router())
+        .merge(access::router())
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .split_for_parts();
+    let router = openapi::serve(router, &doc, &state)
+        .merge(demo::router())
+        // Inside the guard: a request is forwarded only once its key was checked here.
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), forward::forward))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), access::guard))
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .fallback(|| async { ApiError::not_found("not-found", "no such route; see /openapi.json") })
+        .layer(axum::middleware::from_fn(error::refuse_oversized))
+        .layer(axum::middleware::from_fn(measured))
+        .layer(DefaultBodyLimit::max(max_body))
+        .with_state(state);
+    match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(
+    get, path = "/healthz", operation_id = "healthz", tag = "service",
+    responses((status = 200, description = "`ok`", body = String, content_type = "text/plain"))
+)]
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Readiness: the sessions stored at start are recovered. The gateway takes requests before
+/// that (a session not recovered yet is recovered when it is used); a balancer that waits for
+/// `ready` spreads the load of a restart.
+#[utoipa::path(
+    get, path = "/readyz", operation_id = "readyz", tag = "service",
+    responses(
+        (status = 200, description = "`ready`", body = String, content_type = "text/plain"),
+        (status = 503, description = "`recovering`: the sessions stored at start are still being brought back", body = ErrorBody),
+    )
+)]
+async fn readyz(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    use axum::response::IntoResponse;
+    match *state.ready.borrow() {
+        true => "ready\n".into_response(),
+        false => ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "recovering",
+            "the sessions stored at start are still being brought back; ask again in a moment",
+        )
+        .retry_after(1)
+        .into_response(),
+    }
+}
+
+/// Prometheus metrics (`docs/http-api.md`): the text format 0.0.4, or OpenMetrics when the
+/// scrape's `Accept` names `application/openmetrics-text`. With `--metrics-key`, only for
+/// `Authorization: Bearer <that key>`.
+#[utoipa::path(
+    get, path = "/metrics", operation_id = "metrics", tag = "service",
+    responses(
+        (status = 200, description = "The metrics, in the text format the scrape asked for", content(
+            (String = "text/plain; version=0.0.4; charset=utf-8"),
+            (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )),
+        (status = 401, description = "`unauthorized`: the gateway has a metrics key and the request did not carry it", body = ErrorBody),
+    )
+)]
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    render_metrics(state.metrics.key.as_deref(), &headers)
+}
+
+/// The metrics for a scrape with `headers`, when it carries `key` (if there is one).
+fn render_metrics(key: Option<&str>, headers: &axum::http::HeaderMap) -> Response {
+    use axum::response::IntoResponse;
+    if let Some(key) = key {
+        let given = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let bearer =
+            given.and_then(|v| v.split_once(' ')).filter(|(s, _)| s.eq_ignore_ascii_case("bearer"));
+        // Compared as hashes: the time taken says nothing of the key.
+        let hash = |text: &str| airlock_store::key_hash(text);
+        if bearer.is_none_or(|(_, given)| hash(given.trim()) != hash(key)) {
+            return ApiError::unauthorized(
+                "/metrics needs the metrics key: send `Authorization: Bearer <key>` (the gateway's --metrics-key)",
+            )
+            .into_response();
+        }
+    }
+    let accept = headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = airlock_base::metrics::Format::accepted(accept);
+    let content_type = format.content_type();
+    let text = airlock_base::metrics::global().render(format);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], text).into_response()
+}
+
+/// `/metrics` alone, for an address of its own (`--metrics-listen`).
+pub fn metrics_app(key: Option<Arc<str>>) -> Router {
+    Router::new().route(
+        "/metrics",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let key = key.clone();
+            async move { render_metrics(key.as_deref(), &headers) }
+        }),
+    )
+}
+
+/// Counts, times and logs every request by method, matched route and status; what is logged while
+/// it is handled carries its method and route.
+async fn measured(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let route = request.extensions().get::<axum::extract::MatchedPath>();
+    let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
+    let method = airlock_base::metrics::method_label(request.method().as_str()).to_owned();
+    let labels = vec![("method", method), ("route", route)];
+    let started = std::time::Instant::now();
+    let span = tracing::info_span!("request", method = labels[0].1, route = labels[1].1);
+    let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
+    let took = started.elapsed();
+    let status = response.status().as_u16();
+    span.in_scope(|| tracing::info!(status, latency_ms = took.as_secs_f64() * 1e3, "answered"));
+    let metrics = airlock_base::metrics::global();
+    metrics.http_seconds.get_or_create(&labels).observe(took.as_secs_f64());
+    let status = ("status", status.to_string());
+    metrics.http_requests.get_or_create(&[labels, vec![status]].concat()).inc();
+    response
+}

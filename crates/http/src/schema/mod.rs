@@ -1,0 +1,104 @@
+//! OpenAPI schemas of types that have none of their own, since their crates do not depend on
+//! utoipa: the few enums of `airlock-core` the API shows; written out as JSON in `schema/log.rs`
+//! and `schema/frames.rs`, the log's events and the streams' frames; and a session's tool policy
+//! (`schema/tools.rs`).
+
+mod frames;
+mod log;
+mod sessions;
+mod tools;
+
+pub use sessions::{ForkedFrom, Goal, RunResult};
+pub use tools::{ClientTool, ToolChoice};
+
+use serde_json::{Map, Value, json};
+use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::{Array, Ref};
+
+/// A string that is one of `values`.
+pub fn string_enum(description: &str, values: &[&str]) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(description))
+        .enum_values(Some(values.iter().copied()))
+        .build()
+}
+
+/// `Status` of `airlock-core`.
+pub fn status_schema() -> Object {
+    string_enum("Whole-agent status.", &["idle", "running"])
+}
+
+/// `Target` of `airlock-core`: the inbox list an item waits in.
+pub fn target_schema() -> Object {
+    string_enum(
+        "The inbox list: `next-turn` (followups) or `next-step` (steering and context).",
+        &["next-turn", "next-step"],
+    )
+}
+
+/// `Delivery` of `airlock-core`: how a message joins the session.
+pub fn delivery_schema() -> Object {
+    string_enum(
+        "How the message joins the session: `followup` waits for the next turn (the default), \
+         `steer` joins the running turn at its next step and wakes an idle agent, `inject` is \
+         context for the next step and wakes nothing.",
+        &["followup", "steer", "inject"],
+    )
+}
+
+/// The kind of the last turn's end reason in an interval, or `null` when no turn ended.
+pub fn finish_reason_schema() -> Object {
+    let kinds = log::TURN_END_KINDS.map(Value::from).into_iter().chain([Value::Null]);
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("The kind of the last `turn/end`'s reason; `null` if no turn ended."))
+        .enum_values(Some(kinds))
+        .build()
+}
+
+/// `[Event]`: log events in seq order.
+pub fn events_schema() -> Array {
+    Array::new(Ref::from_schema_name("Event"))
+}
+
+/// `[QueueItem]`: `{messageId, target, delivery, message}`, as the queue shows them.
+pub fn queue_items_schema() -> Array {
+    Array::new(Ref::from_schema_name("QueueItem"))
+}
+
+/// `Usage` of `airlock-core`: token counts.
+pub fn usage_schema() -> Ref {
+    Ref::from_schema_name("Usage")
+}
+
+/// The schemas written out here rather than derived: the log's and the streams'. The document
+/// gets them beside the derived ones, whose names they must not take.
+pub fn components() -> Map<String, Value> {
+    let mut schemas = log::components();
+    schemas.extend(frames::components());
+    schemas
+}
+
+/// `{type: object, required, properties}`.
+fn object(required: &[&str], properties: Value) -> Value {
+    let mut object = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        object["required"] = json!(required);
+    }
+    object
+}
+
+/// A reference to the schema `name` of the document.
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// A whole number, at least 0.
+fn uint(description: &str) -> Value {
+    let mut number = json!({"type": "integer", "minimum": 0});
+    if !description.is_empty() {
+        number["description"] = json!(description);
+    }
+    number
+}

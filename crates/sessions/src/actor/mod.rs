@@ -1,0 +1,544 @@
+//! One task per live session: it owns the [`Session`] and serializes everything done to it,
+//! client inputs and the answers of its own model streams, tool calls and timers.
+//!
+//! A [`SessionHandle`] is the cheap, cloneable way in: it feeds inputs (answered once their events
+//! are committed), subscribes to notices, and reads a view of status and queue that the actor
+//! keeps current without a round trip.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use airlock_core::{Input, Status, WaitingCall};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::goal::{Goal, GoalOp};
+use crate::session::{
+    Accounting, Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
+    SharedInbox, Work,
+};
+use airlock_base::clock::now_ms;
+use airlock_store::Store;
+use group::{Member, feed_group, gather, groupable};
+
+mod group;
+
+/// The most task answers (model chunks, tool results) folded into one commit.
+const MAX_ANSWERS_PER_COMMIT: usize = 256;
+
+/// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
+pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The first wait before a session whose commit failed tries its recovery again; it doubles up
+/// to [`REPAIR_MOST`] while storage keeps failing.
+const REPAIR_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
+const REPAIR_MOST: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long an idempotency key is honoured.
+pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// What the actor answers for an input.
+#[derive(Debug)]
+pub enum Admission {
+    /// The core took the input (or refused it: see [`Fed::refusal`]).
+    Fed(Fed),
+    /// The idempotency key was seen before with the same request: its first answer (JSON).
+    Replayed(String),
+    /// The idempotency key was seen before with another request or session.
+    KeyConflict,
+}
+
+/// What a handle can read without asking the actor.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// Whole-agent status.
+    pub status: Status,
+    /// The log's length.
+    pub next_seq: u64,
+    /// Pending input, as of now.
+    pub inbox: SharedInbox,
+    /// The goal, and whether it is armed in this process.
+    pub goal: Option<(Goal, bool)>,
+    /// The parent of a continuable child, which alone may give it work.
+    pub parent: Option<String>,
+    /// A compaction at idle runs: not at rest.
+    pub compacting: bool,
+    /// The calls of the running step that wait for a person or the client, as of now.
+    pub waiting: Arc<Mutex<Vec<WaitingCall>>>,
+}
+
+enum Command {
+    Feed {
+        /// `None`: nothing to feed, only an owner to register (see [`SessionHandle::idle`]).
+        input: Option<Input>,
+        key: Option<IdempotencyKey>,
+        /// Set by an owner: told where the interval that starts with this input ends.
+        owner: Option<oneshot::Sender<u64>>,
+        /// New work is admitted against the limits as it is fed.
+        work: Work,
+        reply: oneshot::Sender<Result<Admission, SessionError>>,
+    },
+    Goal {
+        op: GoalOp,
+        reply: oneshot::Sender<Result<Option<(Goal, bool)>, SessionError>>,
+    },
+}
+
+/// Resolves with the seq of the last event before the next whole-agent idle after an owned input
+/// (its interval's `lastSeq`); fails only when the session's actor is gone.
+pub type IntervalEnd = oneshot::Receiver<u64>;
+
+/// The way into a live session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    id: Arc<str>,
+    /// Boxed: the channel keeps a block of slots per session, and an idle session should hold
+    /// little.
+    commands: mpsc::Sender<Box<Command>>,
+    outbox: Arc<Outbox>,
+    view: Arc<Mutex<View>>,
+    /// When the session was last given something to do (ms since the epoch).
+    used: Arc<AtomicU64>,
+    /// Whose session it is and where it stands in its tree.
+    accounting: Accounting,
+}
+
+impl SessionHandle {
+    /// Starts the actor task for a session.
+    pub(crate) fn spawn(mut session: Session, store: Option<Store>) -> SessionHandle {
+        session.take_went_idle(); // idle before any owner existed ends no interval
+        let view = Arc::new(Mutex::new(view_of(&session)));
+        let (commands, inbox) = mpsc::channel::<Box<Command>>(256);
+        let handle = SessionHandle {
+            id: Arc::from(session.id()),
+            commands,
+            outbox: session.outbox(),
+            view: view.clone(),
+            used: Arc::new(AtomicU64::new(now_ms())),
+            accounting: session.accounting().clone(),
+        };
+        tokio::spawn(run(session, store, inbox, view));
+        handle
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tenant whose session it is, if any (a subagent: its root's).
+    pub fn tenant(&self) -> Option<&str> {
+        self.accounting.tenant.as_deref()
+    }
+
+    /// The root session above a subagent; `None` for a root session.
+    pub(crate) fn root(&self) -> Option<&str> {
+        self.accounting.root.as_deref()
+    }
+
+    /// How many levels below its root session it is (0: a root session).
+    pub(crate) fn depth(&self) -> u32 {
+        self.accounting.depth
+    }
+
+    /// Whole-agent status, as of now.
+    pub fn status(&self) -> Status {
+        self.outbox.status()
+    }
+
+    /// Feeds an input that finishes admitted work (a cancel, a queue edit, an answer, a child's
+    /// notice); answers once its events are committed.
+    pub(crate) async fn feed(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Admission, SessionError> {
+        self.command(Some(input), key, None, Work::Admitted).await
+    }
+
+    /// Feeds new work (a client's send, a model's subagent prompt), admitted against the limits
+    /// as it is fed: past one it is refused with `limit-exceeded` ([`crate::admission`]).
+    pub(crate) async fn feed_new(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Admission, SessionError> {
+        self.command(Some(input), key, None, Work::New).await
+    }
+
+    /// Resolves at the next whole-agent idle (at once when idle) with the log's last seq then.
+    pub async fn idle(&self) -> Result<u64, SessionError> {
+        let (owner, end) = oneshot::channel();
+        self.command(None, None, Some(owner), Work::Admitted).await?;
+        end.await.map_err(|_| SessionError::Gone)
+    }
+
+    /// Feeds new work as the owner of the interval it starts: from its first event through the
+    /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
+    /// With an idempotency key seen before for the same request, nothing is fed: the answer is
+    /// the first one's, and the end is that of the interval it started.
+    pub(crate) async fn feed_owned(
+        &self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+    ) -> Result<(Admission, IntervalEnd), SessionError> {
+        let (owner, end) = oneshot::channel();
+        let admission = self.command(Some(input), key, Some(owner), Work::New).await?;
+        Ok((admission, end))
+    }
+
+    async fn command(
+        &self,
+        input: Option<Input>,
+        key: Option<IdempotencyKey>,
+        owner: Option<oneshot::Sender<u64>>,
+        work: Work,
+    ) -> Result<Admission, SessionError> {
+        self.touch();
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Feed { input, key, owner, work, reply };
+        self.commands.send(Box::new(command)).await.map_err(|_| SessionError::Gone)?;
+        answer.await.map_err(|_| SessionError::Gone)?
+    }
+
+    /// Changes the goal; answers the goal after the change (committed) and whether it is armed.
+    pub(crate) async fn change_goal(
+        &self,
+        op: GoalOp,
+    ) -> Result<Option<(Goal, bool)>, SessionError> {
+        self.touch();
+        let (reply, answer) = oneshot::channel();
+        let command = Box::new(Command::Goal { op, reply });
+        self.commands.send(command).await.map_err(|_| SessionError::Gone)?;
+        answer.await.map_err(|_| SessionError::Gone)?
+    }
+
+    /// Tells the session's subscribers something that is not in its log (a child's progress).
+    pub(crate) fn announce(&self, notice: Notice) {
+        self.outbox.send(notice);
+    }
+
+    /// Subscribes to notices from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.outbox.subscribe()
+    }
+
+    /// [`Outbox::subscribe_announced`], with the queue as of the last event announced:
+    /// the events after it carry every later change, as their splices.
+    pub(crate) fn subscribe_with_queue(
+        &self,
+    ) -> (broadcast::Receiver<Notice>, Announced, Vec<QueueItem>) {
+        let inbox = self.view.lock().expect("view lock").inbox.clone();
+        // The session announces each event under this lock (`Session::announce`).
+        let inbox = inbox.lock();
+        let (notices, announced) = self.outbox.subscribe_announced();
+        (notices, announced, crate::session::queue_items(&inbox))
+    }
+
+    /// Where the session's notices go; it outlives an eviction (see [`Outbox`]).
+    pub(crate) fn outbox(&self) -> &Arc<Outbox> {
+        &self.outbox
+    }
+
+    /// Status (current), log length, queue and goal (as of the last commit).
+    pub fn view(&self) -> View {
+        View { status: self.outbox.status(), ..self.view.lock().expect("view lock").clone() }
+    }
+
+    /// Marks the session as used now (the registry evicts the least recently used first).
+    pub(crate) fn touch(&self) {
+        self.used.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// When the session was last used (ms since the epoch).
+    pub(crate) fn used_at(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Whether this handle is the only way in besides the actor's own: nobody else (a request,
+    /// an owned run, a settlement watcher) holds the session, so it may be dropped from memory.
+    pub(crate) fn unshared(&self) -> bool {
+        // The actor keeps a clone of the view; every other handle is one more.
+        Arc::strong_count(&self.view) <= 2
+    }
+}
+
+impl View {
+    /// Pending input, `next-step` first.
+    pub fn queue(&self) -> Vec<QueueItem> {
+        self.inbox.items()
+    }
+
+    /// The calls of the running step that wait for an answer.
+    pub fn waiting(&self) -> Vec<WaitingCall> {
+        self.waiting.lock().expect("waiting lock").clone()
+    }
+}
+
+fn view_of(session: &Session) -> View {
+    View {
+        status: session.status(),
+        next_seq: session.next_seq(),
+        inbox: session.inbox(),
+        goal: session.goal(),
+        parent: session.parent().map(str::to_owned),
+        compacting: session.compacting(),
+        waiting: session.waiting(),
+    }
+}
+
+async fn run(
+    mut session: Session,
+    store: Option<Store>,
+    mut commands: mpsc::Receiver<Box<Command>>,
+    view: Arc<Mutex<View>>,
+) {
+    // Owners waiting for the next whole-agent idle.
+    let mut owners = Owners::default();
+    // A command taken while gathering a group that could not join it: it goes next.
+    let mut held: Option<Command> = None;
+    // How long until a session that owes a recovery (a commit failed) tries it again.
+    let mut repair_in = REPAIR_FIRST;
+    loop {
+        if session.fenced() {
+            // Another gateway runs the session now; the registry lets go of it at its next
+            // renewal. Inputs sent meanwhile are refused as the actor's being gone (retryable).
+            tracing::warn!(session_id = session.id(), "this gateway lost the session's lease");
+            return;
+        }
+        if let Some(command) = held.take() {
+            held = obey(command, &mut session, store.as_ref(), &mut commands, &mut owners).await;
+            *view.lock().expect("view lock") = view_of(&session);
+            continue;
+        }
+        // Idle long enough, the core instance is dropped until the next input.
+        let can_sleep = session.can_sleep();
+        let drowsy = async move {
+            match can_sleep {
+                true => tokio::time::sleep(SLEEP_AFTER).await,
+                false => std::future::pending().await,
+            }
+        };
+        let owes_recovery = session.owes_recovery();
+        let repair = async move {
+            match owes_recovery {
+                true => tokio::time::sleep(repair_in).await,
+                false => std::future::pending().await,
+            }
+        };
+        let round_due = session.round_due();
+        let paced = async move {
+            match round_due {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        // A goal round that waits for one of its tenant's turn slots tries as one is given back.
+        let slot_freed = session.round_waits_for_a_turn().then(|| session.admission().turn_freed());
+        let slot_freed = async move {
+            match slot_freed {
+                Some(freed) => freed.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = drowsy => {
+                session.sleep().await;
+            }
+            () = paced => {
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+            () = slot_freed => {
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+            () = repair => {
+                repair_in = match session.repair().await {
+                    Ok(()) => REPAIR_FIRST,
+                    Err(error) => {
+                        tracing::error!(session_id = session.id(), %error, "still cannot recover");
+                        (repair_in * 2).min(REPAIR_MOST)
+                    }
+                };
+                owners.settle(&mut session);
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+            command = commands.recv() => match command {
+                None => break,
+                Some(command) => {
+                    held = obey(*command, &mut session, store.as_ref(), &mut commands, &mut owners)
+                        .await;
+                    *view.lock().expect("view lock") = view_of(&session);
+                }
+            },
+            mut answers = session.next_answers() => {
+                // Chunks that arrived together are committed together: one fsync, not one each.
+                let more = MAX_ANSWERS_PER_COMMIT.saturating_sub(answers.len());
+                answers.extend(session.ready_answers(more));
+                if let Err(error) = session.feed_all(answers, None).await {
+                    tracing::error!(session_id = session.id(), %error, "feeding answers failed");
+                }
+                owners.settle(&mut session);
+                drive_goal(&mut session).await;
+                *view.lock().expect("view lock") = view_of(&session);
+            }
+        }
+    }
+}
+
+/// Carries out one command. Sends that are already waiting behind it join it in one group
+/// commit; answers the first command that could not join.
+async fn obey(
+    command: Command,
+    session: &mut Session,
+    store: Option<&Store>,
+    commands: &mut mpsc::Receiver<Box<Command>>,
+    owners: &mut Owners,
+) -> Option<Command> {
+    match command {
+        Command::Goal { op, reply } => {
+            let result = session.change_goal(op).await;
+            drive_goal(session).await;
+            let _ = reply.send(result.map(|()| session.goal()));
+            None
+        }
+        Command::Feed { input: Some(input), key, owner, work, reply }
+            if groupable(session, &input) =>
+        {
+            let mut group = vec![Member { input, key, owner, work, reply }];
+            let held = gather(session, commands, &mut group);
+            feed_group(session, store, group, owners).await;
+            held
+        }
+        Command::Feed { input, key, owner, work, reply } => {
+            let waits_only = input.is_none();
+            let outcome = match input {
+                Some(input) => take(session, store, input, key, work).await,
+                None => Ok(Admission::Fed(Fed::default())),
+            };
+            // An owner's interval starts with its input's first event; a refused input starts
+            // none (dropping the sender tells the owner). A replayed one is the interval its
+            // first request started.
+            match (owner, &outcome) {
+                (Some(owner), Ok(Admission::Replayed(response))) => {
+                    owners.attach(owner, response, session);
+                }
+                (Some(owner), outcome) if waits_only || admitted(outcome) => owners.push(owner),
+                _ => {}
+            }
+            owners.settle(session);
+            drive_goal(session).await;
+            let _ = reply.send(outcome); // a caller that went away: the input is in
+            None
+        }
+    }
+}
+
+/// Whether an input was fed and wrote its first event (an owned interval starts there).
+fn admitted(outcome: &Result<Admission, SessionError>) -> bool {
+    matches!(outcome, Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(_) })))
+}
+
+/// Lets the goal act after an input: owners have been settled, so a round starts a new interval.
+/// An agent still idle then may keep a snapshot.
+async fn drive_goal(session: &mut Session) {
+    if let Err(error) = session.drive_goal().await {
+        tracing::error!(session_id = session.id(), %error, "goal round failed");
+    }
+    session.snapshot_if_due().await;
+}
+
+/// The owners waiting for the end of their intervals, and where the last intervals ended.
+#[derive(Default)]
+pub(super) struct Owners {
+    waiting: Vec<oneshot::Sender<u64>>,
+    /// The seqs the last [`ENDS_KEPT`] intervals ended at, oldest first: a retried run (its
+    /// idempotency key seen before) finds where its interval ended here.
+    ended: std::collections::VecDeque<u64>,
+}
+
+/// How many interval ends an actor keeps for retried runs.
+const ENDS_KEPT: usize = 64;
+
+impl Owners {
+    /// An owner of the interval its input starts.
+    pub(super) fn push(&mut self, owner: oneshot::Sender<u64>) {
+        self.waiting.push(owner);
+    }
+
+    /// Ends the intervals of waiting owners once the agent has been idle: at the first
+    /// transition to idle, or at once for an owner whose input left an idle agent idle (an
+    /// inject).
+    pub(super) fn settle(&mut self, session: &mut Session) {
+        let end = match session.take_went_idle() {
+            Some(seq) => seq,
+            None if !self.waiting.is_empty()
+                && session.status() == Status::Idle
+                && !session.compacting() =>
+            {
+                session.next_seq().saturating_sub(1)
+            }
+            None => return,
+        };
+        if self.ended.back() != Some(&end) {
+            if self.ended.len() == ENDS_KEPT {
+                self.ended.pop_front();
+            }
+            self.ended.push_back(end);
+        }
+        for owner in self.waiting.drain(..) {
+            let _ = owner.send(end); // an owner that went away no longer needs it
+        }
+    }
+
+    /// An owner of the interval an earlier request started (its answer `response` names the
+    /// interval's first seq): told where it ended, or waits for its end. Dropped (the owner
+    /// learns nothing here) when it ended before this actor kept ends.
+    pub(super) fn attach(
+        &mut self,
+        owner: oneshot::Sender<u64>,
+        response: &str,
+        session: &Session,
+    ) {
+        let first = serde_json::from_str::<serde_json::Value>(response)
+            .ok()
+            .and_then(|answer| answer["seq"].as_u64());
+        let Some(first) = first else { return };
+        if let Some(&end) = self.ended.iter().find(|&&end| end >= first) {
+            let _ = owner.send(end);
+        } else if session.status() == Status::Running || session.compacting() {
+            self.waiting.push(owner);
+        }
+    }
+}
+
+/// Checks the idempotency key (inside the actor, so two requests with one key cannot race), then
+/// feeds the input.
+async fn take(
+    session: &mut Session,
+    store: Option<&Store>,
+    input: Input,
+    key: Option<IdempotencyKey>,
+    work: Work,
+) -> Result<Admission, SessionError> {
+    if let Some(admission) = replay(session.id(), store, key.as_ref()).await? {
+        return Ok(admission);
+    }
+    Ok(Admission::Fed(session.feed_keyed(input, key, work).await?))
+}
+
+/// The answer for a key seen before: its first answer for the same request, a conflict for
+/// another; `None` for a key not seen (or no key).
+async fn replay(
+    session_id: &str,
+    store: Option<&Store>,
+    key: Option<&IdempotencyKey>,
+) -> Result<Option<Admission>, SessionError> {
+    let (Some(key), Some(store)) = (key, store) else { return Ok(None) };
+    let Some(record) = store.idempotency(&key.key, now_ms(), IDEMPOTENCY_TTL_MS).await? else {
+        return Ok(None);
+    };
+    let same = record.session_id == session_id && record.request_hash == key.request_hash;
+    Ok(Some(if same { Admission::Replayed(record.response) } else { Admission::KeyConflict }))
+}

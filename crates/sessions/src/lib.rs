@@ -1,0 +1,46 @@
+//! The sessions of a gateway, behind one front door: [`Sessions`].
+//!
+//! Every face (HTTP, JSON-RPC on stdio, the Agent Client Protocol, the command line) reaches the
+//! house only through [`Sessions`]: create, send, follow, run, the queue's operations, answering
+//! a tool call, fork, goal, compact, dispose, list. It owns the one accounting of new work
+//! ([`Admission`]). Behind it, in layers that depend one way, bottom to top:
+//!
+//! | layer | modules | what they are |
+//! |---|---|---|
+//! | accounting | `admission` | the limits every way work grows is admitted by |
+//! | goals | `goal` | the pure goal driver |
+//! | session | `session` | one session: feed the core, commit, announce, run effects |
+//! | actor | `actor` | one task per session, and the handle into it |
+//! | intervals | `owned`, `follow` | owned runs and their results; followers of a log |
+//! | registry | `registry` | the sessions in memory: create, find, evict, wake, recover |
+//! | session tools | `subagents`, `goal_tool` | the model tools that act on the registry |
+//! | front door | `front`: [`Sessions`] | what the faces use |
+//!
+//! This crate knows no HTTP server, no OpenAPI and no command line.
+
+mod actor;
+mod admission;
+mod follow;
+mod front;
+mod goal;
+mod goal_tool;
+mod owned;
+mod registry;
+mod session;
+mod subagents;
+
+pub use actor::{IDEMPOTENCY_TTL_MS, SessionHandle, View};
+pub use admission::{Admission, Exceeded, Limit, Limits, Slot, TenantLimits};
+pub use follow::{Follower, Update};
+pub use front::{HubEvent, InputError, Overview, Sent, Sessions};
+pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
+pub use owned::{OwnError, OwnedRun, RunResult, Summary, summarize};
+pub use registry::{
+    Change, ClusterNotice, Eviction, ForkedFrom, HubNotice, RegistryError, Rules, SessionSpec,
+};
+pub use session::{
+    Committed, IdempotencyKey, Notice, QueueItem, QueueSnapshot, Refusal, SessionError, seq_of,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,631 @@
+//! A live session: its core instance, its log, and the work the core asked for.
+//!
+//! [`Session::feed`] hands one input to the core and handles the outputs in three passes:
+//! 1. the pre-step policy answers at once (enter everything) and the core goes on, so one input
+//!    yields every event it leads to;
+//! 2. the events are appended to the log in one commit (with the input's idempotency record);
+//! 3. only then are subscribers told ([`Notice`]s, in output order: events, status, queue) and
+//!    the effects started: model streams, tool calls and retry timers run as tasks whose answers
+//!    come back through [`Session::next_answers`]. Nothing outside sees what is not durable.
+//!
+//! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
+//! is rebuilt from the log and given `recover`.
+
+pub mod child;
+mod chunks;
+mod continuation;
+mod effects;
+mod error;
+mod load;
+mod log;
+mod measure;
+mod notice;
+mod observe;
+mod sleep;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, WaitingCall};
+
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+
+pub use error::SessionError;
+pub use log::{SessionLog, seq_of};
+pub use notice::{
+    Announced, Committed, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox, queue_items,
+};
+
+use crate::admission::{Exceeded, Instance, Slot};
+use crate::goal::Driver;
+use airlock_base::clock::now_ms;
+use airlock_providers::model::ModelProvider;
+use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
+use airlock_store::receipts::Marker;
+use airlock_store::{IdempotencyRecord, StoreError};
+use child::Parent;
+use effects::Batch;
+pub use load::{Accounting, SessionParts};
+use load::{Loaded, SnapshotMark};
+use observe::TurnCancel;
+
+/// An input the core (or a limit) refused, with its reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `child-session`, or
+    /// `limit-exceeded`.
+    pub code: String,
+    /// What was wrong.
+    pub message: String,
+    /// The limit new work ran into (`limit-exceeded`).
+    pub limit: Option<Exceeded>,
+}
+
+impl Refusal {
+    /// A refusal by the core or a rule of the host.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Refusal {
+        Refusal { code: code.into(), message: message.into(), limit: None }
+    }
+}
+
+impl From<Exceeded> for Refusal {
+    fn from(exceeded: Exceeded) -> Refusal {
+        let message = exceeded.to_string();
+        Refusal { code: "limit-exceeded".into(), message, limit: Some(exceeded) }
+    }
+}
+
+/// Whether an input is new work, admitted against the limits as it is fed (a send from a client,
+/// a model's subagent prompt), or finishes work admitted before (a cancel, an answer, a child's
+/// notice, a recovery): counted, never refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Work {
+    /// Admitted as it is fed ([`crate::admission`]).
+    New,
+    /// Counted, never refused.
+    #[default]
+    Admitted,
+}
+
+/// What a session holds while it is at work: its tenant's turn slot and, below a root session,
+/// its root's working-subagent slot.
+struct Held {
+    _turn: Slot,
+    _descendant: Slot,
+}
+
+/// What one fed input did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fed {
+    /// The core refused the input (nothing was written).
+    pub refusal: Option<Refusal>,
+    /// Seq of the first event the input wrote (for a send: its insert splice).
+    pub first_seq: Option<u64>,
+}
+
+/// An idempotency key to record with the events of a send, answered `{messageId, seq}`.
+#[derive(Clone, Debug)]
+pub struct IdempotencyKey {
+    /// The client's key.
+    pub key: String,
+    /// A hash of the request.
+    pub request_hash: String,
+    /// The message being sent.
+    pub message_id: String,
+}
+
+/// Inputs from a task that arrived together, tagged with the instance generation it was started
+/// for. Small (the inputs are on the heap): a channel keeps a block of slots per session, and an
+/// idle session should hold little.
+type Answer = (u64, Vec<Input>);
+
+/// One session and everything in flight for it.
+pub struct Session {
+    host: Arc<CoreHost>,
+    config: Config,
+    /// The core instance; `None` while the session sleeps (see `sleep.rs`).
+    core: Option<WasmCore>,
+    /// The core instance as the gateway counts it ([`crate::admission`]).
+    instance: Option<Instance>,
+    /// What its work counts against.
+    accounting: Accounting,
+    /// The slots it holds while at work: from the send that woke it (or taken when it started
+    /// by itself) until it is idle again.
+    held: Option<Held>,
+    log: Arc<dyn SessionLog>,
+    model: Arc<dyn ModelProvider>,
+    tools: ToolRegistry,
+    status: Status,
+    /// Where notices go, with what subscribers have been told (changed together under a lock).
+    outbox: Arc<Outbox>,
+    next_seq: u64,
+    /// The inbox as the log says, for queue snapshots without entering the core.
+    inbox: SharedInbox,
+    /// The inbox and turn as committed, to index what each commit does to receipts.
+    marker: Marker,
+    /// Where the newest snapshot stands.
+    snapshot: SnapshotMark,
+    answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
+    generation: u64,
+    tasks: JoinSet<()>,
+    /// The running turn's timers (retry backoff, the turn's deadline): dropped once it is idle.
+    timers: Vec<tokio::task::AbortHandle>,
+    streams: BTreeMap<u64, AbortHandle>,
+    /// The seq of the last event before the first transition to idle not yet taken.
+    went_idle: Option<u64>,
+    /// A compaction at idle runs: idle, but busy (awake, owners waiting) until it settles.
+    compacting: bool,
+    /// The calls of the running step that wait for a person or the client, as the core said:
+    /// changed with the commit that logs why, before it is announced.
+    waiting: Arc<Mutex<Vec<WaitingCall>>>,
+    /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
+    /// owes `recover` before it takes anything else ([`Session::repair`]).
+    owes_recovery: bool,
+    /// Another gateway took the session's lease: nothing more may be appended from here.
+    fenced: bool,
+    /// Tells the tool calls of the current turn that the session was cancelled.
+    cancel: TurnCancel,
+    /// The goal and its rounds.
+    goal: Driver,
+    /// How soon the next goal round may start.
+    pace: continuation::Pace,
+    /// The parent of a continuable child, whose inbox only that parent may fill (see [`child`]).
+    parent: Parent,
+}
+
+impl Session {
+    /// A fresh session whose model sees every tool of `parts.tools`; refused past the gateway's
+    /// ceiling of core instances.
+    pub fn create(parts: SessionParts) -> Result<Session, SessionError> {
+        let instance = parts.accounting.admission.instance()?;
+        let config = parts.config();
+        let core = parts.host.create(&config, now_ms())?;
+        Ok(Self::assemble(parts, config, Loaded::fresh(core), instance))
+    }
+
+    /// A session rebuilt from its log (after a restart or an eviction). Feed it
+    /// [`Input::Recover`] next if its log says it was not at rest. For `work` that is new, the
+    /// instance must fit under the gateway's ceiling.
+    pub async fn restore(parts: SessionParts, work: Work) -> Result<Session, SessionError> {
+        let admission = &parts.accounting.admission;
+        let instance = match work {
+            Work::New => admission.instance()?,
+            Work::Admitted => admission.instance_forced(),
+        };
+        let config = parts.config();
+        let loaded = Loaded::load(&parts.host, &config, parts.log.as_ref()).await?;
+        Ok(Self::assemble(parts, config, loaded, instance))
+    }
+
+    fn assemble(
+        parts: SessionParts,
+        config: Config,
+        loaded: Loaded,
+        instance: Instance,
+    ) -> Session {
+        let SessionParts { host, model, tools, log, outbox, accounting, .. } = parts;
+        outbox.reset(loaded.next_seq);
+        Session {
+            host,
+            config,
+            core: Some(loaded.core),
+            instance: Some(instance),
+            accounting,
+            held: None,
+            log,
+            model,
+            tools,
+            status: Status::Idle,
+            outbox,
+            next_seq: loaded.next_seq,
+            marker: Marker::new(loaded.inbox.clone(), loaded.turns),
+            snapshot: loaded.snapshot,
+            inbox: SharedInbox::new(loaded.inbox),
+            answers: mpsc::unbounded_channel(),
+            generation: 0,
+            tasks: JoinSet::new(),
+            timers: Vec::new(),
+            streams: BTreeMap::new(),
+            went_idle: None,
+            compacting: false,
+            waiting: Arc::default(),
+            owes_recovery: false,
+            fenced: false,
+            cancel: TurnCancel::new(),
+            goal: loaded.goal,
+            pace: continuation::Pace::default(),
+            parent: loaded.parent,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    /// Whole-agent status.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// The seq the next event gets (the log's length).
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// What its work counts against.
+    pub fn accounting(&self) -> &Accounting {
+        &self.accounting
+    }
+
+    /// The parent of a continuable child (whose inbox only that parent may fill).
+    pub fn parent(&self) -> Option<&str> {
+        self.parent.0.as_deref()
+    }
+
+    /// Pending input, `next-step` first.
+    #[cfg(test)]
+    pub fn queue(&self) -> Vec<QueueItem> {
+        self.inbox.items()
+    }
+
+    /// The inbox as the log says, kept current after each commit.
+    pub fn inbox(&self) -> SharedInbox {
+        self.inbox.clone()
+    }
+
+    /// Where committed events, status changes and queue snapshots are announced, with what
+    /// subscribers have been told so far.
+    pub fn outbox(&self) -> Arc<Outbox> {
+        self.outbox.clone()
+    }
+
+    /// The log so far.
+    #[cfg(test)]
+    pub async fn events(&self) -> Result<Vec<String>, StoreError> {
+        self.log.read(&self.config.session_id).await
+    }
+
+    /// The calls of the running step that wait for an answer, kept current after each commit.
+    pub fn waiting(&self) -> Arc<Mutex<Vec<WaitingCall>>> {
+        self.waiting.clone()
+    }
+
+    /// Whether a compaction at idle runs: the agent is idle but not at rest.
+    pub fn compacting(&self) -> bool {
+        self.compacting
+    }
+
+    /// Where the agent last became idle, once: the seq of the last event before the first
+    /// transition to idle since the previous call. Owners of intervals end them there.
+    pub fn take_went_idle(&mut self) -> Option<u64> {
+        self.went_idle.take()
+    }
+
+    /// The core instance of a session that is awake (for tests that need to reach into it, e.g.
+    /// to lower its fuel).
+    pub fn core_mut(&mut self) -> &mut WasmCore {
+        self.core.as_mut().expect("the session is awake")
+    }
+
+    /// Feeds one input that finishes admitted work: the core decides, the events are
+    /// committed, then effects start.
+    pub async fn feed(&mut self, input: Input) -> Result<Fed, SessionError> {
+        self.feed_keyed(input, None, Work::Admitted).await
+    }
+
+    /// [`Session::feed`] for a send whose idempotency key is recorded in the same commit, as new
+    /// or admitted `work`. A continuable child refuses a send that is not its parent's to make
+    /// (see [`child`]).
+    pub async fn feed_keyed(
+        &mut self,
+        input: Input,
+        key: Option<IdempotencyKey>,
+        work: Work,
+    ) -> Result<Fed, SessionError> {
+        if let Some(parent) = &self.parent.0
+            && let Err(refusal) = child::admits(self.id(), parent, &input, self.status)
+        {
+            return Ok(Fed { refusal: Some(refusal), first_seq: None });
+        }
+        let fed = self.feed_group(vec![(input, key)], work).await?;
+        Ok(fed.into_iter().next().unwrap_or_default())
+    }
+
+    /// Feeds several inputs (e.g. the model chunks that arrived together) with one commit;
+    /// answers what they did together.
+    pub async fn feed_all(
+        &mut self,
+        inputs: Vec<Input>,
+        key: Option<IdempotencyKey>,
+    ) -> Result<Fed, SessionError> {
+        let mut inputs: Vec<_> = inputs.into_iter().map(|input| (input, None)).collect();
+        if let Some(first) = inputs.first_mut() {
+            first.1 = key;
+        }
+        let fed = self.feed_group(inputs, Work::Admitted).await?;
+        Ok(Fed {
+            refusal: fed.iter().rev().find_map(|fed| fed.refusal.clone()),
+            first_seq: fed.iter().find_map(|fed| fed.first_seq),
+        })
+    }
+
+    /// Feeds inputs one after another and commits all their events at once (one fsync): each
+    /// answers what it alone did, as if fed by itself. A send's idempotency key is recorded with
+    /// its own first event. New `work` is admitted input by input (`Session::admit`); one past
+    /// a limit is refused and the others go on. If the core traps, none of them is applied: the
+    /// session is rebuilt from its log and given `recover`.
+    pub async fn feed_group(
+        &mut self,
+        inputs: Vec<(Input, Option<IdempotencyKey>)>,
+        work: Work,
+    ) -> Result<Vec<Fed>, SessionError> {
+        self.repair().await?;
+        self.wake(work == Work::New).await?;
+        let mut batch = Batch::default();
+        let mut fed = Vec::with_capacity(inputs.len());
+        let mut records = Vec::new();
+        let mut queued = 0;
+        for (input, key) in inputs {
+            if work == Work::New {
+                if let Err(exceeded) = self.admit(&input, queued) {
+                    fed.push(Fed { refusal: Some(exceeded.into()), first_seq: None });
+                    continue;
+                }
+                queued += 1;
+            }
+            if let Input::Cancel { cause, .. } = &input {
+                match cause {
+                    CancelCause::Disposed => self.goal.disarm(),
+                    _ => self.goal.cancelled(),
+                }
+                self.cancel.cancel(*cause);
+            }
+            let before = batch.events();
+            let refusal = match self.decide(input, &mut batch) {
+                Ok(refusal) => refusal,
+                Err(error) => return Err(self.recover_from_trap(error).await),
+            };
+            let first_seq = (batch.events() > before).then(|| self.next_seq + before as u64);
+            if let (Some(key), Some(first)) = (key, first_seq) {
+                records.push(IdempotencyRecord {
+                    key: key.key,
+                    session_id: self.config.session_id.clone(),
+                    request_hash: key.request_hash,
+                    response: serde_json::json!({"messageId": key.message_id, "seq": first})
+                        .to_string(),
+                    created_at: now_ms(),
+                });
+            }
+            fed.push(Fed { refusal, first_seq });
+        }
+        let committed = self.commit(batch, records).await;
+        self.release_if_idle();
+        committed?;
+        Ok(fed)
+    }
+
+    /// Admits one new send ([`crate::admission`]): the tenant's rate and the queue's length, and,
+    /// when it would wake the agent, the tenant's turn slot and the root's working-subagent slot,
+    /// which the session then holds until it is idle again. `queued`: sends of the same group
+    /// admitted before it.
+    fn admit(&mut self, input: &Input, queued: usize) -> Result<(), Exceeded> {
+        let Input::Send { wakeup, .. } = input else { return Ok(()) };
+        let Accounting { admission, tenant, .. } = &self.accounting;
+        admission.enqueue(tenant.as_deref())?;
+        let pending = self.inbox.lock().pending().count() + queued;
+        admission.queue(&self.config.session_id, pending)?;
+        if *wakeup && self.held.is_none() {
+            self.hold_turn()?;
+        }
+        Ok(())
+    }
+
+    /// Takes the tenant's turn slot and, for a subagent, its root's working-subagent slot: the
+    /// session holds both until it is idle again.
+    fn hold_turn(&mut self) -> Result<(), Exceeded> {
+        let Accounting { admission, tenant, root, .. } = &self.accounting;
+        let turn = admission.turn(tenant.as_deref())?;
+        let descendant = match root {
+            Some(root) => admission.descendant(root)?,
+            None => Slot::free(),
+        };
+        self.held = Some(Held { _turn: turn, _descendant: descendant });
+        Ok(())
+    }
+
+    /// Gives back the slots of a session that is idle and not compacting: what it was admitted
+    /// for is done, or never started.
+    fn release_if_idle(&mut self) {
+        if self.status == Status::Idle && !self.compacting {
+            self.held = None;
+        }
+    }
+
+    /// Hands one input to the core, answering the pre-step policy (enter everything claimed)
+    /// in the same pass; the outputs go to `batch`. Answers the core's refusal, if it refused.
+    fn decide(&mut self, input: Input, batch: &mut Batch) -> Result<Option<Refusal>, CoreError> {
+        let mut queue = VecDeque::from([input]);
+        let mut refusal = None;
+        while let Some(input) = queue.pop_front() {
+            for output in self.core_mut().handle(input, now_ms())? {
+                match output {
+                    Output::DecideStep { decision_id, claimed, .. } => {
+                        let ids = claimed.into_iter().map(|m| m.id).collect();
+                        queue.push_back(Input::Decided {
+                            decision_id,
+                            decision: StepDecision::Enter(ids),
+                        });
+                    }
+                    Output::Refused { code, message } => {
+                        refusal = Some(Refusal::new(code, message))
+                    }
+                    other => batch.push(other),
+                }
+            }
+        }
+        Ok(refusal)
+    }
+
+    /// After a trap: the instance is gone with everything it had not committed. A fresh one is
+    /// rebuilt from the log and given `recover`; answers the error to give the input's sender.
+    async fn recover_from_trap(&mut self, trap: CoreError) -> SessionError {
+        if let Err(error) = self.rebuild().await {
+            return error;
+        }
+        let mut batch = Batch::default();
+        if let Err(again) = self.decide(Input::Recover, &mut batch) {
+            return SessionError::Broken(again);
+        }
+        if let Err(error) = self.commit(batch, Vec::new()).await {
+            return error;
+        }
+        SessionError::Trapped(trap)
+    }
+
+    /// Appends the batch's events in one commit, announces them and starts the work they ask
+    /// for: its model streams before the commit, so the request travels while the log syncs,
+    /// everything else once the commit is durable (`effects.rs`). While a recovery is owed
+    /// (storage failed), a model request also waits for its commit: a retry that fails again
+    /// must not spend one.
+    async fn commit(
+        &mut self,
+        mut batch: Batch,
+        records: Vec<IdempotencyRecord>,
+    ) -> Result<Option<u64>, SessionError> {
+        let cautious = self.owes_recovery;
+        if !cautious {
+            self.start_model_streams(&mut batch.outputs);
+        }
+        let first_seq = self.append(&batch, records).await?;
+        if cautious {
+            self.start_model_streams(&mut batch.outputs);
+        }
+        let waiting = batch.outputs.iter().rev().find_map(|output| match output {
+            Output::Waiting(calls) => Some(calls),
+            _ => None,
+        });
+        if let Some(calls) = waiting {
+            calls.clone_into(&mut self.waiting.lock().expect("waiting lock"));
+        }
+        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
+        self.start_effects(batch.outputs);
+        Ok(first_seq)
+    }
+
+    /// Appends the batch's events, with the idempotency records of its keyed sends, in one
+    /// commit; answers the first event's seq. When the commit fails the core is ahead of the
+    /// durable log, so it is rebuilt from what was committed and nothing is announced.
+    async fn append(
+        &mut self,
+        batch: &Batch,
+        records: Vec<IdempotencyRecord>,
+    ) -> Result<Option<u64>, SessionError> {
+        let events: Vec<String> = batch
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::AppendEvent(json) => Some(json.clone()),
+                _ => None,
+            })
+            .collect();
+        let first_seq = (!events.is_empty()).then_some(self.next_seq);
+        if let Some(first) = first_seq {
+            let count = events.len() as u64;
+            let bytes: usize = events.iter().map(String::len).sum();
+            let index = self.index(&events, &batch.outputs, records);
+            if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
+                if matches!(error, StoreError::Fenced(_)) {
+                    // Another gateway holds the log now: this instance must not go on.
+                    self.fenced = true;
+                    return Err(error.into());
+                }
+                // The core is ahead of the durable log: rebuild it from what was committed, to
+                // be recovered as after a restart once storage takes commits again.
+                self.owes_recovery = true;
+                airlock_base::metrics::global().commit_failures.inc();
+                self.rebuild().await?;
+                return Err(error.into());
+            }
+            self.next_seq = first + count;
+            self.snapshot.logged += bytes;
+        }
+        Ok(first_seq)
+    }
+
+    /// Waits for the next answers from a task started for the current instance: one, or
+    /// several that arrived together.
+    pub async fn next_answers(&mut self) -> Vec<Input> {
+        loop {
+            let answer = self.answers.1.recv().await.expect("the session holds a sender");
+            if let Some(inputs) = self.current(answer) {
+                return inputs;
+            }
+        }
+    }
+
+    /// The answers that have already arrived (about `max`: a task's batch is not split),
+    /// without waiting.
+    pub fn ready_answers(&mut self, max: usize) -> Vec<Input> {
+        let mut ready = Vec::new();
+        while ready.len() < max {
+            let Ok(answer) = self.answers.1.try_recv() else { break };
+            ready.extend(self.current(answer).into_iter().flatten());
+        }
+        ready
+    }
+
+    /// The inputs of an answer meant for the current instance (not one that trapped).
+    fn current(&mut self, (generation, inputs): Answer) -> Option<Vec<Input>> {
+        while self.tasks.try_join_next().is_some() {}
+        if generation != self.generation {
+            return None;
+        }
+        for input in &inputs {
+            if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = input {
+                self.streams.remove(id);
+            }
+        }
+        Some(inputs)
+    }
+
+    /// Feeds answers until the agent is idle (a session driven without an actor).
+    #[cfg(test)]
+    pub async fn run_until_idle(&mut self) -> Result<(), SessionError> {
+        while self.status == Status::Running {
+            let answers = self.next_answers().await;
+            self.feed_all(answers, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Records and announces a status change; `next` is the seq the next event will get. A
+    /// session at work holds its slots: those its waking send was admitted with, else (it
+    /// started by itself: a recovery, a child's notice) slots taken past the limits.
+    fn set_status(&mut self, status: Status, next: u64) {
+        if status == self.status {
+            return;
+        }
+        self.status = status;
+        match status {
+            Status::Running if self.held.is_none() => {
+                let Accounting { admission, tenant, root, .. } = &self.accounting;
+                let turn = admission.turn_forced(tenant.as_deref());
+                let descendant = root
+                    .as_deref()
+                    .map_or_else(Slot::free, |root| admission.descendant_forced(root));
+                self.held = Some(Held { _turn: turn, _descendant: descendant });
+            }
+            Status::Running => {}
+            Status::Idle => {
+                if self.went_idle.is_none() {
+                    self.went_idle = next.checked_sub(1);
+                }
+                self.release_if_idle();
+            }
+        }
+        self.outbox.status_changed(status);
+    }
+}

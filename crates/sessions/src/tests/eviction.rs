@@ -1,0 +1,192 @@
+//! Sessions leave memory at rest and come back from their snapshot and log, going on as if they
+//! had stayed (docs/architecture.md, "Memory is a cache of the log").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::registry::{Eviction, Registry, Rules, SessionSpec};
+use airlock_core::{ContentBlock, Delivery, Input, Message};
+use airlock_providers::tools::ToolRegistry;
+use airlock_sandbox::core_host::CoreHost;
+use airlock_store::{Durability, SessionRow, Snapshot, Store};
+use serde_json::Value;
+
+use super::demo_rules;
+
+fn followup(id: &str, text: &str) -> Input {
+    Delivery::Followup
+        .send(Message::user(id.into(), vec![ContentBlock::Text { text: text.into() }]))
+}
+
+/// A registry over a fresh store that drops whatever is at rest when asked.
+fn registry(dir: &tempfile::TempDir) -> (Arc<Registry>, Store) {
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let host = Arc::new(CoreHost::new(None).unwrap());
+    let eviction = Eviction { idle: Duration::ZERO, max_live: 100 };
+    let rules = Rules { eviction, ..demo_rules() };
+    let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), rules);
+    (registry, store)
+}
+
+/// The log's event types, with the text of each assistant message.
+async fn shape(store: &Store, session: &str) -> Vec<String> {
+    let events = store.events(session, None, 100_000).await.unwrap();
+    events
+        .iter()
+        .map(|json| {
+            let event: Value = serde_json::from_str(json).unwrap();
+            match event["type"].as_str().unwrap() {
+                "assistant/message" => format!("assistant {}", event["data"]["message"]["content"]),
+                kind => kind.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// `turns` demo turns; with `evict`, the session is dropped from memory after each.
+async fn turns(registry: &Registry, turns: usize, evict: bool) {
+    for turn in 0..turns {
+        let handle = registry.resume("s").await.unwrap();
+        handle
+            .feed(followup(&format!("m{turn}"), &format!("question {turn}")), None)
+            .await
+            .unwrap();
+        handle.idle().await.unwrap();
+        drop(handle);
+        if evict {
+            assert_eq!(registry.evict(), 1, "turn {turn}: the session was at rest");
+            assert!(registry.get("s").is_err());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_woken_from_its_snapshot_goes_on_as_if_it_had_stayed() {
+    let (stayed_dir, woken_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (stayed, stayed_store) = registry(&stayed_dir);
+    let (woken, woken_store) = registry(&woken_dir);
+    for registry in [&stayed, &woken] {
+        registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
+    }
+    turns(&stayed, 40, false).await;
+    turns(&woken, 40, true).await;
+
+    let snapshot = woken_store.snapshot("s").await.unwrap().expect("a long log keeps a snapshot");
+    assert!(snapshot.next_seq >= 256, "taken once enough events were logged");
+    let (woken_log, stayed_log) = (shape(&woken_store, "s").await, shape(&stayed_store, "s").await);
+    assert!(woken_log.len() as u64 > snapshot.next_seq, "turns ran after the snapshot");
+    assert_eq!(woken_log, stayed_log, "the same events as a session that stayed in memory");
+    let headers = woken_log.iter().filter(|t| *t == "request/header").count();
+    assert_eq!(headers, 1, "no wake logged a `resume` header");
+}
+
+#[tokio::test]
+async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, store) = registry(&dir);
+    registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
+    turns(&registry, 2, true).await;
+    let before = shape(&store, "s").await;
+    let host = CoreHost::new(None).unwrap();
+    for (core, state) in [("another core", "{}"), (host.hash(), "not the core's state")] {
+        let snapshot = Snapshot {
+            session_id: "s".into(),
+            next_seq: before.len() as u64,
+            core: core.into(),
+            state: state.into(),
+            parent: None,
+            goal: None,
+        };
+        store.save_snapshot(snapshot).await.unwrap();
+        turns(&registry, 1, true).await;
+    }
+    let after = shape(&store, "s").await;
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after.iter().filter(|t| *t == "turn/end").count(), 4, "both wakes replayed the log");
+}
+
+/// A session over its own store.
+async fn session_over(dir: &tempfile::TempDir) -> crate::session::Session {
+    session_on(Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap())
+}
+
+/// A fresh session `s` of the demo model, logging to `store`.
+fn session_on(store: Store) -> crate::session::Session {
+    use crate::session::{Outbox, Session, SessionParts};
+    let host = Arc::new(CoreHost::new(None).unwrap());
+    let model = airlock_providers::model::from_name("demo").unwrap();
+    let config = airlock_core::Config::new("s", model.provider(), model.model());
+    let tools = ToolRegistry::builtin();
+    let (log, outbox) = (Arc::new(store), Outbox::new());
+    let accounting = Default::default();
+    Session::create(SessionParts { host, config, model, tools, log, outbox, accounting }).unwrap()
+}
+
+#[tokio::test]
+async fn a_sleeping_session_wakes_at_its_next_input_as_if_it_had_stayed_awake() {
+    let (awake_dir, asleep_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut awake, mut asleep) = (session_over(&awake_dir).await, session_over(&asleep_dir).await);
+    for turn in 0..3 {
+        for (session, sleeps) in [(&mut awake, false), (&mut asleep, true)] {
+            let text = format!("question {turn}");
+            session.feed(followup(&format!("m{turn}"), &text)).await.unwrap();
+            session.run_until_idle().await.unwrap();
+            if sleeps {
+                assert!(session.sleep().await, "turn {turn}: an idle session sleeps");
+                assert!(!session.can_sleep(), "it sleeps already");
+            }
+        }
+    }
+    let shape = |events: Vec<String>| -> Vec<String> {
+        let text = |json: &String| {
+            let event: Value = serde_json::from_str(json).unwrap();
+            format!("{} {}", event["type"], event["data"]["message"]["content"])
+        };
+        events.iter().map(text).collect()
+    };
+    let (woken, stayed) = (asleep.events().await.unwrap(), awake.events().await.unwrap());
+    assert_eq!(shape(woken), shape(stayed), "the same events, no `resume` header");
+    assert_eq!(asleep.queue(), awake.queue());
+}
+
+/// A snapshot costs its size to write: one of a long inbox is not written again for every
+/// `SNAPSHOT_EVERY` small events, only once the events after it weigh as much.
+#[tokio::test]
+async fn a_snapshot_waits_until_the_log_has_grown_by_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
+    let row = SessionRow {
+        session_id: "s".into(),
+        created_at: 0,
+        updated_at: 0,
+        spec: serde_json::json!({}),
+        disposed: false,
+        parent_session_id: None,
+        tenant: None,
+        goal: None,
+        needs_recovery: false,
+        shares: None,
+    };
+    store.insert_session(row).await.unwrap(); // a snapshot is kept for a stored session
+    let mut session = session_on(store.clone());
+    let mut sent = 0;
+    let mut inject = async |count: usize, text: &str| {
+        for _ in 0..count {
+            sent += 1;
+            let message =
+                Message::user(format!("m{sent}"), vec![ContentBlock::Text { text: text.into() }]);
+            session.feed(Delivery::Inject.send(message)).await.unwrap();
+            session.snapshot_if_due().await;
+        }
+    };
+    let snapshot_seq = async || store.snapshot("s").await.unwrap().map(|s| s.next_seq);
+    let big = "x".repeat(4096);
+
+    inject(300, &big).await;
+    assert_eq!(snapshot_seq().await, Some(256), "the first after SNAPSHOT_EVERY events");
+    inject(300, "small").await;
+    assert_eq!(snapshot_seq().await, Some(256), "300 small events weigh less than a 1 MB inbox");
+    inject(300, &big).await;
+    let next = snapshot_seq().await.unwrap();
+    assert!(next > 600, "once the events after it weigh as much, the next is taken: {next}");
+}

@@ -3,7 +3,9 @@
 use crate::durable::Durable;
 use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
-use crate::io::{Config, HostEvent, Input, Output, Status, StepDecision, StepPolicy, WaitingCall};
+use crate::io::{
+    Config, HostEvent, Input, Output, RefusalCode, Status, StepDecision, StepPolicy, WaitingCall,
+};
 use crate::turn::{Stop, Turn};
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
@@ -159,13 +161,13 @@ impl Agent {
         self.emit(EventData::InboxSpliced(splice), None);
     }
 
-    pub(crate) fn refuse(&mut self, code: &str, message: String) {
-        self.out.push(Output::Refused { code: code.into(), message });
+    pub(crate) fn refuse(&mut self, code: RefusalCode, message: String) {
+        self.out.push(Output::Refused { code, message });
     }
 
     fn refuse_unknown(&mut self, id: &str) {
         self.refuse(
-            "unknown-message",
+            RefusalCode::UnknownMessage,
             format!(
                 "no pending message has id {id:?}; it may have been claimed or removed already"
             ),
@@ -181,7 +183,7 @@ impl Agent {
             Ok(data) => {
                 self.emit(wrap(data), None);
             }
-            Err(message) => self.refuse("bad-input", message),
+            Err(message) => self.refuse(RefusalCode::BadInput, message),
         }
     }
 
@@ -191,7 +193,7 @@ impl Agent {
                 "message id {:?} is already pending; use a fresh id per message",
                 message.id
             );
-            return self.refuse("duplicate-message-id", text);
+            return self.refuse(RefusalCode::DuplicateMessageId, text);
         }
         Delivery::of(target, wakeup).stamp(&mut message);
         let splice = self.durable.inbox.insert(target, message);
@@ -214,7 +216,7 @@ impl Agent {
         match self.durable.inbox.find(id) {
             Some((Target::NextTurn, _)) => {}
             Some((Target::NextStep, _)) => {
-                return self.refuse("not-queued", format!("message {id:?} is already steering or context; only a queued followup can be promoted"));
+                return self.refuse(RefusalCode::NotQueued, format!("message {id:?} is already steering or context; only a queued followup can be promoted"));
             }
             None => return self.refuse_unknown(id),
         }

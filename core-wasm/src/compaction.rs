@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::agent::{Agent, Phase};
 use crate::event::{CompactionTrigger, ContextCompaction, EventData};
-use crate::io::{ModelRequest, Output, Status, ToolSpec};
+use crate::io::{ModelRequest, Output, RefusalCode, Status, ToolSpec};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, ModelError, Role, Source, StreamChunk};
 
@@ -267,11 +267,11 @@ impl Agent {
     pub(crate) fn compact_at_idle(&mut self) {
         let busy = match &self.phase {
             Phase::Running(turn) if turn.maintenance => Some((
-                "compacting",
+                RefusalCode::Compacting,
                 "a compaction is running already; its `context/compaction` event will follow",
             )),
             Phase::Running(_) => Some((
-                "session-running",
+                RefusalCode::SessionRunning,
                 "a turn is running; a turn compacts by itself when the context fills, and \
                  `compact` is for an idle session",
             )),
@@ -282,7 +282,7 @@ impl Agent {
         }
         let Some(cut) = self.cut() else {
             let message = "there is no earlier conversation to summarize yet";
-            return self.refuse("nothing-to-compact", message.into());
+            return self.refuse(RefusalCode::NothingToCompact, message.into());
         };
         let plan = Plan { trigger: CompactionTrigger::Manual, cut, tokens_before: self.pressure() };
         self.out.push(Output::Compacting(true));

@@ -8,8 +8,8 @@ use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::io::{
-    CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RetryPolicy, Status,
-    StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
+    CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RefusalCode, RetryPolicy,
+    Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -65,7 +65,10 @@ impl GuestAgent for AgentResource {
                 outputs.into_iter().map(|output| output_to(output, sent)).collect()
             }
             Err(message) => {
-                vec![wit::Output::Refused(wit::Refusal { code: "bad-input".into(), message })]
+                vec![wit::Output::Refused(wit::Refusal {
+                    code: wit::RefusalCode::BadInput,
+                    message,
+                })]
             }
         }
     }
@@ -264,7 +267,23 @@ fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
                 })
                 .collect(),
         ),
-        Output::Refused { code, message } => wit::Output::Refused(wit::Refusal { code, message }),
+        Output::Refused { code, message } => {
+            wit::Output::Refused(wit::Refusal { code: refusal_code_to(code), message })
+        }
+    }
+}
+
+fn refusal_code_to(code: RefusalCode) -> wit::RefusalCode {
+    match code {
+        RefusalCode::UnknownMessage => wit::RefusalCode::UnknownMessage,
+        RefusalCode::DuplicateMessageId => wit::RefusalCode::DuplicateMessageId,
+        RefusalCode::NotQueued => wit::RefusalCode::NotQueued,
+        RefusalCode::BadInput => wit::RefusalCode::BadInput,
+        RefusalCode::SessionRunning => wit::RefusalCode::SessionRunning,
+        RefusalCode::Compacting => wit::RefusalCode::Compacting,
+        RefusalCode::NothingToCompact => wit::RefusalCode::NothingToCompact,
+        RefusalCode::UnknownCall => wit::RefusalCode::UnknownCall,
+        RefusalCode::NotWaiting => wit::RefusalCode::NotWaiting,
     }
 }
 

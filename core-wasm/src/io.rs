@@ -401,10 +401,50 @@ pub enum Output {
     Compacting(bool),
     /// The input was refused and changed nothing.
     Refused {
-        /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `session-running`,
-        /// `compacting`, `nothing-to-compact`, `unknown-call` or `not-waiting`.
-        code: String,
-        /// What was wrong.
+        /// Why.
+        code: RefusalCode,
+        /// What was wrong, for a person.
         message: String,
     },
+}
+
+/// Why the core refused an input; each changed nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalCode {
+    /// A queue operation names a message no longer pending (claimed or removed).
+    UnknownMessage,
+    /// A send reuses the id of a message the session has.
+    DuplicateMessageId,
+    /// A promote names a message that is not a queued followup.
+    NotQueued,
+    /// The input itself does not fit (the host could not decode it).
+    BadInput,
+    /// `compact` while a turn runs: a turn compacts by itself.
+    SessionRunning,
+    /// `compact` while a compaction runs.
+    Compacting,
+    /// `compact` with no earlier conversation to summarize.
+    NothingToCompact,
+    /// An answer names a call the running step does not have.
+    UnknownCall,
+    /// An answer to a call that waits for no such answer.
+    NotWaiting,
+}
+
+impl RefusalCode {
+    /// The kebab-case code, as the faces answer it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalCode::UnknownMessage => "unknown-message",
+            RefusalCode::DuplicateMessageId => "duplicate-message-id",
+            RefusalCode::NotQueued => "not-queued",
+            RefusalCode::BadInput => "bad-input",
+            RefusalCode::SessionRunning => "session-running",
+            RefusalCode::Compacting => "compacting",
+            RefusalCode::NothingToCompact => "nothing-to-compact",
+            RefusalCode::UnknownCall => "unknown-call",
+            RefusalCode::NotWaiting => "not-waiting",
+        }
+    }
 }

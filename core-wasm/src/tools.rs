@@ -14,7 +14,9 @@ use crate::agent::{Agent, Phase};
 use crate::event::{
     ApprovalState, EventData, ToolApproval, ToolCallEvent, ToolError, ToolResultEvent,
 };
-use crate::io::{CallAnswer, Output, ToolCall, ToolOutcome, ToolSpec, WaitKind, WaitingCall};
+use crate::io::{
+    CallAnswer, Output, RefusalCode, ToolCall, ToolOutcome, ToolSpec, WaitKind, WaitingCall,
+};
 use crate::turn::{Stage, StepEnd, Stop, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, Target};
 
@@ -269,7 +271,7 @@ impl Agent {
         };
         let Some((index, call)) = call else {
             let text = format!("no call of the running step has id {call_id:?}");
-            return self.refuse("unknown-call", text);
+            return self.refuse(RefusalCode::UnknownCall, text);
         };
         let fits = matches!(
             (&call.state, &answer),
@@ -286,7 +288,7 @@ impl Agent {
                 ),
                 _ => format!("call {call_id:?} waits for no answer: it already has one"),
             };
-            return self.refuse("not-waiting", text);
+            return self.refuse(RefusalCode::NotWaiting, text);
         }
         let mut turn = self.take_turn().expect("a running turn, found above");
         let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };

@@ -20,7 +20,8 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use crate::io::{
-    CallAnswer, Config, Input, Limits, ModelRequest, Output, StepDecision, ToolOutcome, ToolSpec,
+    CallAnswer, Config, Input, Limits, ModelRequest, Output, RefusalCode, StepDecision,
+    ToolOutcome, ToolSpec,
 };
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target, Usage,
@@ -112,7 +113,7 @@ pub struct Harness<'b> {
     /// Timers held: `(timer id, delay)`.
     pub timers: Vec<(u64, u64)>,
     /// Refusals, as `code`.
-    pub refusals: Vec<String>,
+    pub refusals: Vec<RefusalCode>,
     /// The log, as event JSON.
     pub log: Vec<String>,
     /// Events and status changes, one compact line each.

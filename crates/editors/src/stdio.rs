@@ -79,7 +79,7 @@ impl RpcError {
         let why = match error {
             InputError::Session(error) => return RpcError::registry(error),
             InputError::Refused { ref refusal, .. } => {
-                return RpcError::failed(&refusal.code, &refusal.message);
+                return RpcError::failed(refusal.code.as_str(), &refusal.message);
             }
             InputError::KeyConflict => "idempotency-conflict",
             InputError::WroteNothing => "session-conflict",
@@ -299,7 +299,7 @@ impl Server {
             Ok(Sent::Replayed(_)) => unreachable!("no idempotency key"),
             Err(InputError::Refused { refusal, .. }) => {
                 let message = format!("the session refused the prompt: {}", refusal.message);
-                return Err(RpcError::failed(&refusal.code, message));
+                return Err(RpcError::failed(refusal.code.as_str(), message));
             }
             Err(error) => return Err(RpcError::input(error)),
         };

@@ -14,7 +14,8 @@ use utoipa::ToSchema;
 
 use super::AppState;
 use airlock_sessions::{
-    Exceeded, GoalError, InputError, Limit, OwnError, Refusal, RegistryError, SessionError,
+    Exceeded, GoalError, InputError, Limit, OwnError, Refusal, RefusalCode, RegistryError,
+    SessionError,
 };
 use airlock_store::StoreError;
 
@@ -98,8 +99,8 @@ impl ApiError {
         if let Some(exceeded) = refusal.limit {
             return exceeded.into();
         }
-        match (refusal.code.as_str(), parent) {
-            ("child-session", Some(parent)) => {
+        match (refusal.code, parent) {
+            (RefusalCode::ChildSession, Some(parent)) => {
                 Self::new(StatusCode::CONFLICT, "child-session", refusal.message)
                     .details(json!({"parentSessionId": parent}))
             }
@@ -199,10 +200,8 @@ impl From<GoalError> for ApiError {
         match &error {
             GoalError::NoGoal => ApiError::not_found("goal-not-found", error.to_string()),
             GoalError::Phase { .. } => ApiError::conflict("goal-conflict", error.to_string()),
-            GoalError::Invalid(message) => {
-                let field = if message.contains("maxRounds") { "maxRounds" } else { "objective" };
-                ApiError::bad_request(field, message.clone())
-            }
+            GoalError::EmptyObjective => ApiError::bad_request("objective", error.to_string()),
+            GoalError::MaxRounds(_) => ApiError::bad_request("maxRounds", error.to_string()),
         }
     }
 }

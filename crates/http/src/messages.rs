@@ -18,7 +18,7 @@ use super::sessions::Accepted;
 use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, MessagePath, SessionId};
 use crate::schema::{delivery_schema, queue_items_schema, string_enum, target_schema};
 use airlock_base::clock::fresh_id;
-use airlock_sessions::{InputError, QueueItem, Sent};
+use airlock_sessions::{InputError, QueueItem, RefusalCode, Sent};
 use airlock_store::receipts::Receipt;
 
 /// `/v1/sessions/{id}/messages`, `…/messages/{message_id}`, `…/queue`, `…/queue/{message_id}`,
@@ -315,10 +315,10 @@ async fn compact(
     match state.sessions.compact(&id).await {
         Ok(()) => Ok((StatusCode::ACCEPTED, Json(Accepted { accepted: true }))),
         Err(InputError::Refused { refusal, .. }) => {
-            let code = match refusal.code.as_str() {
-                "session-running" => "session-running",
-                "compacting" => "compacting",
-                _ => "nothing-to-compact",
+            use airlock_core::RefusalCode::{Compacting, NothingToCompact, SessionRunning};
+            let code = match refusal.code {
+                RefusalCode::Core(code @ (SessionRunning | Compacting)) => code.as_str(),
+                _ => NothingToCompact.as_str(),
             };
             Err(ApiError::conflict(code, refusal.message))
         }

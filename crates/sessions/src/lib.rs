@@ -39,7 +39,8 @@ pub use registry::{
     Change, ClusterNotice, Eviction, ForkedFrom, HubNotice, RegistryError, Rules, SessionSpec,
 };
 pub use session::{
-    Committed, IdempotencyKey, Notice, QueueItem, QueueSnapshot, Refusal, SessionError, seq_of,
+    Committed, IdempotencyKey, Notice, QueueItem, QueueSnapshot, Refusal, RefusalCode,
+    SessionError, seq_of,
 };
 
 #[cfg(test)]

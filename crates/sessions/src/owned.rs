@@ -13,7 +13,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::actor::{Admission, IntervalEnd, SessionHandle};
-use crate::session::{IdempotencyKey, Refusal, SessionError};
+use crate::session::{IdempotencyKey, Refusal, RefusalCode, SessionError};
 use airlock_store::{Store, StoreError};
 
 /// Why an owned run could not be started or collected.
@@ -23,7 +23,7 @@ pub enum OwnError {
     #[error(transparent)]
     Session(#[from] SessionError),
     /// The core (or a limit) refused the input.
-    #[error("the session refused the message ({}): {}", .0.code, .0.message)]
+    #[error("the session refused the message ({}): {}", .0.code.as_str(), .0.message)]
     Refused(Refusal),
     /// The idempotency key was used for another request.
     #[error("this Idempotency-Key was used for another request; use a fresh key for a new run")]
@@ -97,7 +97,7 @@ pub async fn submit(
         (None, Some(seq)) => seq,
         (refusal, _) => {
             return Err(OwnError::Refused(refusal.unwrap_or_else(|| {
-                Refusal::new("not-admitted", "the message wrote nothing to the log")
+                Refusal::new(RefusalCode::NotAdmitted, "the message wrote nothing to the log")
             })));
         }
     };

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Backend, Harness, Reply, request_texts};
 use crate::compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX};
-use crate::io::{ContextPolicy, Input};
+use crate::io::{ContextPolicy, Input, RefusalCode};
 
 /// The harness session with a context window of `window` tokens, compacting at 80 %.
 fn windowed(b: &dyn Backend, window: u64) -> Harness<'_> {
@@ -207,12 +207,12 @@ pub fn replay_never_asks_for_the_summary_again(b: &dyn Backend) -> Vec<String> {
 pub fn compact_at_idle_keeps_status_idle_and_latches_a_waking_send(b: &dyn Backend) -> Vec<String> {
     let mut h = Harness::new(b);
     h.input(Input::Compact);
-    assert_eq!(h.refusals, ["nothing-to-compact"]);
+    assert_eq!(h.refusals, [RefusalCode::NothingToCompact]);
     h.script([Reply::Text("first answer")]).followup("m1", "hi");
     let mark = h.transcript.len();
     h.script([Reply::Hang("they greeted"), Reply::Text("second answer")]);
     h.input(Input::Compact).input(Input::Compact).followup("m2", "more");
-    assert_eq!(h.refusals, ["nothing-to-compact", "compacting"]);
+    assert_eq!(h.refusals, [RefusalCode::NothingToCompact, RefusalCode::Compacting]);
     assert_eq!(h.since(mark), ["compacting true", "splice next-turn @0 +m2"]);
     let summary_request = h.hanging.unwrap();
     h.input(Input::ModelDone(summary_request));
@@ -232,7 +232,10 @@ pub fn compact_at_idle_keeps_status_idle_and_latches_a_waking_send(b: &dyn Backe
     assert_eq!(request_texts(&h, 2), [summary("they greeted"), "user:more".into()]);
     h.script([Reply::Hang("busy")]).followup("m3", "work");
     h.input(Input::Compact);
-    assert_eq!(h.refusals, ["nothing-to-compact", "compacting", "session-running"]);
+    assert_eq!(
+        h.refusals,
+        [RefusalCode::NothingToCompact, RefusalCode::Compacting, RefusalCode::SessionRunning]
+    );
     h.cancel(false);
     h.log
 }

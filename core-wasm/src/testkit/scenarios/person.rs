@@ -2,7 +2,7 @@
 //! and across a restart.
 
 use super::{Backend, Harness, Reply, request_texts};
-use crate::io::CallAnswer;
+use crate::io::{CallAnswer, RefusalCode};
 use crate::testkit::person_config;
 use crate::wire::ContentBlock;
 
@@ -23,9 +23,9 @@ pub fn an_approval_waits_while_the_session_runs_and_approve_runs_the_call(
     h.followup("m1", "go");
     let mark = h.transcript.len();
     h.answer("c2", approve());
-    assert_eq!(h.refusals, ["not-waiting"], "an approval for a call that waits for none");
+    assert_eq!(h.refusals, [RefusalCode::NotWaiting], "an approval for a call that waits for none");
     h.answer("nope", approve());
-    assert_eq!(h.refusals, ["not-waiting", "unknown-call"]);
+    assert_eq!(h.refusals, [RefusalCode::NotWaiting, RefusalCode::UnknownCall]);
     assert_eq!(
         h.since(mark - 5),
         [
@@ -55,7 +55,7 @@ pub fn an_approval_waits_while_the_session_runs_and_approve_runs_the_call(
         ]
     );
     h.answer("c1", approve());
-    assert_eq!(h.refusals.last().map(String::as_str), Some("unknown-call"), "the turn is over");
+    assert_eq!(h.refusals.last(), Some(&RefusalCode::UnknownCall), "the turn is over");
     h.log
 }
 
@@ -172,7 +172,7 @@ pub fn a_client_tool_call_waits_for_the_clients_result(b: &dyn Backend) -> Vec<S
     );
     assert_eq!(request_texts(&h, 1)[2], "tool:result c1 blue");
     h.answer("c1", CallAnswer::Result { content, is_error: false });
-    assert_eq!(h.refusals, ["unknown-call"]);
+    assert_eq!(h.refusals, [RefusalCode::UnknownCall]);
     h.log
 }
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply, block_text, request_texts, user};
-use crate::io::{Input, StepDecision, StepPolicy};
+use crate::io::{Input, RefusalCode, StepDecision, StepPolicy};
 use crate::wire::Target;
 
 /// The text turn of `events.md`, in its canonical order.
@@ -470,7 +470,10 @@ pub fn queue_edit_remove_and_promote_write_canceled_splices(b: &dyn Backend) -> 
             "splice next-step @0 +m4",
         ]
     );
-    assert_eq!(h.refusals, ["unknown-message", "not-queued", "duplicate-message-id"]);
+    assert_eq!(
+        h.refusals,
+        [RefusalCode::UnknownMessage, RefusalCode::NotQueued, RefusalCode::DuplicateMessageId]
+    );
     h.finish_tool("done");
     assert!(h.lines().contains(&"user/message m4"));
     let last = h.requests.last().unwrap();

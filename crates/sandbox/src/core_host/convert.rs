@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use airlock_core::{
     CallAnswer, CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output,
-    RetryPolicy, Status, StepDecision, StepPolicy, Target, ToolCall, ToolSpec, WaitKind,
-    WaitingCall,
+    RefusalCode, RetryPolicy, Status, StepDecision, StepPolicy, Target, ToolCall, ToolSpec,
+    WaitKind, WaitingCall,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -229,8 +229,24 @@ pub(super) fn output_from(
                 })
                 .collect(),
         ),
-        wit::Output::Refused(r) => Output::Refused { code: r.code, message: r.message },
+        wit::Output::Refused(r) => {
+            Output::Refused { code: refusal_code_from(r.code), message: r.message }
+        }
     })
+}
+
+fn refusal_code_from(code: wit::RefusalCode) -> RefusalCode {
+    match code {
+        wit::RefusalCode::UnknownMessage => RefusalCode::UnknownMessage,
+        wit::RefusalCode::DuplicateMessageId => RefusalCode::DuplicateMessageId,
+        wit::RefusalCode::NotQueued => RefusalCode::NotQueued,
+        wit::RefusalCode::BadInput => RefusalCode::BadInput,
+        wit::RefusalCode::SessionRunning => RefusalCode::SessionRunning,
+        wit::RefusalCode::Compacting => RefusalCode::Compacting,
+        wit::RefusalCode::NothingToCompact => RefusalCode::NothingToCompact,
+        wit::RefusalCode::UnknownCall => RefusalCode::UnknownCall,
+        wit::RefusalCode::NotWaiting => RefusalCode::NotWaiting,
+    }
 }
 
 #[cfg(test)]

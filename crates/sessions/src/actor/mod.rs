@@ -7,9 +7,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use airlock_core::{Input, Status, WaitingCall};
 use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
@@ -19,19 +21,21 @@ use crate::session::{
 use airlock_base::clock::now_ms;
 use airlock_store::Store;
 use group::{Member, feed_group, gather, groupable};
+use owners::Owners;
 
 mod group;
+mod owners;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
 
 /// How long an idle session keeps its core instance before it sleeps (see `session/sleep.rs`).
-pub const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+pub const SLEEP_AFTER: Duration = Duration::from_secs(2);
 
 /// The first wait before a session whose commit failed tries its recovery again; it doubles up
 /// to [`REPAIR_MOST`] while storage keeps failing.
-const REPAIR_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
-const REPAIR_MOST: std::time::Duration = std::time::Duration::from_secs(5);
+const REPAIR_FIRST: Duration = Duration::from_millis(100);
+const REPAIR_MOST: Duration = Duration::from_secs(5);
 
 /// How long an idempotency key is honoured.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -310,25 +314,13 @@ async fn run(
             *view.lock().expect("view lock") = view_of(&session);
             continue;
         }
-        // Idle long enough, the core instance is dropped until the next input.
-        let can_sleep = session.can_sleep();
-        let drowsy = async move {
-            match can_sleep {
-                true => tokio::time::sleep(SLEEP_AFTER).await,
-                false => std::future::pending().await,
-            }
-        };
-        let owes_recovery = session.owes_recovery();
-        let repair = async move {
-            match owes_recovery {
-                true => tokio::time::sleep(repair_in).await,
-                false => std::future::pending().await,
-            }
-        };
-        let round_due = session.round_due();
-        let paced = async move {
-            match round_due {
-                Some(at) => tokio::time::sleep_until(at).await,
+        let due = next_deadline(&session, repair_in, Instant::now());
+        let timer = async move {
+            match due {
+                Some((at, duty)) => {
+                    tokio::time::sleep_until(at).await;
+                    duty
+                }
                 None => std::future::pending().await,
             }
         };
@@ -341,26 +333,28 @@ async fn run(
             }
         };
         tokio::select! {
-            () = drowsy => {
-                session.sleep().await;
-            }
-            () = paced => {
-                drive_goal(&mut session).await;
-                *view.lock().expect("view lock") = view_of(&session);
-            }
+            duty = timer => match duty {
+                Duty::Sleep => {
+                    session.sleep().await;
+                }
+                Duty::Round => {
+                    drive_goal(&mut session).await;
+                    *view.lock().expect("view lock") = view_of(&session);
+                }
+                Duty::Repair => {
+                    repair_in = match session.repair().await {
+                        Ok(()) => REPAIR_FIRST,
+                        Err(error) => {
+                            tracing::error!(session_id = session.id(), %error, "still cannot recover");
+                            (repair_in * 2).min(REPAIR_MOST)
+                        }
+                    };
+                    owners.settle(&mut session);
+                    drive_goal(&mut session).await;
+                    *view.lock().expect("view lock") = view_of(&session);
+                }
+            },
             () = slot_freed => {
-                drive_goal(&mut session).await;
-                *view.lock().expect("view lock") = view_of(&session);
-            }
-            () = repair => {
-                repair_in = match session.repair().await {
-                    Ok(()) => REPAIR_FIRST,
-                    Err(error) => {
-                        tracing::error!(session_id = session.id(), %error, "still cannot recover");
-                        (repair_in * 2).min(REPAIR_MOST)
-                    }
-                };
-                owners.settle(&mut session);
                 drive_goal(&mut session).await;
                 *view.lock().expect("view lock") = view_of(&session);
             }
@@ -385,6 +379,26 @@ async fn run(
             }
         }
     }
+}
+
+/// What an actor does at a time of its own, when no input came first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Duty {
+    /// Idle long enough: drop the core instance until the next input (`session/sleep.rs`).
+    Sleep,
+    /// A paced goal round is due.
+    Round,
+    /// A commit failed: try the recovery again.
+    Repair,
+}
+
+/// The actor's next timed duty and when it is due: the soonest of sleeping, a paced goal round and
+/// a repeated recovery (`None`: it waits for input only).
+fn next_deadline(session: &Session, repair_in: Duration, now: Instant) -> Option<(Instant, Duty)> {
+    let sleep = session.can_sleep().then(|| (now + SLEEP_AFTER, Duty::Sleep));
+    let round = session.round_due().map(|at| (at, Duty::Round));
+    let repair = session.owes_recovery().then(|| (now + repair_in, Duty::Repair));
+    [sleep, round, repair].into_iter().flatten().min_by_key(|(at, _)| *at)
 }
 
 /// Carries out one command. Sends that are already waiting behind it join it in one group
@@ -447,70 +461,6 @@ async fn drive_goal(session: &mut Session) {
         tracing::error!(session_id = session.id(), %error, "goal round failed");
     }
     session.snapshot_if_due().await;
-}
-
-/// The owners waiting for the end of their intervals, and where the last intervals ended.
-#[derive(Default)]
-pub(super) struct Owners {
-    waiting: Vec<oneshot::Sender<u64>>,
-    /// The seqs the last [`ENDS_KEPT`] intervals ended at, oldest first: a retried run (its
-    /// idempotency key seen before) finds where its interval ended here.
-    ended: std::collections::VecDeque<u64>,
-}
-
-/// How many interval ends an actor keeps for retried runs.
-const ENDS_KEPT: usize = 64;
-
-impl Owners {
-    /// An owner of the interval its input starts.
-    pub(super) fn push(&mut self, owner: oneshot::Sender<u64>) {
-        self.waiting.push(owner);
-    }
-
-    /// Ends the intervals of waiting owners once the agent has been idle: at the first
-    /// transition to idle, or at once for an owner whose input left an idle agent idle (an
-    /// inject).
-    pub(super) fn settle(&mut self, session: &mut Session) {
-        let end = match session.take_went_idle() {
-            Some(seq) => seq,
-            None if !self.waiting.is_empty()
-                && session.status() == Status::Idle
-                && !session.compacting() =>
-            {
-                session.next_seq().saturating_sub(1)
-            }
-            None => return,
-        };
-        if self.ended.back() != Some(&end) {
-            if self.ended.len() == ENDS_KEPT {
-                self.ended.pop_front();
-            }
-            self.ended.push_back(end);
-        }
-        for owner in self.waiting.drain(..) {
-            let _ = owner.send(end); // an owner that went away no longer needs it
-        }
-    }
-
-    /// An owner of the interval an earlier request started (its answer `response` names the
-    /// interval's first seq): told where it ended, or waits for its end. Dropped (the owner
-    /// learns nothing here) when it ended before this actor kept ends.
-    pub(super) fn attach(
-        &mut self,
-        owner: oneshot::Sender<u64>,
-        response: &str,
-        session: &Session,
-    ) {
-        let first = serde_json::from_str::<serde_json::Value>(response)
-            .ok()
-            .and_then(|answer| answer["seq"].as_u64());
-        let Some(first) = first else { return };
-        if let Some(&end) = self.ended.iter().find(|&&end| end >= first) {
-            let _ = owner.send(end);
-        } else if session.status() == Status::Running || session.compacting() {
-            self.waiting.push(owner);
-        }
-    }
 }
 
 /// Checks the idempotency key (inside the actor, so two requests with one key cannot race), then

@@ -11,7 +11,7 @@ use crate::follow::Follower;
 use crate::goal::{Goal, GoalOp};
 use crate::owned::{OwnError, OwnedRun, RunResult, submit};
 use crate::registry::RegistryError;
-use crate::session::{IdempotencyKey, Refusal, SessionError};
+use crate::session::{IdempotencyKey, Refusal, RefusalCode, SessionError};
 use airlock_base::clock::now_ms;
 use airlock_core::WaitingCall;
 
@@ -228,7 +228,7 @@ impl Sessions {
         let Err(InputError::Refused { refusal, .. }) = feed(&handle, input).await else {
             return Ok(());
         };
-        if refusal.code == "not-waiting" {
+        if refusal.code == RefusalCode::Core(airlock_core::RefusalCode::NotWaiting) {
             return Err(InputError::NotWaiting(refusal.message));
         }
         if self.called(session_id, call_id).await? {

@@ -230,14 +230,10 @@ impl Driver {
         let change = match op {
             GoalOp::Set { objective, max_rounds } => {
                 if objective.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
-                    return Err(GoalError::Invalid(
-                        "objective is empty; say what the goal is".into(),
-                    ));
+                    return Err(GoalError::EmptyObjective);
                 }
                 if !(1..=MAX_ROUNDS).contains(&max_rounds) {
-                    return Err(GoalError::Invalid(format!(
-                        "maxRounds must be 1 to {MAX_ROUNDS}, not {max_rounds}"
-                    )));
+                    return Err(GoalError::MaxRounds(max_rounds));
                 }
                 let goal = Goal {
                     id: goal_id(),
@@ -467,7 +463,8 @@ mod tests {
         assert!(error.to_string().contains("set a new goal"), "{error}");
         for max_rounds in [0, MAX_ROUNDS + 1, 2_147_483_648] {
             let op = GoalOp::Set { objective: "y".into(), max_rounds };
-            assert!(matches!(driver.apply(op, &empty, String::new), Err(GoalError::Invalid(_))));
+            let refused = driver.apply(op, &empty, String::new);
+            assert!(matches!(refused, Err(GoalError::MaxRounds(m)) if m == max_rounds));
         }
     }
 }

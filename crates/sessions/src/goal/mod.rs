@@ -124,7 +124,10 @@ pub enum GoalError {
         /// What to do instead.
         hint: &'static str,
     },
-    /// The request itself is malformed.
-    #[error("{0}")]
-    Invalid(String),
+    /// A goal set with an objective that is empty (or only white space).
+    #[error("objective is empty; say what the goal is")]
+    EmptyObjective,
+    /// A goal set with `maxRounds` outside 1 to [`MAX_ROUNDS`].
+    #[error("maxRounds must be 1 to {MAX_ROUNDS}, not {0}")]
+    MaxRounds(u32),
 }

@@ -5,7 +5,7 @@
 
 use airlock_core::{Event, EventData, Input, Status, Target};
 
-use super::Refusal;
+use super::{Refusal, RefusalCode};
 
 /// The source kind of work a parent gives its child.
 pub const COORDINATOR: &str = "coordinator";
@@ -43,5 +43,5 @@ pub fn admits(child: &str, parent: &str, input: &Input, status: Status) -> Resul
          (send_message in session {parent:?}); here only steering into its running turn and \
          cancel are taken"
     );
-    Err(Refusal::new("child-session", message))
+    Err(Refusal::new(RefusalCode::ChildSession, message))
 }

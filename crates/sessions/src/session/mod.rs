@@ -51,29 +51,54 @@ pub use load::{Accounting, SessionParts};
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 
-/// An input the core (or a limit) refused, with its reason.
+/// An input the core (or a rule of the host, or a limit) refused, with its reason; it changed
+/// nothing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
-    /// `unknown-message`, `duplicate-message-id`, `not-queued`, `bad-input`, `child-session`, or
-    /// `limit-exceeded`.
-    pub code: String,
-    /// What was wrong.
+    /// Why.
+    pub code: RefusalCode,
+    /// What was wrong, for a person.
     pub message: String,
-    /// The limit new work ran into (`limit-exceeded`).
+    /// The limit new work ran into ([`RefusalCode::LimitExceeded`]).
     pub limit: Option<Exceeded>,
 }
 
+/// Why an input was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalCode {
+    /// The core refused it.
+    Core(airlock_core::RefusalCode),
+    /// A continuable child takes work only from its parent.
+    ChildSession,
+    /// New work past a limit.
+    LimitExceeded,
+    /// The input wrote nothing to the log.
+    NotAdmitted,
+}
+
+impl RefusalCode {
+    /// The kebab-case code, as the faces answer it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalCode::Core(code) => code.as_str(),
+            RefusalCode::ChildSession => "child-session",
+            RefusalCode::LimitExceeded => "limit-exceeded",
+            RefusalCode::NotAdmitted => "not-admitted",
+        }
+    }
+}
+
 impl Refusal {
-    /// A refusal by the core or a rule of the host.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Refusal {
-        Refusal { code: code.into(), message: message.into(), limit: None }
+    /// A refusal with this code, for a person.
+    pub fn new(code: RefusalCode, message: impl Into<String>) -> Refusal {
+        Refusal { code, message: message.into(), limit: None }
     }
 }
 
 impl From<Exceeded> for Refusal {
     fn from(exceeded: Exceeded) -> Refusal {
         let message = exceeded.to_string();
-        Refusal { code: "limit-exceeded".into(), message, limit: Some(exceeded) }
+        Refusal { code: RefusalCode::LimitExceeded, message, limit: Some(exceeded) }
     }
 }
 
@@ -460,7 +485,7 @@ impl Session {
                         });
                     }
                     Output::Refused { code, message } => {
-                        refusal = Some(Refusal::new(code, message))
+                        refusal = Some(Refusal::new(RefusalCode::Core(code), message))
                     }
                     other => batch.push(other),
                 }

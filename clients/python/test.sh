@@ -9,36 +9,15 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$repo/target/python-client-venv"
-python="${PYTHON:-python3}"
-stamp="$venv/.requirements"
-pip_flags=(--quiet --disable-pip-version-check)
+source "$repo/tests/python-venv.sh"
 
-if ! { [ -x "$venv/bin/python" ] && cmp -s "$here/requirements.txt" "$stamp"; }; then
-    rm -rf "$venv"
-    mkdir -p "$(dirname "$venv")"
-    # On Debian without python3-venv (no ensurepip) the virtualenv is made --without-pip and
-    # filled by the system pip.
-    if ! "$python" -m venv "$venv" 2>/dev/null; then
-        rm -rf "$venv"
-        "$python" -m venv --without-pip "$venv"
-    fi
-    if [ -x "$venv/bin/pip" ]; then
-        "$venv/bin/pip" install "${pip_flags[@]}" -r "$here/requirements.txt"
-    else
-        "$python" -m pip --python "$venv/bin/python" install "${pip_flags[@]}" \
-            -r "$here/requirements.txt"
-    fi
-    cp "$here/requirements.txt" "$stamp"
+if stale_venv "$venv" "$here/requirements.txt"; then
+    pinned_venv "$venv" "$here/requirements.txt"
     echo "python client: made $venv" >&2
-fi
-
-pip=("$venv/bin/python" -m pip)
-if [ ! -x "$venv/bin/pip" ]; then
-    pip=("$python" -m pip --python "$venv/bin/python")
 fi
 # Built with the pinned hatchling from the venv (no build isolation, so nothing unpinned is
 # fetched), not editable, so the tests see the package as users install it.
-"${pip[@]}" install "${pip_flags[@]}" --no-deps --no-build-isolation --force-reinstall "$here"
+venv_pip "$venv" install --no-deps --no-build-isolation --force-reinstall "$here"
 
 airlock="${AIRLOCK_BIN:-$repo/target/debug/airlock}"
 if [ ! -x "$airlock" ]; then

@@ -33,7 +33,6 @@ out="$here/$name.wasm"
 wit="$repo/wit/plugin"
 venv="$repo/target/py-plugin-venv"
 stage="$repo/target/py-plugin-build/$name"
-python="${PYTHON:-python3}"
 
 force=0
 check=0
@@ -54,27 +53,14 @@ esac
 mode="componentize-py $COMPONENTIZE_PY_VERSION wasi=$wasi"
 stamp="$stage.stamp"
 
-pip_install() { # packages...
-    if [ -x "$venv/bin/pip" ]; then
-        "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
-    else
-        "$python" -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check "$@"
-    fi
-}
+source "$repo/tests/python-venv.sh"
 
 ensure_venv() {
-    if [ ! -x "$venv/bin/python" ]; then
-        echo "$name: making $venv" >&2
-        mkdir -p "$(dirname "$venv")"
-        if ! "$python" -m venv "$venv" 2>/dev/null; then
-            rm -rf "$venv"
-            "$python" -m venv --without-pip "$venv"
-        fi
-    fi
+    make_venv "$venv"
     if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("componentize-py"))' 2>/dev/null)" \
         != "$COMPONENTIZE_PY_VERSION" ]; then
         echo "$name: installing componentize-py==$COMPONENTIZE_PY_VERSION" >&2
-        pip_install "componentize-py==$COMPONENTIZE_PY_VERSION"
+        venv_pip "$venv" install "componentize-py==$COMPONENTIZE_PY_VERSION"
     fi
 }
 
@@ -110,7 +96,7 @@ if [ "$check" = 1 ]; then
     if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("wasmtime"))' 2>/dev/null)" \
         != "$WASMTIME_PY_VERSION" ]; then
         echo "$name: installing wasmtime==$WASMTIME_PY_VERSION (for --check)" >&2
-        pip_install "wasmtime==$WASMTIME_PY_VERSION"
+        venv_pip "$venv" install "wasmtime==$WASMTIME_PY_VERSION"
     fi
     "$venv/bin/python" "$here/smoke.py" "$out"
 fi

@@ -7,27 +7,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$repo/target/schemathesis-venv"
-python="${PYTHON:-python3}"
-stamp="$venv/.requirements"
+source "$repo/tests/python-venv.sh"
 
-if [ -x "$venv/bin/st" ] && cmp -s "$here/requirements.txt" "$stamp"; then
-    echo "schemathesis: $venv is up to date" >&2
-    exit 0
-fi
-mkdir -p "$(dirname "$venv")"
-if [ ! -x "$venv/bin/python" ]; then
-    # On Debian without python3-venv (no ensurepip) the virtualenv is made --without-pip and
-    # filled by the system pip.
-    if ! "$python" -m venv "$venv" 2>/dev/null; then
-        rm -rf "$venv"
-        "$python" -m venv --without-pip "$venv"
-    fi
-fi
-if [ -x "$venv/bin/pip" ]; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+if stale_venv "$venv" "$here/requirements.txt"; then
+    pinned_venv "$venv" "$here/requirements.txt"
+    echo "schemathesis: installed $("$venv/bin/st" --version) into $venv" >&2
 else
-    "$python" -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check \
-        -r "$here/requirements.txt"
+    echo "schemathesis: $venv is up to date" >&2
 fi
-cp "$here/requirements.txt" "$stamp"
-echo "schemathesis: installed $("$venv/bin/st" --version) into $venv" >&2

@@ -127,7 +127,7 @@ pub enum GoalError {
     /// A goal set with an objective that is empty (or only white space).
     #[error("objective is empty; say what the goal is")]
     EmptyObjective,
-    /// A goal set with `maxRounds` outside 1 to [`MAX_ROUNDS`].
+    /// A goal set with `maxRounds` outside 1 to `MAX_ROUNDS` (1000).
     #[error("maxRounds must be 1 to {MAX_ROUNDS}, not {0}")]
     MaxRounds(u32),
 }

@@ -26,7 +26,7 @@ mod sleep;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, WaitingCall};
+use airlock_core::{CancelCause, Config, Event, Input, Output, Status, StepDecision, WaitingCall};
 
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
@@ -524,7 +524,7 @@ impl Session {
         if !cautious {
             self.start_model_streams(&mut batch.outputs);
         }
-        let first_seq = self.append(&batch, records).await?;
+        let (first_seq, followed) = self.append(&batch, records).await?;
         if cautious {
             self.start_model_streams(&mut batch.outputs);
         }
@@ -535,19 +535,20 @@ impl Session {
         if let Some(calls) = waiting {
             calls.clone_into(&mut self.waiting.lock().expect("waiting lock"));
         }
-        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
+        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq), followed);
         self.start_effects(batch.outputs);
         Ok(first_seq)
     }
 
     /// Appends the batch's events, with the idempotency records of its keyed sends, in one
-    /// commit; answers the first event's seq. When the commit fails the core is ahead of the
-    /// durable log, so it is rebuilt from what was committed and nothing is announced.
+    /// commit; answers the first event's seq, and the events some part follows, parsed once
+    /// ([`observe::followed`]). When the commit fails the core is ahead of the durable log, so
+    /// it is rebuilt from what was committed and nothing is announced.
     async fn append(
         &mut self,
         batch: &Batch,
         records: Vec<IdempotencyRecord>,
-    ) -> Result<Option<u64>, SessionError> {
+    ) -> Result<(Option<u64>, Vec<Option<Event>>), SessionError> {
         let events: Vec<String> = batch
             .outputs
             .iter()
@@ -557,10 +558,11 @@ impl Session {
             })
             .collect();
         let first_seq = (!events.is_empty()).then_some(self.next_seq);
+        let followed = observe::followed(&events);
         if let Some(first) = first_seq {
             let count = events.len() as u64;
             let bytes: usize = events.iter().map(String::len).sum();
-            let index = self.index(&events, &batch.outputs, records);
+            let index = self.index(&followed, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.
@@ -577,7 +579,7 @@ impl Session {
             self.next_seq = first + count;
             self.snapshot.logged += bytes;
         }
-        Ok(first_seq)
+        Ok((first_seq, followed))
     }
 
     /// Waits for the next answers from a task started for the current instance: one, or

@@ -115,15 +115,21 @@ impl Observe for TurnLog<'_> {
     }
 }
 
-/// Shows one committed event (JSON envelope) to every part that follows the log (`parts`), then
-/// applies its splice to the inbox mirror.
-fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, json: &str) {
-    if !Event::type_of(json).is_some_and(|kind| OBSERVED.contains(&kind.as_str())) {
-        return;
-    }
-    let Ok(Some(event)) = Event::parse(json) else { return };
+/// The committed events some part follows, each parsed once for the commit's index and its
+/// announcement (`None`: one no part follows, never parsed).
+pub(super) fn followed(events: &[String]) -> Vec<Option<Event>> {
+    let parse = |json: &String| {
+        let followed = Event::type_of(json).is_some_and(|kind| OBSERVED.contains(&kind.as_str()));
+        followed.then(|| Event::parse(json).ok().flatten()).flatten()
+    };
+    events.iter().map(parse).collect()
+}
+
+/// Shows one committed event to every part that follows the log (`parts`), then applies its
+/// splice to the inbox mirror.
+fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, event: &Event) {
     for part in parts {
-        part.observe(&event, inbox);
+        part.observe(event, inbox);
     }
     if let EventData::InboxSpliced(splice) = &event.data {
         inbox.apply(splice);
@@ -131,22 +137,18 @@ fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, json: &str) {
 }
 
 impl Session {
-    /// What a commit of `events` keeps beside them: the idempotency record, the receipt changes
-    /// of its splices, and whether it leaves the session at rest (idle, inbox empty).
+    /// What a commit of `events` ([`followed`]) keeps beside them: the idempotency record, the
+    /// receipt changes of its splices, and whether it leaves the session at rest (idle, inbox
+    /// empty).
     pub(super) fn index(
         &mut self,
-        events: &[String],
+        events: &[Option<Event>],
         outputs: &[Output],
         idempotency: Vec<IdempotencyRecord>,
     ) -> Index {
         let mut marks = Vec::new();
-        for json in events {
-            let kind = Event::type_of(json);
-            if matches!(kind.as_deref(), Some("agent/inbox/spliced" | "turn/start"))
-                && let Ok(Some(event)) = Event::parse(json)
-            {
-                marks.extend(self.marker.marks(&event));
-            }
+        for event in events.iter().flatten() {
+            marks.extend(self.marker.marks(event));
         }
         let status = outputs.iter().rev().find_map(|o| match o {
             Output::Status(status) => Some(*status),
@@ -163,20 +165,29 @@ impl Session {
     /// subscriber that reads the queue as it subscribes ([`crate::actor::SessionHandle`]) reads it
     /// as of the last event announced: later changes reach it as the events' splices. Each
     /// event's JSON moves into its notice: nothing reads it from the outputs afterwards.
-    pub(super) fn announce(&mut self, outputs: &mut [Output], first: u64) {
+    /// `followed` are the events [`followed`] parsed, in order.
+    pub(super) fn announce(
+        &mut self,
+        outputs: &mut [Output],
+        first: u64,
+        followed: Vec<Option<Event>>,
+    ) {
         let mut next = first;
+        let mut followed = followed.into_iter();
         for output in outputs {
             match output {
                 Output::AppendEvent(json) => {
                     let committed = Committed::new(next, std::mem::take(json));
                     let mut inbox = self.inbox.lock();
-                    let parts: [&mut dyn Observe; 4] = [
-                        &mut self.goal,
-                        &mut self.parent,
-                        &mut self.cancel,
-                        &mut TurnLog(&self.config.session_id),
-                    ];
-                    observe(parts, &mut inbox, &committed.json);
+                    if let Some(event) = followed.next().flatten() {
+                        let parts: [&mut dyn Observe; 4] = [
+                            &mut self.goal,
+                            &mut self.parent,
+                            &mut self.cancel,
+                            &mut TurnLog(&self.config.session_id),
+                        ];
+                        observe(parts, &mut inbox, &event);
+                    }
                     self.outbox.event(committed);
                     next += 1;
                 }

@@ -1,0 +1,51 @@
+# Virtualenvs under the repo's target/ for the scripts that need Python tools (the Python
+# client's tests, schemathesis, componentize-py). Sourced, not run:
+#
+#   source "$repo/tests/python-venv.sh"
+#   if stale_venv "$venv" "$here/requirements.txt"; then               # the pins changed
+#       pinned_venv "$venv" "$here/requirements.txt"                  # made anew with them
+#   fi
+#   venv_pip "$venv" install "tool==1.2.3"                            # pip of that virtualenv
+#
+# (`pinned_venv` is never a condition itself: `set -e` does not stop inside one.)
+#
+# On Debian without python3-venv (no ensurepip) a virtualenv is made --without-pip and filled by
+# the system pip. $PYTHON picks the interpreter (python3 by default; >= 3.10 with pip).
+
+python="${PYTHON:-python3}"
+
+# Makes the virtualenv VENV unless it exists.
+make_venv() { # VENV
+    [ -x "$1/bin/python" ] && return 0
+    mkdir -p "$(dirname "$1")"
+    if ! "$python" -m venv "$1" 2>/dev/null; then
+        rm -rf "$1"
+        "$python" -m venv --without-pip "$1"
+    fi
+}
+
+# Runs pip for the virtualenv VENV, quietly: its own, or the system pip pointed at it.
+venv_pip() { # VENV pip-arguments...
+    local venv="$1"
+    shift
+    if [ -x "$venv/bin/pip" ]; then
+        "$venv/bin/pip" --quiet --disable-pip-version-check "$@"
+    else
+        "$python" -m pip --python "$venv/bin/python" --quiet --disable-pip-version-check "$@"
+    fi
+}
+
+# Whether VENV is missing or was made from other pins than REQUIREMENTS (a stamp inside it keeps
+# the file it was made from).
+stale_venv() { # VENV REQUIREMENTS
+    ! { [ -x "$1/bin/python" ] && cmp -s "$2" "$1/.requirements"; }
+}
+
+# Makes VENV anew with exactly the pins of REQUIREMENTS, and stamps it.
+pinned_venv() { # VENV REQUIREMENTS
+    local venv="$1" requirements="$2"
+    rm -rf "$venv"
+    make_venv "$venv"
+    venv_pip "$venv" install -r "$requirements"
+    cp "$requirements" "$venv/.requirements"
+}

@@ -21,6 +21,7 @@ mod log;
 mod measure;
 mod notice;
 mod observe;
+mod refusal;
 mod sleep;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -50,57 +51,7 @@ use effects::Batch;
 pub use load::{Accounting, SessionParts};
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
-
-/// An input the core (or a rule of the host, or a limit) refused, with its reason; it changed
-/// nothing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Refusal {
-    /// Why.
-    pub code: RefusalCode,
-    /// What was wrong, for a person.
-    pub message: String,
-    /// The limit new work ran into ([`RefusalCode::LimitExceeded`]).
-    pub limit: Option<Exceeded>,
-}
-
-/// Why an input was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefusalCode {
-    /// The core refused it.
-    Core(airlock_core::RefusalCode),
-    /// A continuable child takes work only from its parent.
-    ChildSession,
-    /// New work past a limit.
-    LimitExceeded,
-    /// The input wrote nothing to the log.
-    NotAdmitted,
-}
-
-impl RefusalCode {
-    /// The kebab-case code, as the faces answer it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalCode::Core(code) => code.as_str(),
-            RefusalCode::ChildSession => "child-session",
-            RefusalCode::LimitExceeded => "limit-exceeded",
-            RefusalCode::NotAdmitted => "not-admitted",
-        }
-    }
-}
-
-impl Refusal {
-    /// A refusal with this code, for a person.
-    pub fn new(code: RefusalCode, message: impl Into<String>) -> Refusal {
-        Refusal { code, message: message.into(), limit: None }
-    }
-}
-
-impl From<Exceeded> for Refusal {
-    fn from(exceeded: Exceeded) -> Refusal {
-        let message = exceeded.to_string();
-        Refusal { code: RefusalCode::LimitExceeded, message, limit: Some(exceeded) }
-    }
-}
+pub use refusal::{Refusal, RefusalCode};
 
 /// Whether an input is new work, admitted against the limits as it is fed (a send from a client,
 /// a model's subagent prompt), or finishes work admitted before (a cancel, an answer, a child's

@@ -1,9 +1,10 @@
 //! The gateway process: open the store, bring every session back, serve the API until told to
 //! stop, then close streams and let in-flight commits land.
 //!
-//! This is the composition root: the one place where the store, the core host, the tools
-//! (built-in, plugins, and the subagent and goal tools that act on the registry), the registry
-//! and the faces are put together. Every module below it is handed what it needs.
+//! This is the composition root: the one place where the store, the core host and the tools
+//! (built-in, plugins, MCP servers) are opened, [`Sessions`] is built over them (adding the
+//! subagent and goal tools, which act on the sessions themselves), and the faces are put in
+//! front. Every crate below it is handed what it needs.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -172,7 +173,7 @@ impl Gateway {
     }
 
     /// Resolves once the sessions stored at start are recovered (at once for a gateway over a
-    /// registry that was recovered before).
+    /// set of sessions that was recovered before).
     pub async fn recovered(&self) {
         let mut ready = self.state.ready.clone();
         let _ = ready.wait_for(|ready| *ready).await;

@@ -29,18 +29,15 @@ mod registry;
 mod session;
 mod subagents;
 
-pub use actor::{IDEMPOTENCY_TTL_MS, SessionHandle, View};
+pub use actor::{SessionHandle, View};
 pub use admission::{Admission, Exceeded, Limit, Limits, Slot, TenantLimits};
 pub use follow::{Follower, Update};
 pub use front::{HubEvent, InputError, Overview, Sent, Sessions};
 pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
-pub use owned::{OwnError, OwnedRun, RunResult, Summary, summarize};
-pub use registry::{
-    Change, ClusterNotice, Eviction, ForkedFrom, HubNotice, RegistryError, Rules, SessionSpec,
-};
+pub use owned::{OwnError, OwnedRun, RunResult, Summary};
+pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};
 pub use session::{
-    Committed, IdempotencyKey, Notice, QueueItem, QueueSnapshot, Refusal, RefusalCode,
-    SessionError, seq_of,
+    Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode, SessionError, seq_of,
 };
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The sessions of a command that runs without a server (`run`, `stdio`, `acp`): a registry over
+//! The sessions of a command that runs without a server (`run`, `stdio`, `acp`): sessions over
 //! the SQLite file `--data` names, or over a temporary one removed at exit.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use crate::server::{Settings, open_sessions};
 use airlock_sessions::{Rules, Sessions};
 use airlock_store::Durability;
 
-/// An open registry, and the temporary directory it lives in, if any.
+/// Open sessions, and the temporary directory their file lives in, if any.
 pub struct Embedded {
     /// The sessions.
     pub sessions: Sessions,

@@ -13,14 +13,13 @@ use airlock_core::Status;
 use airlock_providers::tools::{Tool, ToolRegistry};
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
-use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
 use crate::admission::Admission;
 use crate::follow::Follower;
 use crate::goal::{Driver, Goal};
 use crate::goal_tool::GoalTool;
-use crate::registry::{HubNotice, Registry, RegistryError, Rules, SessionSpec};
+use crate::registry::{Registry, RegistryError, Rules, SessionSpec};
 use crate::session::QueueItem;
 use crate::subagents::{AgentTool, Continuable, Settlements};
 
@@ -153,21 +152,6 @@ impl Sessions {
     /// Forgets the tools of [`Sessions::attach_tools`]; a session built later goes without them.
     pub fn forget_tools(&self, session_id: &str) {
         self.registry.session_tools().forget(session_id);
-    }
-
-    /// Sessions added to and removed from memory, and their status changes, from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<HubNotice> {
-        self.registry.subscribe()
-    }
-
-    /// Every session in memory.
-    pub fn live(&self) -> Vec<SessionHandle> {
-        self.registry.handles()
-    }
-
-    /// The session if it is in memory; it is not woken.
-    pub fn live_one(&self, session_id: &str) -> Option<SessionHandle> {
-        self.registry.get(session_id).ok()
     }
 
     /// Which gateway runs the session (a store shared by several).

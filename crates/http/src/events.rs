@@ -138,7 +138,7 @@ async fn session_events(
         return page(&state, &id, after, limit).await.map(IntoResponse::into_response);
     }
     let after = last_event_id.or(after);
-    let slot = state.sessions.admission().stream(caller.tenant())?;
+    let slot = state.sessions.hold_stream(caller.tenant())?;
     Ok(sse::response(follow_session(state, id, after, slot)))
 }
 
@@ -238,7 +238,7 @@ async fn hub_events(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Answer<Response> {
-    let slot = state.sessions.admission().stream(caller.tenant())?;
+    let slot = state.sessions.hold_stream(caller.tenant())?;
     // Subscribed before the answer starts: a session created once a client has it is announced.
     let mut hub = state.sessions.hub(caller.only().map(str::to_owned));
     let mut shutdown = state.shutdown.clone();

@@ -111,7 +111,7 @@ async fn session_run(
     let scope = format!("{id} runs");
     let key = fields::idempotency_key(&headers, caller.tenant(), &scope, &body, &message.id)?;
     // A held run counts as one of the tenant's streams.
-    let slot = state.sessions.admission().stream(caller.tenant())?;
+    let slot = state.sessions.hold_stream(caller.tenant())?;
     let handle = state.sessions.open(&id).await?;
     let stream = q.stream.unwrap_or(false);
     let owner = Owner { state, handle, stream, timeout: body.timeout_ms, _slot: slot };
@@ -151,7 +151,7 @@ async fn new_session_run(
 ) -> Answer<Response> {
     let message = Message::user(fresh_id(), body.content.clone().blocks());
     let key = fields::idempotency_key(&headers, caller.tenant(), "runs", &body, &message.id)?;
-    let slot = state.sessions.admission().stream(caller.tenant())?;
+    let slot = state.sessions.hold_stream(caller.tenant())?;
     // One retry at a time per key: the first makes the session, the others find it.
     let _one = match &key {
         Some(key) => Some(state.runs.lock(&key.key).await),
@@ -165,7 +165,7 @@ async fn new_session_run(
         Some(handle) => handle,
         None => {
             // The session is made for this run: not when its message would be refused.
-            state.sessions.admission().turn_room(caller.tenant())?;
+            state.sessions.turn_room(caller.tenant())?;
             let spec = SessionSpec {
                 model: body.model.clone().unwrap_or_default(),
                 system: body.system.clone(),

@@ -303,11 +303,6 @@ impl Admission {
         Err(Exceeded::new(Limit::Bytes, most, what, "dispose of sessions it no longer needs"))
     }
 
-    /// Whether `tenant` has a quota of stored sessions or bytes to check against the store.
-    pub fn counts_storage(&self) -> bool {
-        self.limits.tenant.sessions > 0 || self.limits.tenant.bytes > 0
-    }
-
     /// A turn slot of `tenant`, held while one of its sessions runs: refused past its quota.
     pub fn turn(&self, tenant: Option<&str>) -> Result<Slot, Exceeded> {
         let Some(tenant) = tenant else { return Ok(Slot::free()) };
@@ -347,6 +342,7 @@ impl Admission {
     }
 
     /// How many of `tenant`'s sessions hold a turn slot now.
+    #[cfg(test)]
     pub fn running(&self, tenant: &str) -> usize {
         self.turns.count(tenant)
     }

@@ -3,7 +3,8 @@
 //! Every face (HTTP, JSON-RPC on stdio, the Agent Client Protocol, the command line) reaches the
 //! house only through [`Sessions`]: create, send, follow, run, the queue's operations, answering
 //! a tool call, fork, goal, compact, dispose, list. It owns the one accounting of new work
-//! ([`Admission`]). Behind it, in layers that depend one way, bottom to top:
+//! (`admission`): a face asks it for a stream's slot ([`Sessions::hold_stream`]) and meets every
+//! other limit as an error of the input it sent. Behind it, in layers that depend one way, bottom to top:
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
@@ -30,7 +31,7 @@ mod session;
 mod subagents;
 
 pub use actor::{SessionHandle, View};
-pub use admission::{Admission, Exceeded, Limit, Limits, Slot, TenantLimits};
+pub use admission::{Exceeded, Limit, Limits, Slot, TenantLimits};
 pub use follow::{Follower, Update};
 pub use front::{HubEvent, InputError, Overview, Sent, Sessions};
 pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};

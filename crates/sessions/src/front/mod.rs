@@ -15,7 +15,7 @@ use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
 
 use crate::actor::SessionHandle;
-use crate::admission::Admission;
+use crate::admission::{Exceeded, Slot};
 use crate::follow::Follower;
 use crate::goal::{Driver, Goal};
 use crate::goal_tool::GoalTool;
@@ -138,9 +138,16 @@ impl Sessions {
         self.registry.tools()
     }
 
-    /// The one accounting of new work (streams held, turns, sessions, rates).
-    pub fn admission(&self) -> Arc<Admission> {
-        self.registry.admission()
+    /// A place among `tenant`'s held streams (an SSE stream, a held run), given back when the
+    /// slot is dropped; refused past `--tenant-streams`.
+    pub fn hold_stream(&self, tenant: Option<&str>) -> Result<Slot, Exceeded> {
+        self.registry.admission().stream(tenant)
+    }
+
+    /// Whether `tenant` may start one more turn now: a session made for a run is not made only
+    /// to be refused.
+    pub fn turn_room(&self, tenant: Option<&str>) -> Result<(), Exceeded> {
+        self.registry.admission().turn_room(tenant)
     }
 
     /// Gives `session_id` tools of its own (an editor's MCP servers), beside every session's;

@@ -60,7 +60,7 @@ pub enum RegistryError {
     /// A new session's id is taken.
     #[error("a session with id {0:?} exists; pick another sessionId")]
     Taken(String),
-    /// New work past a limit ([`Admission`](crate::Admission)).
+    /// New work past a limit (`admission`).
     #[error(transparent)]
     Exceeded(#[from] Exceeded),
     /// Storage failed.

@@ -159,11 +159,12 @@ async fn session_page(
     Path(id): Path<String>,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> Answer<Json<EventsPage>> {
+    state.sessions.row(&id).await?;
     let limit = fields::page_limit(q.limit, 500, 5000)?;
     page(&state, &id, fields::after(q.after)?, limit).await
 }
 
-/// A JSON page `{events, lastSeq, nextAfter, hasMore}`.
+/// A JSON page `{events, lastSeq, nextAfter, hasMore}` of a session the caller found stored.
 async fn page(
     state: &AppState,
     id: &str,

@@ -135,6 +135,7 @@ async fn receipt(
     State(state): State<AppState>,
     Path((id, message_id)): Path<(String, String)>,
 ) -> Answer<impl IntoResponse> {
+    state.sessions.row(&id).await?;
     let receipt = state.sessions.receipt(&id, &message_id).await?;
     let receipt = receipt.ok_or_else(|| {
         ApiError::not_found(

@@ -279,26 +279,26 @@ impl Sessions {
         Ok(())
     }
 
-    /// Up to `limit` of a stored session's events after `after`, and its last seq.
+    /// Up to `limit` of a session's events after `after`, and its last seq. The caller knows the
+    /// session exists (it read its [`Sessions::row`] or opened it): an unknown id has no events.
     pub async fn events(
         &self,
         session_id: &str,
         after: Option<u64>,
         limit: usize,
     ) -> Result<(Vec<String>, Option<u64>), RegistryError> {
-        self.row(session_id).await?;
         let store = self.registry.store();
         let events = store.events(session_id, after, limit).await?;
         Ok((events, store.last_seq(session_id).await?))
     }
 
-    /// Where one message is: waiting, claimed by a turn, or canceled.
+    /// Where one message is: waiting, claimed by a turn, or canceled (`None`: the session, which
+    /// the caller knows exists, never took a message with this id).
     pub async fn receipt(
         &self,
         session_id: &str,
         message_id: &str,
     ) -> Result<Option<airlock_store::receipts::Receipt>, RegistryError> {
-        self.row(session_id).await?;
         Ok(self.registry.store().receipt(session_id, message_id).await?)
     }
 

@@ -16,20 +16,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use axum::RequestExt;
 use axum::extract::{RawPathParams, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json, RequestExt};
-use serde::Serialize;
-use utoipa::ToSchema;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+use axum::response::Response;
 
-use super::responses::StorageFailed;
-use super::{Answer, ApiError, AppState};
+use super::{ApiError, AppState};
 use airlock_base::clock::now_ms;
-use airlock_store::{KEYS_NOTICE, LOGIN_TTL_MS, Store, StoreError};
+use airlock_store::{KEYS_NOTICE, Store, StoreError};
 
 /// The sign-in cookie the page's requests and streams carry (`EventSource` cannot send a header).
 pub const LOGIN_COOKIE: &str = "airlock_session";
@@ -200,7 +195,7 @@ impl Access {
 
     /// Whether a sign-in cookie for a request with `headers` is `Secure`: `--public-url` is
     /// https, or a proxy says the request came over TLS.
-    fn secure(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn secure(&self, headers: &HeaderMap) -> bool {
         let forwarded = |name: &str| {
             headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase)
         };
@@ -336,7 +331,7 @@ fn loopback_host(host: &str) -> bool {
 
 /// What a request presents.
 #[derive(Debug, PartialEq)]
-enum Credential<'r> {
+pub(crate) enum Credential<'r> {
     /// `Authorization: Bearer <key>` (the scheme in any case, RFC 7235).
     Key(&'r str),
     /// The sign-in cookie's token.
@@ -344,7 +339,7 @@ enum Credential<'r> {
 }
 
 /// The credential a request carries: the `Authorization` header before the cookie.
-fn credential(headers: &HeaderMap) -> Option<Credential<'_>> {
+pub(crate) fn credential(headers: &HeaderMap) -> Option<Credential<'_>> {
     let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
         let (scheme, key) = v.trim_start().split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Key(key.trim()))
@@ -353,7 +348,7 @@ fn credential(headers: &HeaderMap) -> Option<Credential<'_>> {
 }
 
 /// The sign-in cookie's token, when the request carries one.
-fn login_token(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn login_token(headers: &HeaderMap) -> Option<&str> {
     headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|v| {
         v.split(';').find_map(|pair| {
             let (name, value) = pair.trim().split_once('=')?;
@@ -362,79 +357,10 @@ fn login_token(headers: &HeaderMap) -> Option<&str> {
     })
 }
 
-/// `POST /v1/login` and `POST /v1/logout`.
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout))
-}
-
-/// Whom a key acts for.
-#[derive(Serialize, ToSchema)]
-struct Identity {
-    /// Its tenant; `null` when the gateway has no keys.
-    tenant: Option<String>,
-    /// It reaches every tenant's sessions (always, when the gateway has no keys).
-    admin: bool,
-}
-
-/// Signs the browser in: for the key of the `Authorization` header, a fresh sign-in token comes
-/// back as an HttpOnly, SameSite=Strict cookie (`Secure` behind https), which the page's
-/// requests and event streams then carry. The key itself is never set as a cookie.
-#[utoipa::path(
-    post, path = "/v1/login", operation_id = "login", tag = "access",
-    responses(
-        (status = 200, description = "Signed in; `Set-Cookie` holds the sign-in token", body = Identity),
-        (status = 401, description = "`unauthorized`: no key, or not a valid one", body = super::ErrorBody),
-        StorageFailed,
-    )
-)]
-async fn login(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
-) -> Answer<Response> {
-    let identity = match &caller {
-        Caller::Local => Identity { tenant: None, admin: true },
-        Caller::Key { tenant, admin, .. } => {
-            Identity { tenant: Some(tenant.clone()), admin: *admin }
-        }
-    };
-    let mut response = Json(identity).into_response();
-    if let (Caller::Key { key_id, .. }, Some(Credential::Key(_))) = (&caller, credential(&headers))
-    {
-        let store = state.sessions.store();
-        let token = store.create_login(key_id, now_ms()).await.map_err(|error| match error {
-            airlock_store::KeyError::Store(error) => ApiError::from(error),
-            other => ApiError::unavailable(other.to_string()),
-        })?;
-        let max_age = LOGIN_TTL_MS / 1000;
-        let secure = if state.access.secure(&headers) { "; Secure" } else { "" };
-        let cookie = format!(
-            "{LOGIN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/v1; Max-Age={max_age}{secure}"
-        );
-        let cookie = HeaderValue::try_from(cookie).expect("a token is a header value");
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-    }
-    Ok(response)
-}
-
-/// Signs the browser out: its sign-in ends (the token no longer works anywhere) and the cookie
-/// is cleared.
-#[utoipa::path(
-    post, path = "/v1/logout", operation_id = "logout", tag = "access",
-    responses((status = 204, description = "Signed out"), StorageFailed)
-)]
-async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Answer<impl IntoResponse> {
-    if let Some(token) = login_token(&headers) {
-        state.sessions.store().end_login(token).await?;
-    }
-    let secure = if state.access.secure(&headers) { "; Secure" } else { "" };
-    let clear = format!("{LOGIN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/v1; Max-Age=0{secure}");
-    Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, clear)]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn loopback_names_are_told_from_others() {

@@ -23,6 +23,7 @@ mod openapi;
 mod responses;
 mod runs;
 mod sessions;
+mod signin;
 mod sse;
 mod tool_calls;
 mod tools;
@@ -114,7 +115,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(forks::router())
         .merge(tools::router())
         .merge(events::router())
-        .merge(access::router())
+        .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))
         .split_for_parts();

@@ -10,7 +10,7 @@ use futures::{FutureExt, StreamExt};
 use tokio::time::Instant;
 
 use super::chunks::{self, Pending};
-use super::{Session, measure};
+use super::{Answer, Session, measure};
 use airlock_providers::tools::ToolContext;
 
 impl Session {
@@ -137,6 +137,42 @@ impl Session {
         move |inputs| {
             let _ = tx.send((generation, inputs)); // the session is gone: nobody to tell
         }
+    }
+
+    /// Waits for the next answers from a task started for the current instance: one, or
+    /// several that arrived together.
+    pub async fn next_answers(&mut self) -> Vec<Input> {
+        loop {
+            let answer = self.answers.1.recv().await.expect("the session holds a sender");
+            if let Some(inputs) = self.current(answer) {
+                return inputs;
+            }
+        }
+    }
+
+    /// The answers that have already arrived (about `max`: a task's batch is not split),
+    /// without waiting.
+    pub fn ready_answers(&mut self, max: usize) -> Vec<Input> {
+        let mut ready = Vec::new();
+        while ready.len() < max {
+            let Ok(answer) = self.answers.1.try_recv() else { break };
+            ready.extend(self.current(answer).into_iter().flatten());
+        }
+        ready
+    }
+
+    /// The inputs of an answer meant for the current instance (not one that trapped).
+    fn current(&mut self, (generation, inputs): Answer) -> Option<Vec<Input>> {
+        while self.tasks.try_join_next().is_some() {}
+        if generation != self.generation {
+            return None;
+        }
+        for input in &inputs {
+            if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = input {
+                self.streams.remove(id);
+            }
+        }
+        Some(inputs)
     }
 }
 

@@ -21,8 +21,9 @@ mod log;
 mod measure;
 mod notice;
 mod observe;
-mod refusal;
+mod outcome;
 mod sleep;
+mod work;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -38,7 +39,7 @@ pub use notice::{
     Announced, Committed, Notice, Outbox, QueueItem, QueueSnapshot, SharedInbox, queue_items,
 };
 
-use crate::admission::{Exceeded, Instance, Slot};
+use crate::admission::{Instance, Slot};
 use crate::goal::Driver;
 use airlock_base::clock::now_ms;
 use airlock_providers::model::ModelProvider;
@@ -51,46 +52,9 @@ use effects::Batch;
 pub use load::{Accounting, SessionParts};
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
-pub use refusal::{Refusal, RefusalCode};
-
-/// Whether an input is new work, admitted against the limits as it is fed (a send from a client,
-/// a model's subagent prompt), or finishes work admitted before (a cancel, an answer, a child's
-/// notice, a recovery): counted, never refused.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Work {
-    /// Admitted as it is fed ([`crate::admission`]).
-    New,
-    /// Counted, never refused.
-    #[default]
-    Admitted,
-}
-
-/// What a session holds while it is at work: its tenant's turn slot and, below a root session,
-/// its root's working-subagent slot.
-struct Held {
-    _turn: Slot,
-    _descendant: Slot,
-}
-
-/// What one fed input did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fed {
-    /// The core refused the input (nothing was written).
-    pub refusal: Option<Refusal>,
-    /// Seq of the first event the input wrote (for a send: its insert splice).
-    pub first_seq: Option<u64>,
-}
-
-/// An idempotency key to record with the events of a send, answered `{messageId, seq}`.
-#[derive(Clone, Debug)]
-pub struct IdempotencyKey {
-    /// The client's key.
-    pub key: String,
-    /// A hash of the request.
-    pub request_hash: String,
-    /// The message being sent.
-    pub message_id: String,
-}
+pub use outcome::{Fed, IdempotencyKey, Refusal, RefusalCode};
+use work::Held;
+pub use work::Work;
 
 /// Inputs from a task that arrived together, tagged with the instance generation it was started
 /// for. Small (the inputs are on the heap): a channel keeps a block of slots per session, and an
@@ -383,43 +347,6 @@ impl Session {
         Ok(fed)
     }
 
-    /// Admits one new send ([`crate::admission`]): the tenant's rate and the queue's length, and,
-    /// when it would wake the agent, the tenant's turn slot and the root's working-subagent slot,
-    /// which the session then holds until it is idle again. `queued`: sends of the same group
-    /// admitted before it.
-    fn admit(&mut self, input: &Input, queued: usize) -> Result<(), Exceeded> {
-        let Input::Send { wakeup, .. } = input else { return Ok(()) };
-        let Accounting { admission, tenant, .. } = &self.accounting;
-        admission.enqueue(tenant.as_deref())?;
-        let pending = self.inbox.lock().pending().count() + queued;
-        admission.queue(&self.config.session_id, pending)?;
-        if *wakeup && self.held.is_none() {
-            self.hold_turn()?;
-        }
-        Ok(())
-    }
-
-    /// Takes the tenant's turn slot and, for a subagent, its root's working-subagent slot: the
-    /// session holds both until it is idle again.
-    fn hold_turn(&mut self) -> Result<(), Exceeded> {
-        let Accounting { admission, tenant, root, .. } = &self.accounting;
-        let turn = admission.turn(tenant.as_deref())?;
-        let descendant = match root {
-            Some(root) => admission.descendant(root)?,
-            None => Slot::free(),
-        };
-        self.held = Some(Held { _turn: turn, _descendant: descendant });
-        Ok(())
-    }
-
-    /// Gives back the slots of a session that is idle and not compacting: what it was admitted
-    /// for is done, or never started.
-    fn release_if_idle(&mut self) {
-        if self.status == Status::Idle && !self.compacting {
-            self.held = None;
-        }
-    }
-
     /// Hands one input to the core, answering the pre-step policy (enter everything claimed)
     /// in the same pass; the outputs go to `batch`. Answers the core's refusal, if it refused.
     fn decide(&mut self, input: Input, batch: &mut Batch) -> Result<Option<Refusal>, CoreError> {
@@ -531,42 +458,6 @@ impl Session {
             self.snapshot.logged += bytes;
         }
         Ok((first_seq, followed))
-    }
-
-    /// Waits for the next answers from a task started for the current instance: one, or
-    /// several that arrived together.
-    pub async fn next_answers(&mut self) -> Vec<Input> {
-        loop {
-            let answer = self.answers.1.recv().await.expect("the session holds a sender");
-            if let Some(inputs) = self.current(answer) {
-                return inputs;
-            }
-        }
-    }
-
-    /// The answers that have already arrived (about `max`: a task's batch is not split),
-    /// without waiting.
-    pub fn ready_answers(&mut self, max: usize) -> Vec<Input> {
-        let mut ready = Vec::new();
-        while ready.len() < max {
-            let Ok(answer) = self.answers.1.try_recv() else { break };
-            ready.extend(self.current(answer).into_iter().flatten());
-        }
-        ready
-    }
-
-    /// The inputs of an answer meant for the current instance (not one that trapped).
-    fn current(&mut self, (generation, inputs): Answer) -> Option<Vec<Input>> {
-        while self.tasks.try_join_next().is_some() {}
-        if generation != self.generation {
-            return None;
-        }
-        for input in &inputs {
-            if let Input::ModelDone(id) | Input::ModelFailed { request_id: id, .. } = input {
-                self.streams.remove(id);
-            }
-        }
-        Some(inputs)
     }
 
     /// Feeds answers until the agent is idle (a session driven without an actor).

@@ -1,4 +1,5 @@
-//! Why an input was refused: by the core, by a rule of the host, or by a limit.
+//! What an input did: the events it wrote, or why it was refused (by the core, a rule of the
+//! host, or a limit); and the idempotency key a send is recorded with.
 
 use crate::admission::Exceeded;
 
@@ -51,4 +52,24 @@ impl From<Exceeded> for Refusal {
         let message = exceeded.to_string();
         Refusal { code: RefusalCode::LimitExceeded, message, limit: Some(exceeded) }
     }
+}
+
+/// What one fed input did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fed {
+    /// The core refused the input (nothing was written).
+    pub refusal: Option<Refusal>,
+    /// Seq of the first event the input wrote (for a send: its insert splice).
+    pub first_seq: Option<u64>,
+}
+
+/// An idempotency key to record with the events of a send, answered `{messageId, seq}`.
+#[derive(Clone, Debug)]
+pub struct IdempotencyKey {
+    /// The client's key.
+    pub key: String,
+    /// A hash of the request.
+    pub request_hash: String,
+    /// The message being sent.
+    pub message_id: String,
 }

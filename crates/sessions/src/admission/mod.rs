@@ -26,133 +26,11 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::Notify;
 
-/// What each tenant may hold and do (0: no limit).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TenantLimits {
-    /// Sessions stored and not disposed (children and forks count).
-    pub sessions: u64,
-    /// Event streams open at once (held runs count).
-    pub streams: usize,
-    /// Messages and runs enqueued per second, sustained (bursts of twice as many pass).
-    pub per_second: u32,
-    /// Sessions running a turn at once.
-    pub turns: usize,
-    /// Sessions (children included) and forks created per minute (bursts of as many).
-    pub creates_per_minute: u32,
-    /// Bytes of log its sessions not disposed keep.
-    pub bytes: u64,
-}
+mod limits;
+mod machine;
 
-impl Default for TenantLimits {
-    fn default() -> TenantLimits {
-        TenantLimits {
-            sessions: 10_000,
-            streams: 1_000,
-            per_second: 50,
-            turns: 100,
-            creates_per_minute: 600,
-            bytes: 0,
-        }
-    }
-}
-
-/// Every limit of a gateway.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Limits {
-    /// What each tenant may hold and do.
-    pub tenant: TenantLimits,
-    /// How many levels of subagents a root session may have below it.
-    pub depth: u32,
-    /// How many subagents below one root session may work (run a turn) at once.
-    pub descendants: usize,
-    /// How many messages may wait in one session's queue.
-    pub queue: usize,
-    /// How many core instances may be alive at once; `None`: what this machine allows
-    /// (`machine_instances`).
-    pub instances: Option<usize>,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            tenant: TenantLimits::default(),
-            depth: 4,
-            descendants: 32,
-            queue: 1_000,
-            instances: None,
-        }
-    }
-}
-
-/// A limit that refused something.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// `--tenant-sessions`.
-    Sessions,
-    /// `--tenant-streams`.
-    Streams,
-    /// `--tenant-rate`.
-    Rate,
-    /// `--tenant-turns`.
-    Turns,
-    /// `--tenant-creates`.
-    Creates,
-    /// `--tenant-bytes`.
-    Bytes,
-    /// `--max-subagent-depth`.
-    Depth,
-    /// `--max-descendants`.
-    Descendants,
-    /// `--max-queue`.
-    Queue,
-    /// `--max-instances`.
-    Instances,
-}
-
-impl Limit {
-    /// The flag that sets it.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Limit::Sessions => "--tenant-sessions",
-            Limit::Streams => "--tenant-streams",
-            Limit::Rate => "--tenant-rate",
-            Limit::Turns => "--tenant-turns",
-            Limit::Creates => "--tenant-creates",
-            Limit::Bytes => "--tenant-bytes",
-            Limit::Depth => "--max-subagent-depth",
-            Limit::Descendants => "--max-descendants",
-            Limit::Queue => "--max-queue",
-            Limit::Instances => "--max-instances",
-        }
-    }
-
-    /// Whether waiting, not asking for less, is what helps: a rate, or the machine being full.
-    pub fn passes(self) -> bool {
-        matches!(self, Limit::Rate | Limit::Creates | Limit::Instances)
-    }
-}
-
-/// Work refused by a limit: which one, whose, and what to do.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{what}, the limit ({flag} {most}); {hint}", flag = limit.flag())]
-pub struct Exceeded {
-    /// The limit.
-    pub limit: Limit,
-    /// Its value.
-    pub most: u64,
-    /// What is at the limit, for a person: `tenant "a" has 40 sessions stored`.
-    pub what: String,
-    /// What to do.
-    pub hint: &'static str,
-    /// Seconds after which trying again may pass.
-    pub retry_after: u64,
-}
-
-impl Exceeded {
-    fn new(limit: Limit, most: u64, what: String, hint: &'static str) -> Exceeded {
-        Exceeded { limit, most, what, hint, retry_after: 1 }
-    }
-}
+pub use limits::{Exceeded, Limit, Limits, TenantLimits};
+pub use machine::machine_instances;
 
 /// One unit of a count, held while it is used; dropping it gives it back.
 #[must_use = "a slot is given back as soon as it is dropped"]
@@ -474,37 +352,6 @@ fn check_rate(
         exceeded.retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
         exceeded
     })
-}
-
-/// Address-space mappings one live session with a core instance adds to the process: measured
-/// with wasmtime 48 on Linux, 4.00 a session from 500 to 3,000 sessions running at once.
-const MAPS_PER_INSTANCE: usize = 4;
-
-/// Memory budgeted for one live session with a core instance. A fresh running session was
-/// measured at about 150 KiB of RSS; the core's heap grows with the session's context, so this
-/// budgets several times that.
-const BYTES_PER_INSTANCE: u64 = 1 << 20;
-
-/// The most core instances this machine holds with room to spare: a fraction of the memory
-/// mappings the kernel allows a process (`vm.max_map_count`), and of the memory there is.
-pub fn machine_instances() -> usize {
-    let maps = read_number("/proc/sys/vm/max_map_count").unwrap_or(65_530);
-    let by_maps = maps as usize * 3 / 4 / MAPS_PER_INSTANCE;
-    let memory = meminfo_bytes("MemTotal:").unwrap_or(8 << 30);
-    let by_memory = (memory * 3 / 4 / BYTES_PER_INSTANCE) as usize;
-    by_maps.min(by_memory).max(64)
-}
-
-fn read_number(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// A line of `/proc/meminfo` (kB), in bytes.
-fn meminfo_bytes(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|line| line.starts_with(field))?;
-    let kb: u64 = line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kb * 1024)
 }
 
 #[cfg(test)]

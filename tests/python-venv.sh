@@ -1,13 +1,15 @@
+# shellcheck shell=bash
 # Virtualenvs under the repo's target/ for the scripts that need Python tools (the Python
-# client's tests, schemathesis, componentize-py). Sourced, not run:
+# client's tests, schemathesis, componentize-py).
+# Sourced, not run:
 #
 #   source "$repo/tests/python-venv.sh"
-#   if stale_venv "$venv" "$here/requirements.txt"; then               # the pins changed
-#       pinned_venv "$venv" "$here/requirements.txt"                  # made anew with them
-#   fi
-#   venv_pip "$venv" install "tool==1.2.3"                            # pip of that virtualenv
+#   fresh_venv "$venv" "$here/requirements.txt" "what"   # made anew when the pins changed
+#   venv_pin "$venv" tool 1.2.3                           # tool==1.2.3 unless it is there
+#   venv_pip "$venv" install "tool==1.2.3"                # pip of that virtualenv
 #
-# (`pinned_venv` is never a condition itself: `set -e` does not stop inside one.)
+# (`pinned_venv` and `fresh_venv` are never a condition themselves: `set -e` does not stop inside
+# one.)
 #
 # On Debian without python3-venv (no ensurepip) a virtualenv is made --without-pip and filled by
 # the system pip. $PYTHON picks the interpreter (python3 by default; >= 3.10 with pip).
@@ -48,4 +50,25 @@ pinned_venv() { # VENV REQUIREMENTS
     make_venv "$venv"
     venv_pip "$venv" install -r "$requirements"
     cp "$requirements" "$venv/.requirements"
+}
+
+# Makes VENV anew with the pins of REQUIREMENTS when it is stale, and says which on stderr, as WHAT.
+fresh_venv() { # VENV REQUIREMENTS WHAT
+    if stale_venv "$1" "$2"; then
+        pinned_venv "$1" "$2"
+        echo "$3: made $1 from $2" >&2
+    else
+        echo "$3: $1 is up to date" >&2
+    fi
+}
+
+# Installs PACKAGE==VERSION into the virtualenv VENV unless that version is there already.
+venv_pin() { # VENV PACKAGE VERSION
+    local installed
+    installed="$("$1/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' \
+        "$2" 2>/dev/null || true)"
+    if [ "$installed" != "$3" ]; then
+        echo "$(basename "$1"): installing $2==$3" >&2
+        venv_pip "$1" install "$2==$3"
+    fi
 }

@@ -185,41 +185,26 @@ async fn main() {
     let cache = target_dir().join("bench").join("core-cache");
     let mut rows = Vec::new();
     let work = work.path();
-    if runs("turn") {
-        rows.extend(bounded("turn", size, turns::one_session(work, &cache, size)).await);
+    // Each scenario named, with what runs it: skipped unless `--only` picks it.
+    macro_rules! scenarios {
+        ($($name:literal => $run:path,)*) => {$(
+            if runs($name) {
+                rows.extend(bounded($name, size, $run(work, &cache, size)).await);
+            }
+        )*};
     }
-    if runs("closed loop") {
-        rows.extend(bounded("closed loop", size, turns::closed_loop(work, &cache, size)).await);
-    }
-    if runs("enqueue") {
-        rows.extend(bounded("enqueue", size, enqueue::throughput(work, &cache, size)).await);
-    }
-    if runs("long sessions") {
-        let long = enqueue::long_sessions(work, &cache, size);
-        rows.extend(bounded("long sessions", size, long).await);
-    }
-    if runs("sse") {
-        rows.extend(bounded("sse", size, sse::fan_out(work, &cache, size)).await);
-    }
-    if runs("idle streams") {
-        rows.extend(bounded("idle streams", size, sse::idle_streams(work, &cache, size)).await);
-    }
-    if runs("stored sessions") {
-        rows.extend(
-            bounded("stored sessions", size, scale::stored_sessions(work, &cache, size)).await,
-        );
-    }
-    if runs("wake") {
-        rows.extend(bounded("wake", size, scale::wake(work, &cache, size)).await);
-    }
-    if runs("forks") {
-        rows.extend(bounded("forks", size, scale::forks(work, &cache, size)).await);
-    }
-    if runs("receipts") {
-        rows.extend(bounded("receipts", size, scale::receipts(work, &cache, size)).await);
-    }
-    if runs("cluster") {
-        rows.extend(bounded("cluster", size, cluster::scaling(work, &cache, size)).await);
+    scenarios! {
+        "turn" => turns::one_session,
+        "closed loop" => turns::closed_loop,
+        "enqueue" => enqueue::throughput,
+        "long sessions" => enqueue::long_sessions,
+        "sse" => sse::fan_out,
+        "idle streams" => sse::idle_streams,
+        "stored sessions" => scale::stored_sessions,
+        "wake" => scale::wake,
+        "forks" => scale::forks,
+        "receipts" => scale::receipts,
+        "cluster" => cluster::scaling,
     }
     print_table(&rows);
     write_json(&rows, quick);

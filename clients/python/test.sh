@@ -11,10 +11,7 @@ repo="$(cd "$here/../.." && pwd)"
 venv="$repo/target/python-client-venv"
 source "$repo/tests/python-venv.sh"
 
-if stale_venv "$venv" "$here/requirements.txt"; then
-    pinned_venv "$venv" "$here/requirements.txt"
-    echo "python client: made $venv" >&2
-fi
+fresh_venv "$venv" "$here/requirements.txt" "python client"
 # Built with the pinned hatchling from the venv (no build isolation, so nothing unpinned is
 # fetched), not editable, so the tests see the package as users install it.
 venv_pip "$venv" install --no-deps --no-build-isolation --force-reinstall "$here"

@@ -24,7 +24,8 @@ use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 ///    happened: sends and cancels from clients, and the answers to earlier outputs (policy
 ///    decisions, model chunks, tool results, timer expiries), keyed by the id the output carried.
 /// 3. Perform the returned outputs **in order**: append each event to the log (its `seq` is the
-///    one the log must expect), publish status changes after the events before them, ask the
+///    one the log must expect) with the facts the [`Appended`](crate::Appended) carries beside it (receipt marks,
+///    whether the session rests after it), publish status changes after the events before them, ask the
 ///    pre-step policy, start model requests and tool calls, abort requests, start retry timers.
 ///    An input is acknowledged to its sender only once the events it produced are durable.
 /// 4. Answer outputs later with inputs (step 2). An answer to something the agent no longer waits
@@ -141,8 +142,8 @@ impl Agent {
     /// Logs an event: the durable state folds it, the host is told to append it. Returns its seq.
     pub(crate) fn emit(&mut self, data: EventData, source_event_seqs: Option<Vec<u64>>) -> u64 {
         let event = Event { seq: self.durable.next_seq, time: self.now, data, source_event_seqs };
-        self.durable.fold(&event);
-        self.out.push(Output::AppendEvent(event.to_json()));
+        let appended = self.durable.append(&event);
+        self.out.push(Output::AppendEvent(appended));
         event.seq
     }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ApprovalState, Event, EventData, Header, RequestContext};
 use crate::inbox::Inbox;
-use crate::io::WaitKind;
+use crate::io::{Appended, WaitKind};
 use crate::wire::{ContentBlock, Message};
 
 /// Everything the log determines.
@@ -87,6 +87,18 @@ pub struct Wait {
 }
 
 impl Durable {
+    /// Folds an event the core logs and answers it as the host appends it: with what it does to
+    /// receipts and whether the session is at rest after it (no turn open, nothing pending).
+    pub fn append(&mut self, event: &Event) -> Appended {
+        let marks = match &event.data {
+            EventData::InboxSpliced(splice) => self.inbox.marks(splice, self.turns),
+            _ => Vec::new(),
+        };
+        self.fold(event);
+        let at_rest = self.open_turn.is_none() && self.inbox.pending().next().is_none();
+        Appended { json: event.to_json(), marks, at_rest }
+    }
+
     /// Folds one event, the only way durable state changes.
     pub fn fold(&mut self, event: &Event) {
         self.next_seq = event.seq + 1;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
+use crate::inbox::{ReceiptChange, ReceiptMark};
 use crate::io::{
-    CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RefusalCode, RetryPolicy,
-    Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
+    Appended, CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RefusalCode,
+    RetryPolicy, Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -109,25 +110,11 @@ fn config_from(c: wit::Config) -> Config {
 }
 
 fn spec_from(s: wit::ToolSpec) -> ToolSpec {
-    ToolSpec {
-        name: s.name,
-        description: s.description,
-        parameters: s.parameters,
-        parallel_safe: s.parallel_safe,
-        approval: s.approval,
-        client_timeout_ms: s.client_timeout_ms,
-    }
+    crate::move_tool_spec!(s => ToolSpec)
 }
 
 fn spec_to(s: ToolSpec) -> wit::ToolSpec {
-    wit::ToolSpec {
-        name: s.name,
-        description: s.description,
-        parameters: s.parameters,
-        parallel_safe: s.parallel_safe,
-        approval: s.approval,
-        client_timeout_ms: s.client_timeout_ms,
-    }
+    crate::move_tool_spec!(s => wit::ToolSpec)
 }
 
 fn json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, String> {
@@ -216,7 +203,10 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
 
 fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
     match output {
-        Output::AppendEvent(event) => wit::Output::AppendEvent(event),
+        Output::AppendEvent(Appended { json, marks, at_rest }) => {
+            let marks = marks.into_iter().map(mark_to).collect();
+            wit::Output::AppendEvent(wit::Appended { json, marks, at_rest })
+        }
         Output::Status(Status::Idle) => wit::Output::Status(wit::Status::Idle),
         Output::Status(Status::Running) => wit::Output::Status(wit::Status::Running),
         Output::DecideStep { decision_id, turn, step, claimed } => {
@@ -292,3 +282,19 @@ fn messages_json<M: serde::Serialize>(messages: &[M]) -> String {
 }
 
 export!(Component);
+
+fn target_to(t: Target) -> wit::Target {
+    match t {
+        Target::NextTurn => wit::Target::NextTurn,
+        Target::NextStep => wit::Target::NextStep,
+    }
+}
+
+fn mark_to(mark: ReceiptMark) -> wit::ReceiptMark {
+    let change = match mark.change {
+        ReceiptChange::Inserted(target) => wit::ReceiptChange::Inserted(target_to(target)),
+        ReceiptChange::Claimed { turn } => wit::ReceiptChange::Claimed(turn),
+        ReceiptChange::Canceled => wit::ReceiptChange::Canceled,
+    };
+    wit::ReceiptMark { message_id: mark.message_id, change }
+}

@@ -9,6 +9,29 @@ use serde_json::Value;
 use crate::event::{Splice, SpliceOutcome};
 use crate::wire::{Message, MessageId, Target};
 
+/// What a splice did to one message's receipt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiptChange {
+    /// Inserted into (or moved to) a list.
+    Inserted(Target),
+    /// Taken by the running turn.
+    Claimed {
+        /// The turn.
+        turn: u32,
+    },
+    /// Canceled.
+    Canceled,
+}
+
+/// One change a splice makes to a message's receipt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceiptMark {
+    /// The message.
+    pub message_id: MessageId,
+    /// What happened to it.
+    pub change: ReceiptChange,
+}
+
 /// How a pending item was delivered, stamped into its `source.delivery` when it is queued, so the
 /// log alone says whether a `next-step` item wakes the agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,10 +226,31 @@ impl Inbox {
 
     /// The messages a splice would remove.
     pub fn removed_by(&self, splice: &Splice) -> Vec<Message> {
+        self.removed(splice).to_vec()
+    }
+
+    fn removed(&self, splice: &Splice) -> &[Message] {
         let list = self.list(splice.target);
         let start = (splice.start as usize).min(list.len());
         let end = (start + splice.removed_count.unwrap_or(0) as usize).min(list.len());
-        list[start..end].to_vec()
+        &list[start..end]
+    }
+
+    /// What `splice` does to receipts, applied to this inbox while turn `turn` is the last
+    /// started: each message it removes is claimed by that turn (or canceled, for a cancel), each
+    /// it inserts is inserted into its list (a message moved between lists only that).
+    pub fn marks(&self, splice: &Splice, turn: u32) -> Vec<ReceiptMark> {
+        let inserted = |id: &str| splice.inserted.iter().any(|m| m.id == id);
+        let removal = match splice.outcome {
+            Some(SpliceOutcome::Canceled) => ReceiptChange::Canceled,
+            None => ReceiptChange::Claimed { turn },
+        };
+        let mark = |message_id: &str, change| ReceiptMark { message_id: message_id.into(), change };
+        let removed = self.removed(splice).iter().filter(|m| !inserted(&m.id));
+        let mut marks: Vec<ReceiptMark> = removed.map(|m| mark(&m.id, removal)).collect();
+        let target = ReceiptChange::Inserted(splice.target);
+        marks.extend(splice.inserted.iter().map(|m| mark(&m.id, target)));
+        marks
     }
 
     /// Applies a splice and returns the removed messages. A splice that does not fit the lists

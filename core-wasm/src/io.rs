@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::inbox::ReceiptMark;
 use crate::wire::{CancelCause, ContentBlock, Message, MessageId, ModelError, StreamChunk, Target};
 
 /// A tool the model may call.
@@ -26,6 +27,24 @@ pub struct ToolSpec {
     /// `TOOL_TIMEOUT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_timeout_ms: Option<u64>,
+}
+
+/// Moves a [`ToolSpec`]'s fields into `$to`, a struct with the same fields: the WIT `tool-spec`
+/// of the guest's or the host's bindings, or a `ToolSpec` from either. The one list of the fields
+/// both sides of the component boundary convert.
+#[macro_export]
+macro_rules! move_tool_spec {
+    ($spec:expr => $to:path) => {{
+        let s = $spec;
+        $to {
+            name: s.name,
+            description: s.description,
+            parameters: s.parameters,
+            parallel_safe: s.parallel_safe,
+            approval: s.approval,
+            client_timeout_ms: s.client_timeout_ms,
+        }
+    }};
 }
 
 /// Backoff for transient model failures.
@@ -363,11 +382,27 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// An event to append, with the facts about it the host keeps in the same commit, so it never
+/// derives them again from the JSON: what it does to receipts, and whether the session rests
+/// after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Appended {
+    /// The event's JSON envelope.
+    pub json: String,
+    /// What the event (a splice) does to the receipts of the messages it moves; empty for any
+    /// other event.
+    pub marks: Vec<ReceiptMark>,
+    /// After it the session is at rest: no turn open, no message pending. Recovery at start
+    /// passes a session by whose last event says so.
+    pub at_rest: bool,
+}
+
 /// One thing the host must do, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Output {
-    /// Append this event (JSON envelope) to the log; its `seq` is the one the log must expect.
-    AppendEvent(String),
+    /// Append this event to the log (its `seq` is the one the log must expect), keeping beside
+    /// it what the core says of it.
+    AppendEvent(Appended),
     /// Whole-agent status changed.
     Status(Status),
     /// Ask the pre-step policy about this claim; answer with [`Input::Decided`].

@@ -34,7 +34,7 @@ pub use agent::Agent;
 pub use compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX, estimate, estimate_request};
 pub use durable::{Durable, OpenStep, OpenTurn, PromptMark};
 pub use event::*;
-pub use inbox::{Delivery, Inbox};
+pub use inbox::{Delivery, Inbox, ReceiptChange, ReceiptMark};
 pub use io::*;
 pub use restore::{fold_after, fold_log, fold_snapshot, repair};
 pub use tools::MAX_PARALLEL;

@@ -179,8 +179,8 @@ impl Agent {
         self.resumed = true;
         let (next_seq, time) = (self.durable.next_seq, self.durable.last_time);
         for event in repair(&open, &self.config.session_id, next_seq, time) {
-            self.durable.fold(&event);
-            self.out.push(crate::io::Output::AppendEvent(event.to_json()));
+            let appended = self.durable.append(&event);
+            self.out.push(crate::io::Output::AppendEvent(appended));
         }
     }
 

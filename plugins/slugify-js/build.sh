@@ -3,8 +3,8 @@
 # (wit/plugin), from slugify.js with `jco componentize` (ComponentizeJS: the StarlingMonkey JS
 # engine, pre-initialized with the module) from npm.
 #
-#   plugins/slugify-js/build.sh            build if slugify.js, the WIT, the lockfile or this
-#                                          script changed
+#   plugins/slugify-js/build.sh            build if slugify.js, the WIT, the lockfile or the
+#                                          build scripts changed
 #   plugins/slugify-js/build.sh --force    build anyway
 #   plugins/slugify-js/build.sh --check    build if needed, then run the component under Node
 #                                          (jco transpile) and call it (smoke.mjs)
@@ -18,25 +18,12 @@
 # whenever the lockfile changes. Needs node (>= 20) and npm.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-name="$(basename "$here")"
-source_js="$here/slugify.js"
-out="$here/$name.wasm"
-wit="$repo/wit/plugin"
-tools="$repo/target/js-plugin-tools/$name"
-stamp="$repo/target/js-plugin-build/$name.stamp"
+# shellcheck source-path=SCRIPTDIR/.. source=build-steps.sh
+source "$(dirname "$0")/../build-steps.sh"
+plugin_setup "$@"
 
-force=0
-check=0
-for arg in "$@"; do
-    case "$arg" in
-        --force) force=1 ;;
-        --check) check=1 ;;
-        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
-        *) echo "$0: unknown argument $arg" >&2; exit 2 ;;
-    esac
-done
+source_js="$here/slugify.js"
+tools="$repo/target/js-plugin-tools/$name"
 
 features=(--disable all)
 flags=(--wit "$wit" --world-name tool-plugin "${features[@]}")
@@ -53,12 +40,6 @@ ensure_tools() {
     fi
 }
 
-up_to_date() {
-    [ "$force" = 0 ] && [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$mode" ] || return 1
-    # Anything newer than the component: the source, a WIT file, the lockfile, this script.
-    [ -z "$(find "$source_js" "$here/package-lock.json" "$here/build.sh" "$wit" -newer "$out" -print -quit)" ]
-}
-
 # What the gateway's sandbox links for every plugin (crates/sandbox/src/plugins/mod.rs: ALWAYS_GRANTED);
 # this plugin has no grants, so wasi:http would be refused.
 check_imports() { # component
@@ -72,22 +53,18 @@ check_imports() { # component
     echo "$name: imports $(tr '\n' ' ' <<<"$imports")" >&2
 }
 
-if up_to_date; then
-    echo "$name: $out is up to date" >&2
-else
+build() { # OUT
     ensure_tools
-    start=$(date +%s)
-    tmp="$out.tmp.$$"
-    trap 'rm -f "$tmp"' EXIT
     # Run from the plugin directory: componentize-js takes the working directory as the root of
     # the paths the engine sees (none are used here).
-    (cd "$here" && "$tools/node_modules/.bin/jco" componentize "$source_js" "${flags[@]}" -o "$tmp" >/dev/null)
-    check_imports "$tmp"
-    mv -f "$tmp" "$out"
-    mkdir -p "$(dirname "$stamp")"
-    echo "$mode" >"$stamp"
-    echo "$name: built $out ($(wc -c <"$out") bytes) in $(($(date +%s) - start))s" >&2
-fi
+    (cd "$here" && "$tools/node_modules/.bin/jco" componentize "$source_js" "${flags[@]}" -o "$1" >/dev/null)
+    check_imports "$1"
+}
+
+# Rebuilt when anything is newer than the component: the source, a WIT file, the lockfile, the
+# build scripts.
+plugin_build build "$source_js" "$here/package-lock.json" "$here/build.sh" \
+    "$repo/plugins/build-steps.sh" "$wit"
 
 if [ "$check" = 1 ]; then
     ensure_tools

@@ -2,7 +2,7 @@
 # Builds plugins/wordcount-py/wordcount-py.wasm, a component of the world
 # airlock:plugin/tool-plugin (wit/plugin), from app.py with componentize-py from PyPI.
 #
-#   plugins/wordcount-py/build.sh            build if app.py, the WIT or this script changed
+#   plugins/wordcount-py/build.sh            build if app.py, the WIT or the build scripts changed
 #   plugins/wordcount-py/build.sh --force    build anyway
 #   plugins/wordcount-py/build.sh --check    build if needed, then load and call the component
 #                                            with the PyPI `wasmtime` package (smoke.py)
@@ -26,24 +26,14 @@ set -euo pipefail
 COMPONENTIZE_PY_VERSION=0.25.1
 WASMTIME_PY_VERSION=48.0.0 # the wasmtime the gateway links, for --check
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-name="$(basename "$here")"
-out="$here/$name.wasm"
-wit="$repo/wit/plugin"
+# shellcheck source-path=SCRIPTDIR/.. source=build-steps.sh
+source "$(dirname "$0")/../build-steps.sh"
+# shellcheck source-path=SCRIPTDIR/../.. source=tests/python-venv.sh
+source "$(dirname "$0")/../../tests/python-venv.sh"
+plugin_setup "$@"
+
 venv="$repo/target/py-plugin-venv"
 stage="$repo/target/py-plugin-build/$name"
-
-force=0
-check=0
-for arg in "$@"; do
-    case "$arg" in
-        --force) force=1 ;;
-        --check) check=1 ;;
-        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
-        *) echo "$0: unknown argument $arg" >&2; exit 2 ;;
-    esac
-done
 
 wasi="${WASI:-stub}"
 case "$wasi" in
@@ -51,52 +41,30 @@ case "$wasi" in
     *) echo "$0: WASI must be stub or full, not $wasi" >&2; exit 2 ;;
 esac
 mode="componentize-py $COMPONENTIZE_PY_VERSION wasi=$wasi"
-stamp="$stage.stamp"
-
-source "$repo/tests/python-venv.sh"
 
 ensure_venv() {
     make_venv "$venv"
-    if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("componentize-py"))' 2>/dev/null)" \
-        != "$COMPONENTIZE_PY_VERSION" ]; then
-        echo "$name: installing componentize-py==$COMPONENTIZE_PY_VERSION" >&2
-        venv_pip "$venv" install "componentize-py==$COMPONENTIZE_PY_VERSION"
-    fi
+    venv_pin "$venv" componentize-py "$COMPONENTIZE_PY_VERSION"
 }
 
-up_to_date() {
-    [ "$force" = 0 ] && [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$mode" ] || return 1
-    # Anything newer than the component: app.py, a WIT file, this script.
-    [ -z "$(find "$here/app.py" "$here/build.sh" "$wit" -newer "$out" -print -quit)" ]
-}
-
-if up_to_date; then
-    echo "$name: $out is up to date" >&2
-else
+build() { # OUT
     ensure_venv
-    start=$(date +%s)
     # Build from a copy of app.py, so the plugin directory gets no __pycache__ from the
     # build-time pre-initialization and nothing else there is bundled.
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$here/app.py" "$stage/app.py"
-    flags=()
+    local flags=()
     if [ "$wasi" = stub ]; then flags+=(--stub-wasi); fi
-    tmp="$out.tmp.$$"
-    trap 'rm -f "$tmp"' EXIT
     (cd "$stage" && env -u VIRTUAL_ENV PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" --quiet \
-        -d "$wit" -w tool-plugin componentize app -p "$stage" "${flags[@]}" -o "$tmp")
-    mv -f "$tmp" "$out"
-    echo "$mode" >"$stamp"
-    echo "$name: built $out (WASI=$wasi, $(wc -c <"$out") bytes) in $(($(date +%s) - start))s" >&2
-fi
+        -d "$wit" -w tool-plugin componentize app -p "$stage" "${flags[@]}" -o "$1")
+}
+
+# Rebuilt when anything is newer than the component: app.py, a WIT file, the build scripts.
+plugin_build build "$here/app.py" "$here/build.sh" "$repo/plugins/build-steps.sh" "$wit"
 
 if [ "$check" = 1 ]; then
     ensure_venv
-    if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("wasmtime"))' 2>/dev/null)" \
-        != "$WASMTIME_PY_VERSION" ]; then
-        echo "$name: installing wasmtime==$WASMTIME_PY_VERSION (for --check)" >&2
-        venv_pip "$venv" install "wasmtime==$WASMTIME_PY_VERSION"
-    fi
+    venv_pin "$venv" wasmtime "$WASMTIME_PY_VERSION"
     "$venv/bin/python" "$here/smoke.py" "$out"
 fi

@@ -9,9 +9,4 @@ repo="$(cd "$here/../.." && pwd)"
 venv="$repo/target/schemathesis-venv"
 source "$repo/tests/python-venv.sh"
 
-if stale_venv "$venv" "$here/requirements.txt"; then
-    pinned_venv "$venv" "$here/requirements.txt"
-    echo "schemathesis: installed $("$venv/bin/st" --version) into $venv" >&2
-else
-    echo "schemathesis: $venv is up to date" >&2
-fi
+fresh_venv "$venv" "$here/requirements.txt" schemathesis

@@ -16,6 +16,7 @@ pub mod gateway;
 pub mod mock_model;
 pub mod page;
 pub mod postgres;
+pub mod sse;
 pub mod world;
 
 pub use mock_model::{MockModel, Reply};

@@ -19,8 +19,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    gateway = Gateway(tmp_path).start()
+def gateway(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Gateway]:
+    """The test's gateway, with the environment of its `gateway_env` mark (if any) added."""
+    mark = request.node.get_closest_marker("gateway_env")
+    gateway = Gateway(tmp_path, env=mark.args[0] if mark else None).start()
     yield gateway
     gateway.kill()
 

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from _held_model import HeldModel
+from _refusals import refused
 from _streams import HELD, first_chunk, is_status, is_type, until
 
-from airlock_client import Airlock, AirlockError, Event, QueueChange
+from airlock_client import Airlock, Event, EventStream, Frame, QueueChange
+
+
+@contextmanager
+def held_turn(airlock: Airlock, queued: str) -> Iterator[tuple[str, EventStream[Frame], str]]:
+    """A session whose turn the held model keeps running (in a step), with the followup
+    `queued` sent behind it: the session's id, its open `frames()` and the followup's id."""
+    s = airlock.create_session(model=HELD).session_id
+    with airlock.frames(s) as frames:
+        airlock.send(s, "HOLD: work")
+        followup = airlock.send(s, queued).message_id
+        until(frames, first_chunk)
+        yield s, frames, followup
 
 
 def test_queue_lists_edits_and_removes_pending_items(airlock: Airlock) -> None:
@@ -21,28 +36,22 @@ def test_queue_lists_edits_and_removes_pending_items(airlock: Airlock) -> None:
     airlock.remove_queued(s, two)
     assert [(i.message_id, i.text) for i in airlock.queue(s)] == [(one, "one, edited")]
     assert airlock.receipt(s, two).state == "canceled"
-    with pytest.raises(AirlockError) as raised:
+    with refused(404, "queue-item-not-found"):
         airlock.remove_queued(s, two)
-    assert (raised.value.status, raised.value.code) == (404, "queue-item-not-found")
 
 
 def test_steering_an_item_of_an_idle_session_raises_steer_unavailable(airlock: Airlock) -> None:
     s = airlock.create_session().session_id
     item = airlock.send(s, "later", delivery="inject").message_id
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "steer-unavailable"):
         airlock.steer_queued(s, item)
-    assert (raised.value.status, raised.value.code) == (409, "steer-unavailable")
 
 
 def test_steering_a_queued_followup_moves_it_into_the_running_turn(
     held_airlock: Airlock, held_model: HeldModel
 ) -> None:
     airlock = held_airlock
-    s = airlock.create_session(model=HELD).session_id
-    with airlock.frames(s) as frames:
-        airlock.send(s, "HOLD: work")
-        second = airlock.send(s, "second").message_id
-        until(frames, first_chunk)
+    with held_turn(airlock, "second") as (s, frames, second):
         assert [(i.message_id, i.target) for i in airlock.queue(s)] == [(second, "next-turn")]
 
         airlock.steer_queued(s, second)
@@ -64,11 +73,7 @@ def test_steering_a_queued_followup_moves_it_into_the_running_turn(
 
 def test_cancel_ends_the_running_turn_and_parks_the_queue(held_airlock: Airlock) -> None:
     airlock = held_airlock
-    s = airlock.create_session(model=HELD).session_id
-    with airlock.frames(s) as frames:
-        airlock.send(s, "HOLD: work")
-        parked = airlock.send(s, "next").message_id
-        until(frames, first_chunk)
+    with held_turn(airlock, "next") as (s, frames, parked):
         airlock.cancel(s)
         ended = until(frames, is_status("idle"))
     turn_end = next(f for f in ended if isinstance(f, Event) and f.type == "turn/end")
@@ -79,11 +84,7 @@ def test_cancel_ends_the_running_turn_and_parks_the_queue(held_airlock: Airlock)
 
 def test_cancel_without_keeping_the_inbox_clears_the_queue(held_airlock: Airlock) -> None:
     airlock = held_airlock
-    s = airlock.create_session(model=HELD).session_id
-    with airlock.frames(s) as frames:
-        airlock.send(s, "HOLD: work")
-        dropped = airlock.send(s, "next").message_id
-        until(frames, first_chunk)
+    with held_turn(airlock, "next") as (s, frames, dropped):
         airlock.cancel(s, keep_inbox=False)
         until(frames, is_status("idle"))
     assert airlock.queue(s) == []
@@ -98,9 +99,8 @@ def test_cancel_of_an_idle_session_is_accepted(airlock: Airlock) -> None:
 
 def test_compact_summarizes_an_idle_conversation(airlock: Airlock) -> None:
     s = airlock.create_session().session_id
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "nothing-to-compact"):
         airlock.compact(s)
-    assert (raised.value.status, raised.value.code) == (409, "nothing-to-compact")
     result = airlock.run("hello", session_id=s)
     airlock.compact(s)
     with airlock.events(s, after=result.last_seq) as events:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from _gateway import Gateway
+from _refusals import refused
 from _streams import HELD
 
-from airlock_client import Airlock, AirlockError, AsyncAirlock, RunResult
+from airlock_client import Airlock, AsyncAirlock, RunResult
 
 DEMO_HELLO = 'You said: "hello"'
 
@@ -59,8 +60,7 @@ def test_run_refuses_settings_that_do_not_fit_where_it_runs(airlock: Airlock) ->
 
 def test_a_run_that_does_not_finish_in_time_raises_run_timeout(held_airlock: Airlock) -> None:
     session = held_airlock.create_session(model=HELD)
-    with pytest.raises(AirlockError) as raised:
+    with refused(504, "run-timeout") as raised:
         held_airlock.run("HOLD on", session_id=session.session_id, timeout_ms=200)
-    error = raised.value
-    assert (error.status, error.code) == (504, "run-timeout")
-    assert held_airlock.receipt(session.session_id, error.details["messageId"]).state == "claimed"
+    message_id = raised.value.details["messageId"]
+    assert held_airlock.receipt(session.session_id, message_id).state == "claimed"

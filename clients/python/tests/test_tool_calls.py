@@ -4,16 +4,13 @@ the session's events to the call that waits, answers it, and follows them to the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from _gateway import Gateway
+from _refusals import refused
 from _streams import approval_requested, auntil, client_call, is_type, until
 
 from airlock_client import (
     Airlock,
-    AirlockError,
     AsyncAirlock,
     Event,
     ForkedFrom,
@@ -25,25 +22,15 @@ from airlock_client import (
 ECHO = '/tool echo {"text":"hi"}'
 ASK = '/tool ask_user {"question":"Colour?"}'
 
-
-@pytest.fixture
-def approving_airlock(tmp_path: Path) -> Iterator[Airlock]:
-    """A client of a gateway started with `AIRLOCK_APPROVAL_FOR=echo`: each `echo` call waits
-    for a person, unless the session says otherwise."""
-    gateway = Gateway(tmp_path, env={"AIRLOCK_APPROVAL_FOR": "echo"}).start()
-    with Airlock(gateway.url) as client:
-        yield client
-    gateway.kill()
+# The test's gateway is started with `AIRLOCK_APPROVAL_FOR=echo`: each `echo` call waits for a
+# person, unless the session says otherwise.
+approving = pytest.mark.gateway_env({"AIRLOCK_APPROVAL_FOR": "echo"})
 
 
 def only_result(events: list[Event]) -> Event:
     """The one `tool/result` among `events`."""
     [result] = [e for e in events if e.type == "tool/result"]
     return result
-
-
-def assert_not_waiting(raised: pytest.ExceptionInfo[AirlockError]) -> None:
-    assert (raised.value.status, raised.value.code) == (409, "not-waiting")
 
 
 def test_approve_runs_a_call_that_waits_for_approval(airlock: Airlock) -> None:
@@ -60,15 +47,12 @@ def test_approve_runs_a_call_that_waits_for_approval(airlock: Airlock) -> None:
     assert result.data["message"]["content"][0]["toolCallId"] == call_id
     assert result.text == "echo: hi"
     assert rest[-1].data["reason"] == {"kind": "completed"}
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "not-waiting"):
         airlock.approve(s, call_id)
-    assert_not_waiting(raised)
 
 
-def test_deny_answers_the_call_denied_by_user_with_the_reason(
-    approving_airlock: Airlock,
-) -> None:
-    airlock = approving_airlock
+@approving
+def test_deny_answers_the_call_denied_by_user_with_the_reason(airlock: Airlock) -> None:
     s = airlock.create_session().session_id
     with airlock.events(s) as events:
         airlock.send(s, ECHO)
@@ -84,15 +68,12 @@ def test_deny_answers_the_call_denied_by_user_with_the_reason(
     result = only_result(rest)
     assert result.data["error"]["code"] == "DENIED_BY_USER"
     assert "not today" in result.text
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "not-waiting"):
         airlock.approve(s, call_id)
-    assert_not_waiting(raised)
 
 
-def test_a_session_policy_of_never_overrides_the_gateways_approval_for(
-    approving_airlock: Airlock,
-) -> None:
-    airlock = approving_airlock
+@approving
+def test_a_session_policy_of_never_overrides_the_gateways_approval_for(airlock: Airlock) -> None:
     s = airlock.create_session(tools=[tool_policy("echo", "never")]).session_id
     result = airlock.run(ECHO, session_id=s)
     assert [e.type for e in result.events if e.type.startswith("tool/")] == [
@@ -117,9 +98,8 @@ def test_a_client_tool_result_is_accepted_and_a_second_one_raises_not_waiting(
         call = until(events, client_call)[-1]
         assert (call.data["name"], call.data["arguments"]) == ("ask_user", '{"question":"Colour?"}')
         airlock.post_tool_result(s, call.data["callId"], "Blue")
-        with pytest.raises(AirlockError) as raised:
+        with refused(409, "not-waiting"):
             airlock.post_tool_result(s, call.data["callId"], "Green")
-        assert_not_waiting(raised)
         rest = until(events, is_type("turn/end"))
     result = only_result(rest)
     assert "error" not in result.data and result.text == "Blue"
@@ -158,9 +138,8 @@ def test_tool_calls_lists_the_waiting_call_with_its_kind(airlock: Airlock) -> No
             "approval",
         )
         assert waiting.since >= made.created_at
-        with pytest.raises(AirlockError) as raised:
+        with refused(409, "not-waiting"):
             airlock.post_tool_result(s, call_id, "a result for a call that waits for approval")
-        assert_not_waiting(raised)
         airlock.approve(s, call_id)
         until(events, is_type("turn/end"))
         assert airlock.tool_calls(s) == []
@@ -170,15 +149,13 @@ def test_tool_calls_lists_the_waiting_call_with_its_kind(airlock: Airlock) -> No
         assert [(c.call_id, c.name, c.kind) for c in airlock.tool_calls(s)] == [
             (call_id, "ask_user", "client")
         ]
-        with pytest.raises(AirlockError) as raised:
+        with refused(409, "not-waiting"):
             airlock.approve(s, call_id)
-        assert_not_waiting(raised)
         airlock.post_tool_result(s, call_id, "Blue")
         until(events, is_type("turn/end"))
     assert airlock.tool_calls(s) == []
-    with pytest.raises(AirlockError) as raised:
+    with refused(404, "tool-call-not-found"):
         airlock.deny(s, "no-such-call")
-    assert (raised.value.status, raised.value.code) == (404, "tool-call-not-found")
 
 
 def test_fork_at_a_seq_returns_a_session_forked_from_the_source_at_that_seq(
@@ -205,19 +182,16 @@ def test_fork_at_a_seq_returns_a_session_forked_from_the_source_at_that_seq(
 
 def test_fork_refuses_a_seq_not_logged_and_an_id_that_exists(airlock: Airlock) -> None:
     s = airlock.create_session().session_id
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "seq-not-logged"):
         airlock.fork(s)
-    assert (raised.value.status, raised.value.code) == (409, "seq-not-logged")
     result = airlock.run("hello", session_id=s)
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "seq-not-logged"):
         airlock.fork(s, at_seq=result.last_seq + 1)
-    assert (raised.value.status, raised.value.code) == (409, "seq-not-logged")
 
     whole = airlock.fork(s)
     assert whole.forked_from == ForkedFrom(s, result.last_seq)
-    with pytest.raises(AirlockError) as raised:
+    with refused(409, "session-conflict"):
         airlock.fork(s, fork_id=whole.session_id)
-    assert (raised.value.status, raised.value.code) == (409, "session-conflict")
 
 
 @pytest.mark.anyio
@@ -244,9 +218,8 @@ async def test_async_client_approves_denies_posts_results_and_forks(gateway: Gat
             await airlock.send(s, ASK)
             call_id = (await auntil(events, client_call))[-1].data["callId"]
             await airlock.post_tool_result(s, call_id, "Blue")
-            with pytest.raises(AirlockError) as raised:
+            with refused(409, "not-waiting"):
                 await airlock.post_tool_result(s, call_id, "Blue")
-            assert_not_waiting(raised)
             answered = await auntil(events, is_type("turn/end"))
 
         assert "error" not in only_result(approved).data

@@ -15,13 +15,11 @@ pub trait Core {
 pub trait Backend {
     /// A fresh session.
     fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
-    /// A session rebuilt from its log.
-    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String>;
-    /// A session rebuilt from a snapshot and the events after it.
-    fn restore_from(
+    /// A session rebuilt from its log, after the snapshot its core wrote when there is one.
+    fn restore(
         &self,
         config: Config,
-        snapshot: &str,
+        snapshot: Option<&str>,
         events: &[String],
     ) -> Result<Box<dyn Core>, String>;
 }
@@ -42,15 +40,15 @@ impl Backend for Native {
     fn create(&self, config: Config, now: u64) -> Box<dyn Core> {
         Box::new(crate::Agent::new(config, now))
     }
-    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String> {
-        Ok(Box::new(crate::Agent::restore(config, events)?))
-    }
-    fn restore_from(
+    fn restore(
         &self,
         config: Config,
-        snapshot: &str,
+        snapshot: Option<&str>,
         events: &[String],
     ) -> Result<Box<dyn Core>, String> {
-        Ok(Box::new(crate::Agent::restore_from(config, snapshot, events)?))
+        Ok(Box::new(match snapshot {
+            Some(snapshot) => crate::Agent::restore_from(config, snapshot, events)?,
+            None => crate::Agent::restore(config, events)?,
+        }))
     }
 }

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use crate::io::{
-    CallAnswer, Config, Input, Limits, ModelRequest, Output, RefusalCode, StepDecision,
+    Appended, CallAnswer, Config, Input, Limits, ModelRequest, Output, RefusalCode, StepDecision,
     ToolOutcome, ToolSpec,
 };
 use crate::wire::{
@@ -219,7 +219,8 @@ impl<'b> Harness<'b> {
 
     /// Rebuilds the core from the log so far (as after a crash) and gives it `recover`.
     pub fn restart(&mut self) -> &mut Self {
-        self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
+        self.core =
+            self.backend.restore(self.config.clone(), None, &self.log).expect("log restores");
         self.transcript.push("-- restart".into());
         self.input(Input::Recover)
     }
@@ -227,7 +228,8 @@ impl<'b> Harness<'b> {
     /// The host dropped the session from memory at rest and brought it back: a core restored
     /// from the log so far, not given `recover`.
     pub fn wake(&mut self) -> &mut Self {
-        self.core = self.backend.restore(self.config.clone(), &self.log).expect("log restores");
+        self.core =
+            self.backend.restore(self.config.clone(), None, &self.log).expect("log restores");
         self.transcript.push("-- wake".into());
         self
     }
@@ -236,13 +238,13 @@ impl<'b> Harness<'b> {
     /// events after it, without recovery: its own snapshot.
     pub fn restored_from(&self, snapshot: &str, through: usize) -> String {
         let tail = &self.log[through..];
-        let core = self.backend.restore_from(self.config.clone(), snapshot, tail);
+        let core = self.backend.restore(self.config.clone(), Some(snapshot), tail);
         core.expect("snapshot and tail restore").snapshot()
     }
 
     /// A core restored from the log so far, without recovery.
     pub fn restored_snapshot(&self) -> String {
-        self.backend.restore(self.config.clone(), &self.log).expect("log restores").snapshot()
+        self.backend.restore(self.config.clone(), None, &self.log).expect("log restores").snapshot()
     }
 
     /// The live core's durable state.
@@ -267,9 +269,14 @@ impl<'b> Harness<'b> {
 
     fn perform(&mut self, output: Output) {
         match output {
-            Output::AppendEvent(json) => {
+            Output::AppendEvent(Appended { json, marks, at_rest }) => {
                 let event: Value = serde_json::from_str(&json).expect("events are JSON");
                 assert_eq!(event["seq"], self.log.len() as u64, "seqs are contiguous: {json}");
+                // The facts beside an event are the log's own: what folding it says.
+                let parsed = crate::Event::parse(&json).expect("the core's events parse");
+                let mut durable = crate::fold_log(&self.log).expect("the log folds");
+                let expected = durable.append(&parsed.expect("the core logs no unknown type"));
+                assert_eq!((marks, at_rest), (expected.marks, expected.at_rest), "facts of {json}");
                 self.transcript.push(transcript::summarize(&event));
                 self.log.push(json);
             }

@@ -19,160 +19,110 @@ pub type Labels = Vec<(&'static str, String)>;
 /// Histograms by label, each with the buckets its constructor gives.
 pub type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
-/// Every metric of the process.
-pub struct Metrics {
+/// Declares every metric once: its field (with the doc a reader of the code sees), how it is
+/// made, and the name and help text a scrape sees.
+macro_rules! metrics {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty = $make:expr, $name:literal, $help:literal;)*)
+        => {
+        /// Every metric of the process.
+        pub struct Metrics {
+            $($(#[doc = $doc])* pub $field: $ty,)*
+            /// The `model` label values: the configured and well-known models.
+            pub models: Vocabulary,
+            /// The `tool` label values: the gateway's own tools (built-in, plugins, MCP servers).
+            pub tools: Vocabulary,
+            registry: Registry,
+        }
+
+        static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
+            let mut registry = Registry::with_prefix("airlock");
+            $(let $field: $ty = $make;
+            registry.register($name, $help, $field.clone());)*
+            Metrics {
+                $($field,)*
+                models: Vocabulary::default(),
+                tools: Vocabulary::default(),
+                registry,
+            }
+        });
+    };
+}
+
+metrics! {
     /// Sessions in memory (with a live actor).
-    pub sessions: Gauge,
+    sessions: Gauge = Gauge::default(), "sessions", "Sessions in memory";
     /// Sessions stored, in memory or not.
-    pub stored_sessions: Gauge,
+    stored_sessions: Gauge = Gauge::default(), "stored_sessions",
+        "Sessions stored, in memory or not";
     /// Sessions in memory whose core instance sleeps (dropped until their next input).
-    pub asleep: Gauge,
+    asleep: Gauge = Gauge::default(), "sessions_asleep",
+        "Sessions in memory whose core instance sleeps until their next input";
     /// Sessions dropped from memory at rest.
-    pub evictions: Counter,
+    evictions: Counter = Counter::default(), "evictions", "Sessions dropped from memory at rest";
     /// Stored sessions brought back into memory (at start or when used).
-    pub wakes: Counter,
+    wakes: Counter = Counter::default(), "wakes", "Stored sessions brought back into memory";
     /// Seconds to bring a stored session back into memory.
-    pub wake_seconds: Histogram,
+    wake_seconds: Histogram = buckets(0.0001, 2.0, 16), "wake_seconds",
+        "Time to bring a stored session back into memory";
     /// Turns ended, by `reason` (the end reason's kind).
-    pub turns: Family<Labels, Counter>,
+    turns: Family<Labels, Counter> = Family::default(), "turns", "Turns ended, by end reason";
     /// HTTP requests answered, by `method`, `route` (the matched path) and `status`.
-    pub http_requests: Family<Labels, Counter>,
+    http_requests: Family<Labels, Counter> = Family::default(), "http_requests",
+        "HTTP requests answered";
     /// Seconds to answer an HTTP request (to its head), by `method` and `route`.
-    pub http_seconds: Histograms,
+    http_seconds: Histograms = Family::new_with_constructor(seconds),
+        "http_request_duration_seconds", "Time to answer an HTTP request, to its response head";
     /// Model calls ended, by `provider`, `model` and `outcome` (`ok`, `aborted`, or the error
     /// code).
-    pub model_calls: Family<Labels, Counter>,
+    model_calls: Family<Labels, Counter> = Family::default(), "model_calls",
+        "Model calls ended, by outcome";
     /// Seconds a model call took to its end, by `provider` and `model`.
-    pub model_seconds: Histograms,
+    model_seconds: Histograms = Family::new_with_constructor(seconds),
+        "model_call_duration_seconds", "Time from a model call's start to its end";
     /// Seconds from a model call's start to its first chunk, by `provider` and `model`.
-    pub model_first_chunk_seconds: Histograms,
+    model_first_chunk_seconds: Histograms = Family::new_with_constructor(seconds),
+        "model_first_chunk_seconds", "Time from a model call's start to its first chunk";
     /// Tokens the providers reported, by `provider`, `model` and `kind` (`input`, `output`).
-    pub model_tokens: Family<Labels, Counter>,
+    model_tokens: Family<Labels, Counter> = Family::default(), "model_tokens",
+        "Tokens the providers reported";
     /// Tool calls ended, by `tool` and `outcome` (`ok` or the error code).
-    pub tool_calls: Family<Labels, Counter>,
+    tool_calls: Family<Labels, Counter> = Family::default(), "tool_calls",
+        "Tool calls ended, by outcome";
     /// Seconds a tool call took, by `tool`.
-    pub tool_seconds: Histograms,
+    tool_seconds: Histograms = Family::new_with_constructor(seconds),
+        "tool_call_duration_seconds", "Time a tool call took";
     /// Bytes of plugin log lines dropped over the plugin's log budget, by `plugin`.
-    pub plugin_log_dropped: Family<Labels, Counter>,
+    plugin_log_dropped: Family<Labels, Counter> = Family::default(), "plugin_log_dropped_bytes",
+        "Bytes of plugin log lines dropped over the plugin's log budget";
     /// Seconds from a message request to its durable receipt.
-    pub enqueue_seconds: Histogram,
+    enqueue_seconds: Histogram = buckets(0.0005, 2.0, 14), "enqueue_seconds",
+        "Time from a message request to its durable receipt";
     /// Jobs committed per SQLite transaction.
-    pub commit_batch: Histogram,
+    commit_batch: Histogram = buckets(1.0, 2.0, 11), "commit_batch_size",
+        "Jobs committed per SQLite transaction";
     /// Seconds one SQLite transaction of the writer took, fsync included.
-    pub commit_seconds: Histogram,
+    commit_seconds: Histogram = buckets(0.0001, 2.0, 16), "commit_duration_seconds",
+        "Time one SQLite transaction took, fsync included";
     /// Open SSE streams.
-    pub sse_subscribers: Gauge,
+    sse_subscribers: Gauge = Gauge::default(), "sse_subscribers", "Open SSE streams";
     /// Session commits that failed: each session was rebuilt from its log, to recover once
     /// storage takes commits again.
-    pub commit_failures: Counter,
+    commit_failures: Counter = Counter::default(), "commit_failures",
+        "Session commits that failed (the session recovers from its log once storage returns)";
     /// Fuel (about one per wasm instruction) one call into the core used.
-    pub core_fuel: Histogram,
-    /// The `model` label values: the configured and well-known models.
-    pub models: Vocabulary,
-    /// The `tool` label values: the gateway's own tools (built-in, plugins, MCP servers).
-    pub tools: Vocabulary,
-    registry: Registry,
+    core_fuel: Histogram = buckets(1_000.0, 4.0, 12), "core_fuel_per_call",
+        "Fuel one call into the core used";
 }
 
+/// A histogram of `count` buckets from `start`, each `factor` times the last.
+fn buckets(start: f64, factor: f64, count: u16) -> Histogram {
+    Histogram::new(exponential_buckets(start, factor, count))
+}
+
+/// Buckets of seconds, from half a millisecond.
 fn seconds() -> Histogram {
-    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+    buckets(0.0005, 2.0, 16)
 }
-
-static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
-    let mut registry = Registry::with_prefix("airlock");
-    let metrics = Metrics {
-        sessions: Gauge::default(),
-        stored_sessions: Gauge::default(),
-        asleep: Gauge::default(),
-        evictions: Counter::default(),
-        wakes: Counter::default(),
-        wake_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
-        turns: Family::default(),
-        http_requests: Family::default(),
-        http_seconds: Family::new_with_constructor(seconds),
-        model_calls: Family::default(),
-        model_seconds: Family::new_with_constructor(seconds),
-        model_first_chunk_seconds: Family::new_with_constructor(seconds),
-        model_tokens: Family::default(),
-        tool_calls: Family::default(),
-        tool_seconds: Family::new_with_constructor(seconds),
-        plugin_log_dropped: Family::default(),
-        enqueue_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
-        commit_batch: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
-        commit_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 16)),
-        sse_subscribers: Gauge::default(),
-        commit_failures: Counter::default(),
-        core_fuel: Histogram::new(exponential_buckets(1_000.0, 4.0, 12)),
-        models: Vocabulary::default(),
-        tools: Vocabulary::default(),
-        registry: Registry::default(),
-    };
-    let m = &metrics;
-    let r = &mut registry;
-    r.register("sessions", "Sessions in memory", m.sessions.clone());
-    r.register("stored_sessions", "Sessions stored, in memory or not", m.stored_sessions.clone());
-    r.register(
-        "sessions_asleep",
-        "Sessions in memory whose core instance sleeps until their next input",
-        m.asleep.clone(),
-    );
-    r.register("evictions", "Sessions dropped from memory at rest", m.evictions.clone());
-    r.register("wakes", "Stored sessions brought back into memory", m.wakes.clone());
-    r.register(
-        "wake_seconds",
-        "Time to bring a stored session back into memory",
-        m.wake_seconds.clone(),
-    );
-    r.register("turns", "Turns ended, by end reason", m.turns.clone());
-    r.register("http_requests", "HTTP requests answered", m.http_requests.clone());
-    r.register(
-        "http_request_duration_seconds",
-        "Time to answer an HTTP request, to its response head",
-        m.http_seconds.clone(),
-    );
-    r.register("model_calls", "Model calls ended, by outcome", m.model_calls.clone());
-    r.register(
-        "model_call_duration_seconds",
-        "Time from a model call's start to its end",
-        m.model_seconds.clone(),
-    );
-    r.register(
-        "model_first_chunk_seconds",
-        "Time from a model call's start to its first chunk",
-        m.model_first_chunk_seconds.clone(),
-    );
-    r.register("model_tokens", "Tokens the providers reported", m.model_tokens.clone());
-    r.register("tool_calls", "Tool calls ended, by outcome", m.tool_calls.clone());
-    r.register("tool_call_duration_seconds", "Time a tool call took", m.tool_seconds.clone());
-    r.register(
-        "plugin_log_dropped_bytes",
-        "Bytes of plugin log lines dropped over the plugin's log budget",
-        m.plugin_log_dropped.clone(),
-    );
-    r.register(
-        "enqueue_seconds",
-        "Time from a message request to its durable receipt",
-        m.enqueue_seconds.clone(),
-    );
-    r.register(
-        "commit_batch_size",
-        "Jobs committed per SQLite transaction",
-        m.commit_batch.clone(),
-    );
-    r.register(
-        "commit_duration_seconds",
-        "Time one SQLite transaction took, fsync included",
-        m.commit_seconds.clone(),
-    );
-    r.register("sse_subscribers", "Open SSE streams", m.sse_subscribers.clone());
-    r.register(
-        "commit_failures",
-        "Session commits that failed (the session recovers from its log once storage returns)",
-        m.commit_failures.clone(),
-    );
-    r.register("core_fuel_per_call", "Fuel one call into the core used", m.core_fuel.clone());
-    Metrics { registry, ..metrics }
-});
 
 /// The process's metrics.
 pub fn global() -> &'static Metrics {

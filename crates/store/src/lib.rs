@@ -129,6 +129,18 @@ enum Backend {
     Postgres(postgres::Postgres),
 }
 
+/// Writes each method as a call of the backend's method of the same name and arguments, its
+/// `Result` of a [`StoreError`] implied.
+macro_rules! delegate {
+    ($($(#[doc = $doc:literal])* $vis:vis async fn $name:ident(&self $(, $arg:ident: $ty:ty)*)
+        -> $ok:ty;)*) => {
+        $($(#[doc = $doc])*
+        $vis async fn $name(&self $(, $arg: $ty)*) -> Result<$ok, StoreError> {
+            each!(self, $name($($arg),*))
+        })*
+    };
+}
+
 /// Calls the backend's method of the same name.
 macro_rules! each {
     ($store:expr, $method:ident($($arg:expr),*)) => {
@@ -174,21 +186,67 @@ impl Store {
         matches!(self.0, Backend::Postgres(_))
     }
 
-    /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
-    /// keeps beside them in the same transaction; resolves once committed. In a shared store,
-    /// only while this gateway holds the session's lease ([`StoreError::Fenced`] otherwise).
-    pub async fn append(
-        &self,
-        session_id: &str,
-        events: Vec<String>,
-        index: Index,
-    ) -> Result<(), StoreError> {
-        each!(self, append(session_id, events, index))
-    }
-
-    /// Records that a session is at rest (after recovery found nothing to do).
-    pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
-        each!(self, set_at_rest(session_id))
+    delegate! {
+        /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
+        /// keeps beside them in the same transaction; resolves once committed. In a shared store,
+        /// only while this gateway holds the session's lease ([`StoreError::Fenced`] otherwise).
+        pub async fn append(&self, session_id: &str, events: Vec<String>, index: Index) -> ();
+        /// Records that a session is at rest (after recovery found nothing to do).
+        pub async fn set_at_rest(&self, session_id: &str) -> ();
+        /// Marks a session disposed.
+        pub async fn dispose_session(&self, session_id: &str, now: u64) -> ();
+        /// The durability barrier: resolves once everything sent to the store before it is
+        /// committed and on disk. `true` when that reached a database, `false` for an in-memory
+        /// store (nothing is durable); an error when the commit or the sync failed.
+        pub async fn flush(&self) -> bool;
+        /// Events of a session with seq > `after` (all when `None`), at most `limit`.
+        pub async fn events(&self, session_id: &str, after: Option<u64>, limit: usize)
+            -> Vec<String>;
+        /// The events of one type of a session (e.g. `agent/inbox/spliced`), in seq order.
+        pub async fn events_of_type(&self, session_id: &str, kind: &'static str) -> Vec<String>;
+        /// The last seq of a session's log (`None` for an empty log).
+        pub async fn last_seq(&self, session_id: &str) -> Option<u64>;
+        /// The idempotency record for a key, if it is younger than `max_age_ms`.
+        pub async fn idempotency(&self, key: &str, now: u64, max_age_ms: u64)
+            -> Option<IdempotencyRecord>;
+        /// Replaces the answer kept for an idempotency key (a run's, once its interval ended).
+        pub async fn set_idempotency_answer(&self, key: &str, response: String) -> ();
+        /// Keeps a snapshot of a session's core state (replacing the one before).
+        pub async fn save_snapshot(&self, snapshot: Snapshot) -> ();
+        /// A session's newest snapshot, with its last goal change.
+        pub async fn snapshot(&self, session_id: &str) -> Option<Snapshot>;
+        /// The receipt of a message. `None` if the session never accepted it.
+        pub async fn receipt(&self, session_id: &str, message_id: &str) -> Option<Receipt>;
+        /// One session's row.
+        pub async fn session(&self, session_id: &str) -> Option<SessionRow>;
+        /// Sessions ordered by id, after `cursor`, at most `limit`; only `tenant`'s when given.
+        pub async fn sessions(&self, cursor: Option<String>, limit: usize, tenant: Option<&str>)
+            -> Vec<SessionRow>;
+        /// How many sessions of `tenant` are stored and not disposed.
+        pub async fn tenant_sessions(&self, tenant: &str) -> u64;
+        /// How many bytes of log the sessions of `tenant` that are not disposed keep.
+        pub async fn tenant_bytes(&self, tenant: &str) -> u64;
+        /// Whether `session_id` exists and belongs to `tenant`.
+        pub async fn session_of_tenant(&self, session_id: &str, tenant: &str) -> bool;
+        /// Sessions recovery must visit, ordered by id, after `cursor`, at most `limit`: those
+        /// whose last commit did not leave them at rest, and every child (its parent may be owed a
+        /// notice); neither disposed. In a shared store, only those no live gateway holds: never
+        /// leased, or whose lease ran out (their gateway died or stalled).
+        pub async fn sessions_to_recover(&self, cursor: Option<String>, limit: usize)
+            -> Vec<SessionRow>;
+        /// How many sessions are stored (disposed ones included).
+        pub async fn session_count(&self) -> u64;
+        /// The child sessions of a session, oldest first.
+        pub async fn children(&self, parent_id: &str) -> Vec<SessionRow>;
+        async fn insert_key(&self, key: Key, hash: String) -> ();
+        async fn revoke_key_row(&self, key_id: &str, now: u64) -> Option<Key>;
+        async fn insert_login(&self, hash: String, key_id: String, now: u64) -> ();
+        /// Every key, oldest first.
+        pub async fn keys(&self) -> Vec<Key>;
+        /// The unrevoked key whose secret is `secret`.
+        pub async fn live_key(&self, secret: &str) -> Option<Key>;
+        /// Whether any key was ever made: from then on every `/v1` request needs one.
+        pub async fn has_keys(&self) -> bool;
     }
 
     /// Inserts a session row; `false` if a session with that id exists already.
@@ -205,18 +263,6 @@ impl Store {
         seal: Vec<String>,
     ) -> Result<bool, StoreError> {
         each!(self, insert_session(row, seal))
-    }
-
-    /// Marks a session disposed.
-    pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
-        each!(self, dispose_session(session_id, now))
-    }
-
-    /// The durability barrier: resolves once everything sent to the store before it is committed
-    /// and on disk. `true` when that reached a database, `false` for an in-memory store (nothing
-    /// is durable); an error when the commit or the sync failed.
-    pub async fn flush(&self) -> Result<bool, StoreError> {
-        each!(self, flush())
     }
 
     /// How many times a durability barrier synced the SQLite log itself (under `normal`
@@ -236,157 +282,12 @@ impl Store {
         }
     }
 
-    /// Events of a session with seq > `after` (all when `None`), at most `limit`.
-    pub async fn events(
-        &self,
-        session_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        each!(self, events(session_id, after, limit))
-    }
-
-    /// The events of one type of a session (e.g. `agent/inbox/spliced`), in seq order.
-    pub async fn events_of_type(
-        &self,
-        session_id: &str,
-        kind: &'static str,
-    ) -> Result<Vec<String>, StoreError> {
-        each!(self, events_of_type(session_id, kind))
-    }
-
-    /// The last seq of a session's log (`None` for an empty log).
-    pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
-        each!(self, last_seq(session_id))
-    }
-
-    /// The idempotency record for a key, if it is younger than `max_age_ms`.
-    pub async fn idempotency(
-        &self,
-        key: &str,
-        now: u64,
-        max_age_ms: u64,
-    ) -> Result<Option<IdempotencyRecord>, StoreError> {
-        each!(self, idempotency(key, now, max_age_ms))
-    }
-
-    /// Replaces the answer kept for an idempotency key (a run's, once its interval ended).
-    pub async fn set_idempotency_answer(
-        &self,
-        key: &str,
-        response: String,
-    ) -> Result<(), StoreError> {
-        each!(self, set_idempotency_answer(key, response))
-    }
-
-    /// Keeps a snapshot of a session's core state (replacing the one before).
-    pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
-        each!(self, save_snapshot(snapshot))
-    }
-
-    /// A session's newest snapshot, with its last goal change.
-    pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
-        each!(self, snapshot(session_id))
-    }
-
-    /// The receipt of a message. `None` if the session never accepted it.
-    pub async fn receipt(
-        &self,
-        session_id: &str,
-        message_id: &str,
-    ) -> Result<Option<Receipt>, StoreError> {
-        each!(self, receipt(session_id, message_id))
-    }
-
-    /// One session's row.
-    pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
-        each!(self, session(session_id))
-    }
-
-    /// Sessions ordered by id, after `cursor`, at most `limit`; only `tenant`'s when given.
-    pub async fn sessions(
-        &self,
-        cursor: Option<String>,
-        limit: usize,
-        tenant: Option<&str>,
-    ) -> Result<Vec<SessionRow>, StoreError> {
-        each!(self, sessions(cursor, limit, tenant))
-    }
-
-    /// How many sessions of `tenant` are stored and not disposed.
-    pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
-        each!(self, tenant_sessions(tenant))
-    }
-
-    /// How many bytes of log the sessions of `tenant` that are not disposed keep.
-    pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
-        each!(self, tenant_bytes(tenant))
-    }
-
-    /// Whether `session_id` exists and belongs to `tenant`.
-    pub async fn session_of_tenant(
-        &self,
-        session_id: &str,
-        tenant: &str,
-    ) -> Result<bool, StoreError> {
-        each!(self, session_of_tenant(session_id, tenant))
-    }
-
-    /// Sessions recovery must visit, ordered by id, after `cursor`, at most `limit`: those whose
-    /// last commit did not leave them at rest, and every child (its parent may be owed a
-    /// notice); neither disposed. In a shared store, only those no live gateway holds: never
-    /// leased, or whose lease ran out (their gateway died or stalled).
-    pub async fn sessions_to_recover(
-        &self,
-        cursor: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>, StoreError> {
-        each!(self, sessions_to_recover(cursor, limit))
-    }
-
-    /// How many sessions are stored (disposed ones included).
-    pub async fn session_count(&self) -> Result<u64, StoreError> {
-        each!(self, session_count())
-    }
-
-    /// The child sessions of a session, oldest first.
-    pub async fn children(&self, parent_id: &str) -> Result<Vec<SessionRow>, StoreError> {
-        each!(self, children(parent_id))
-    }
-
-    async fn insert_key(&self, key: Key, hash: String) -> Result<(), StoreError> {
-        each!(self, insert_key(key, hash))
-    }
-
-    async fn revoke_key_row(&self, key_id: &str, now: u64) -> Result<Option<Key>, StoreError> {
-        each!(self, revoke_key_row(key_id, now))
-    }
-
-    async fn insert_login(&self, hash: String, key_id: String, now: u64) -> Result<(), StoreError> {
-        each!(self, insert_login(hash, key_id, now))
-    }
-
     async fn login_key_row(&self, hash: String, since: u64) -> Result<Option<Key>, StoreError> {
         each!(self, login_key(hash, since))
     }
 
     async fn end_login_row(&self, hash: String) -> Result<(), StoreError> {
         each!(self, end_login(hash))
-    }
-
-    /// Every key, oldest first.
-    pub async fn keys(&self) -> Result<Vec<Key>, StoreError> {
-        each!(self, keys())
-    }
-
-    /// The unrevoked key whose secret is `secret`.
-    pub async fn live_key(&self, secret: &str) -> Result<Option<Key>, StoreError> {
-        each!(self, live_key(secret))
-    }
-
-    /// Whether any key was ever made: from then on every `/v1` request needs one.
-    pub async fn has_keys(&self) -> Result<bool, StoreError> {
-        each!(self, has_keys())
     }
 
     /// Takes the lease of a session for this gateway: [`Owner::Here`] when it now holds it (a

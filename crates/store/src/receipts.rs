@@ -1,6 +1,6 @@
 //! Receipts: the admission facts of one message, read from the log (never a result).
 
-use airlock_core::{Event, EventData, Inbox, SpliceOutcome, Target};
+use airlock_core::{Event, EventData, Inbox, ReceiptMark, Target};
 
 /// Where one message is: `{messageId, state, target, insertedSeq, claimedSeq?, turn?,
 /// canceledSeq?}` as the API shows it.
@@ -34,17 +34,13 @@ pub struct Mark {
 }
 
 /// What a splice did to a message.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Change {
-    /// Inserted into (or moved to) a list.
-    Inserted(Target),
-    /// Taken by the running turn.
-    Claimed {
-        /// The turn.
-        turn: u32,
-    },
-    /// Canceled.
-    Canceled,
+pub use airlock_core::ReceiptChange as Change;
+
+impl Mark {
+    /// The core's mark of the splice at `seq`.
+    pub fn new(seq: u64, mark: ReceiptMark) -> Mark {
+        Mark { message_id: mark.message_id, seq, change: mark.change }
+    }
 }
 
 /// Follows a log's splices and says what each does to receipts.
@@ -75,21 +71,8 @@ impl Marker {
             EventData::InboxSpliced(splice) => splice,
             _ => return Vec::new(),
         };
-        let mark = |message_id: &str, change| Mark {
-            message_id: message_id.to_owned(),
-            seq: event.seq,
-            change,
-        };
-        let inserted = |id: &str| splice.inserted.iter().any(|m| m.id == id);
-        let removal = match splice.outcome {
-            Some(SpliceOutcome::Canceled) => Change::Canceled,
-            None => Change::Claimed { turn: self.turn },
-        };
-        let mut marks: Vec<Mark> = (self.inbox.removed_by(splice).iter())
-            .filter(|m| !inserted(&m.id))
-            .map(|m| mark(&m.id, removal))
-            .collect();
-        marks.extend(splice.inserted.iter().map(|m| mark(&m.id, Change::Inserted(splice.target))));
+        let marks = self.inbox.marks(splice, self.turn).into_iter();
+        let marks = marks.map(|mark| Mark::new(event.seq, mark)).collect();
         self.inbox.apply(splice);
         marks
     }

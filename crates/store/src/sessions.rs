@@ -72,31 +72,22 @@ impl Sqlite {
 
     /// How many sessions of `tenant` are stored and not disposed.
     pub async fn tenant_sessions(&self, tenant: &str) -> Result<u64, StoreError> {
-        let tenant = tenant.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT COUNT(*) FROM sessions WHERE tenant = ?1 AND disposed = 0",
-                [&tenant],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-        })
-        .await
+        self.tenant_total("COUNT(*)", tenant).await
     }
 
     /// How many bytes of log the sessions of `tenant` that are not disposed keep (a fork: only
     /// its own events).
     pub async fn tenant_bytes(&self, tenant: &str) -> Result<u64, StoreError> {
+        self.tenant_total("COALESCE(SUM(bytes), 0)", tenant).await
+    }
+
+    /// The SQL aggregate `total` over the sessions of `tenant` that are not disposed.
+    async fn tenant_total(&self, total: &'static str, tenant: &str) -> Result<u64, StoreError> {
+        let sql = format!("SELECT {total} FROM sessions WHERE tenant = ?1 AND disposed = 0");
         let tenant = tenant.to_owned();
-        self.read(move |conn| {
-            conn.query_row(
-                "SELECT COALESCE(SUM(bytes), 0) FROM sessions WHERE tenant = ?1 AND disposed = 0",
-                [&tenant],
-                |r| r.get::<_, i64>(0),
-            )
+        self.read(move |conn| conn.query_row(&sql, [&tenant], |r| r.get::<_, i64>(0)))
+            .await
             .map(|n| n as u64)
-        })
-        .await
     }
 
     /// Whether `session_id` exists and belongs to `tenant`.

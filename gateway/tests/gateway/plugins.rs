@@ -278,48 +278,30 @@ async fn refused_for_describing(mode: &str) -> String {
     error.to_string()
 }
 
-#[tokio::test]
-async fn hostile_50000_tools_are_refused_at_load_naming_the_limit() {
-    let message = refused_for_describing("many").await;
-    assert!(message.contains("50014 tools, over the limit of 64 tools"), "{message}");
+/// A test per hostile descriptor: loading it is refused with a message holding each needle.
+macro_rules! refused_at_load {
+    ($($name:ident: $mode:literal => [$($needle:literal),+];)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let message = refused_for_describing($mode).await;
+            $(assert!(message.contains($needle), "{message}");)+
+        }
+    )*};
 }
 
-#[tokio::test]
-async fn hostile_tool_named_a_dot_b_is_refused_at_load_naming_the_rule() {
-    let message = refused_for_describing("dotted").await;
-    assert!(message.contains("a tool named \"a.b\""), "{message}");
-    assert!(message.contains("[a-zA-Z0-9_-]{1,64}"), "{message}");
-}
-
-#[tokio::test]
-async fn hostile_tool_name_of_65_characters_is_refused_at_load() {
-    let message = refused_for_describing("long_name").await;
-    assert!(message.contains("1 to 64 letters"), "{message}");
-}
-
-#[tokio::test]
-async fn hostile_tool_offered_twice_is_refused_at_load() {
-    let message = refused_for_describing("twice").await;
-    assert!(message.contains("\"hostile_ok\" twice"), "{message}");
-}
-
-#[tokio::test]
-async fn hostile_5_kb_description_is_refused_at_load_naming_the_limit() {
-    let message = refused_for_describing("long_description").await;
-    assert!(message.contains("\"wordy\": its description is 5120 bytes, over the limit of 4096"));
-}
-
-#[tokio::test]
-async fn hostile_20_kb_schema_is_refused_at_load_naming_the_limit() {
-    let message = refused_for_describing("big_schema").await;
-    assert!(message.contains("\"schemy\": its parameters schema is"), "{message}");
-    assert!(message.contains("over the limit of 16384"), "{message}");
-}
-
-#[tokio::test]
-async fn hostile_schema_that_is_not_a_json_schema_is_refused_at_load() {
-    let message = refused_for_describing("bad_schema").await;
-    assert!(message.contains("\"bad\": its parameters are not a valid JSON Schema"), "{message}");
+refused_at_load! {
+    hostile_50000_tools_are_refused_at_load_naming_the_limit: "many" =>
+        ["50014 tools, over the limit of 64 tools"];
+    hostile_tool_named_a_dot_b_is_refused_at_load_naming_the_rule: "dotted" =>
+        ["a tool named \"a.b\"", "[a-zA-Z0-9_-]{1,64}"];
+    hostile_tool_name_of_65_characters_is_refused_at_load: "long_name" => ["1 to 64 letters"];
+    hostile_tool_offered_twice_is_refused_at_load: "twice" => ["\"hostile_ok\" twice"];
+    hostile_5_kb_description_is_refused_at_load_naming_the_limit: "long_description" =>
+        ["\"wordy\": its description is 5120 bytes, over the limit of 4096"];
+    hostile_20_kb_schema_is_refused_at_load_naming_the_limit: "big_schema" =>
+        ["\"schemy\": its parameters schema is", "over the limit of 16384"];
+    hostile_schema_that_is_not_a_json_schema_is_refused_at_load: "bad_schema" =>
+        ["\"bad\": its parameters are not a valid JSON Schema"];
 }
 
 #[tokio::test]

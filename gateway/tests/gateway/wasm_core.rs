@@ -38,19 +38,17 @@ impl Backend for Wasm<'_> {
         )))
     }
 
-    fn restore(&self, config: Config, events: &[String]) -> Result<Box<dyn Core>, String> {
-        let core = self.0.restore(&config, events).map_err(|e| e.to_string())?;
-        Ok(Box::new(WasmSession(RefCell::new(core))))
-    }
-
-    fn restore_from(
+    fn restore(
         &self,
         config: Config,
-        snapshot: &str,
+        snapshot: Option<&str>,
         events: &[String],
     ) -> Result<Box<dyn Core>, String> {
-        let core = self.0.restore_from(&config, snapshot, events).map_err(|e| e.to_string())?;
-        Ok(Box::new(WasmSession(RefCell::new(core))))
+        let core = match snapshot {
+            Some(snapshot) => self.0.restore_from(&config, snapshot, events),
+            None => self.0.restore(&config, events),
+        };
+        Ok(Box::new(WasmSession(RefCell::new(core.map_err(|e| e.to_string())?))))
     }
 }
 
@@ -100,7 +98,7 @@ fn wasm_and_native_logs_are_byte_identical() {
 /// Appends the events among `outputs` to `log`.
 fn record(log: &mut Vec<String>, outputs: Vec<Output>) {
     log.extend(outputs.into_iter().filter_map(|o| match o {
-        Output::AppendEvent(event) => Some(event),
+        Output::AppendEvent(appended) => Some(appended.json),
         _ => None,
     }));
 }

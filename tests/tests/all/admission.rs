@@ -18,6 +18,14 @@ use tokio::sync::Notify;
 struct Gates(Arc<std::sync::Mutex<Vec<Arc<Notify>>>>);
 
 impl Gates {
+    /// Gates that hold every reply `mock` gives (each of `text`) until they open.
+    fn holding(mock: &MockModel, text: &'static str) -> Gates {
+        let gates = Gates::default();
+        let held = gates.clone();
+        mock.otherwise(move |_| held.held(text));
+        gates
+    }
+
     /// A reply of `text` held until the gates open.
     fn held(&self, text: &str) -> Reply {
         let gate = Arc::new(Notify::new());
@@ -200,9 +208,7 @@ fn turns(log: &[Value]) -> Vec<(u64, u64)> {
 #[tokio::test]
 async fn goal_rounds_under_tenant_turns_2_never_run_3_at_once_and_the_third_waits() {
     let t = tenants(&[("AIRLOCK_TENANT_TURNS", "2")]).await;
-    let gates = Gates::default();
-    let held = gates.clone();
-    t.mock.otherwise(move |_| held.held("Working toward it."));
+    let gates = Gates::holding(&t.mock, "Working toward it.");
     let mut sessions = Vec::new();
     for _ in 0..3 {
         let s = t.session(&t.a, "openai:mock").await;
@@ -250,9 +256,7 @@ async fn goal_rounds_under_tenant_turns_2_never_run_3_at_once_and_the_third_wait
 #[tokio::test]
 async fn held_runs_past_tenant_streams_get_429_and_the_next_passes_once_one_ends() {
     let t = tenants(&[("AIRLOCK_TENANT_STREAMS", "2")]).await;
-    let gates = Gates::default();
-    let held = gates.clone();
-    t.mock.otherwise(move |_| held.held("Taking my time."));
+    let gates = Gates::holding(&t.mock, "Taking my time.");
     let run = |s: String| {
         let (client, url) = (t.a.clone(), t.gw.url(&format!("/v1/sessions/{s}/runs")));
         tokio::spawn(async move {
@@ -380,9 +384,7 @@ async fn a_restart_with_more_running_sessions_than_the_machine_holds_brings_them
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("airlock.db");
     let mock = MockModel::start().await;
-    let gates = Gates::default();
-    let held = gates.clone();
-    mock.otherwise(move |_| held.held("Interrupted."));
+    let gates = Gates::holding(&mock, "Interrupted.");
     let mut gw = Gateway::start(&data, &mock.base_url(), dir.path());
     let _held = gates;
     let mut sessions = Vec::new();

@@ -9,28 +9,12 @@ from typing import Any, TypeVar
 import httpx
 from httpx_sse import EventSource
 
+from . import _models as m
 from . import _protocol as api
 from ._errors import AirlockError
-from ._models import (
-    Delivery,
-    Event,
-    EventPage,
-    Frame,
-    Goal,
-    QueueItem,
-    Receipt,
-    RunResult,
-    SendReceipt,
-    Session,
-    SessionPage,
-    SessionStatus,
-    Tool,
-    WaitingCall,
-)
 from ._protocol import Content, ToolChoice
 from ._stream import STREAM_TIMEOUT, AsyncEventStream, Follower, only_events
 from ._sync import DEFAULT_URL
-from ._version import USER_AGENT
 
 T = TypeVar("T")
 
@@ -47,9 +31,7 @@ class AsyncAirlock:
     def __init__(
         self, base_url: str = DEFAULT_URL, api_key: str | None = None, *, timeout: float = 30.0
     ) -> None:
-        headers = {"User-Agent": USER_AGENT}
-        if api_key is not None:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = api.client_headers(api_key)
         self._http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout)
 
     async def aclose(self) -> None:
@@ -80,28 +62,28 @@ class AsyncAirlock:
         tools: Sequence[ToolChoice] | None = None,
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
-    ) -> Session:
+    ) -> m.Session:
         """Creates a session (or returns the existing one with the same settings); ``tools``
         may carry approval policies, ``client_tools`` are tools the client runs."""
         return await self._do(
             api.create_session(session_id, model, system, tools, client_tools, metadata)
         )
 
-    async def get_session(self, session_id: str) -> Session:
+    async def get_session(self, session_id: str) -> m.Session:
         """Returns a session: its status, last seq, pending counts, model and goal."""
         return await self._do(api.get_session(session_id))
 
     async def list_sessions(
         self, *, cursor: str | None = None, limit: int | None = None
-    ) -> SessionPage:
+    ) -> m.SessionPage:
         """Returns a page of sessions, ordered by id."""
         return await self._do(api.list_sessions(cursor, limit))
 
-    async def session_status(self, session_id: str) -> SessionStatus:
+    async def session_status(self, session_id: str) -> m.SessionStatus:
         """Returns whether the session is ``idle`` or ``running``, and its last seq."""
         return await self._do(api.session_status(session_id))
 
-    async def children(self, session_id: str) -> list[Session]:
+    async def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""
         return await self._do(api.children(session_id))
 
@@ -109,7 +91,7 @@ class AsyncAirlock:
         """Disposes of a session; its log and receipts stay readable."""
         await self._do(api.dispose_session(session_id))
 
-    async def tools(self) -> list[Tool]:
+    async def tools(self) -> list[m.Tool]:
         """Returns the tools the gateway offers to models."""
         return await self._do(api.tools())
 
@@ -120,17 +102,17 @@ class AsyncAirlock:
         session_id: str,
         content: Content,
         *,
-        delivery: Delivery | None = None,
+        delivery: m.Delivery | None = None,
         idempotency_key: str | None = None,
-    ) -> SendReceipt:
+    ) -> m.SendReceipt:
         """Queues a message and returns once it is durable: ``{message_id, seq}``."""
         return await self._do(api.send(session_id, content, delivery, idempotency_key))
 
-    async def receipt(self, session_id: str, message_id: str) -> Receipt:
+    async def receipt(self, session_id: str, message_id: str) -> m.Receipt:
         """Returns where a sent message is: ``pending``, ``claimed`` or ``canceled``."""
         return await self._do(api.receipt(session_id, message_id))
 
-    async def queue(self, session_id: str) -> list[QueueItem]:
+    async def queue(self, session_id: str) -> list[m.QueueItem]:
         """Returns the session's pending messages, ``next-step`` items first."""
         return await self._do(api.queue(session_id))
 
@@ -157,7 +139,7 @@ class AsyncAirlock:
 
     # A person in the loop
 
-    async def tool_calls(self, session_id: str) -> list[WaitingCall]:
+    async def tool_calls(self, session_id: str) -> list[m.WaitingCall]:
         """Returns the calls of the running step that wait for an approval or a client's
         result."""
         return await self._do(api.tool_calls(session_id))
@@ -178,7 +160,7 @@ class AsyncAirlock:
 
     async def fork(
         self, session_id: str, *, at_seq: int | None = None, fork_id: str | None = None
-    ) -> Session:
+    ) -> m.Session:
         """Makes a new session from a copy of this one's log through seq ``at_seq``."""
         return await self._do(api.fork(session_id, at_seq, fork_id))
 
@@ -189,11 +171,11 @@ class AsyncAirlock:
         content: Content,
         *,
         session_id: str | None = None,
-        delivery: Delivery | None = None,
+        delivery: m.Delivery | None = None,
         model: str | None = None,
         system: str | None = None,
         timeout_ms: int | None = None,
-    ) -> RunResult:
+    ) -> m.RunResult:
         """Sends a message (in a new session, or in ``session_id``) and waits until the agent is
         idle again; returns what it did."""
         return await self._do(api.run(content, session_id, delivery, model, system, timeout_ms))
@@ -202,23 +184,23 @@ class AsyncAirlock:
 
     async def set_goal(
         self, session_id: str, objective: str, *, max_rounds: int | None = None
-    ) -> Goal:
+    ) -> m.Goal:
         """Gives the session a goal (replacing any), worked on in rounds."""
         return await self._do(api.set_goal(session_id, objective, max_rounds))
 
-    async def get_goal(self, session_id: str) -> Goal:
+    async def get_goal(self, session_id: str) -> m.Goal:
         """Returns the session's goal; ``goal-not-found`` (404) when it has none."""
         return await self._do(api.get_goal(session_id))
 
-    async def pause_goal(self, session_id: str) -> Goal:
+    async def pause_goal(self, session_id: str) -> m.Goal:
         """Pauses an active goal."""
         return await self._do(api.goal_action(session_id, "pause"))
 
-    async def resume_goal(self, session_id: str) -> Goal:
+    async def resume_goal(self, session_id: str) -> m.Goal:
         """Makes a paused (or active) goal active again."""
         return await self._do(api.goal_action(session_id, "resume"))
 
-    async def complete_goal(self, session_id: str) -> Goal:
+    async def complete_goal(self, session_id: str) -> m.Goal:
         """Marks the goal complete."""
         return await self._do(api.goal_action(session_id, "complete"))
 
@@ -230,25 +212,25 @@ class AsyncAirlock:
 
     async def event_page(
         self, session_id: str, *, after: int | None = None, limit: int | None = None
-    ) -> EventPage:
+    ) -> m.EventPage:
         """Returns one page of the log after seq ``after``."""
         return await self._do(api.event_page(session_id, after, limit))
 
-    def events(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[Event]:
+    def events(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[m.Event]:
         """Follows the session's log after seq ``after``, reconnecting as needed; see
         ``Airlock.events``. Use with ``async for``."""
         follower = Follower(session_id, after)
         return AsyncEventStream(self._follow(follower), follower, only_events)
 
-    def frames(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[Frame]:
+    def frames(self, session_id: str, *, after: int | None = None) -> AsyncEventStream[m.Frame]:
         """Like ``events()``, with the live notices between the events."""
         follower = Follower(session_id, after)
         return AsyncEventStream(self._follow(follower), follower, lambda _: True)
 
-    async def _follow(self, follower: Follower) -> AsyncIterator[Frame]:
+    async def _follow(self, follower: Follower) -> AsyncIterator[m.Frame]:
+        """``Airlock._follow`` for asyncio."""
         path = api.events_path(follower.session_id)
-        while True:
-            ended = False
+        while not follower.done:
             try:
                 async with self._http.stream(
                     "GET", path, headers=follower.headers(), timeout=STREAM_TIMEOUT
@@ -258,24 +240,15 @@ class AsyncAirlock:
                         async for sse in EventSource(response).aiter_sse():
                             for frame in follower.decode(sse):
                                 yield frame
-                        ended = True
+                        follower.ended()
                     else:
                         await response.aread()
-                        follower.refused(AirlockError.from_response(response))
+                        follower.refused(response)
             except httpx.TransportError as exc:
                 follower.dropped(exc)
-            if ended:
-                if follower.final:
-                    return
-                if await self._is_disposed(follower.session_id):
-                    follower.final = True
-                    continue
+            if follower.asking:
+                try:
+                    follower.learned(await self.get_session(follower.session_id))
+                except AirlockError as error:
+                    follower.not_learned(error)
             await asyncio.sleep(follower.next_delay())
-
-    async def _is_disposed(self, session_id: str) -> bool:
-        try:
-            return (await self.get_session(session_id)).disposed
-        except AirlockError as error:
-            if error.status is None or error.status >= 500:
-                return False
-            raise

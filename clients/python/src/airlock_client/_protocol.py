@@ -13,21 +13,9 @@ from urllib.parse import quote
 
 import httpx
 
+from . import _models as m
 from ._errors import AirlockError
-from ._models import (
-    Delivery,
-    EventPage,
-    Goal,
-    QueueItem,
-    Receipt,
-    RunResult,
-    SendReceipt,
-    Session,
-    SessionPage,
-    SessionStatus,
-    Tool,
-    WaitingCall,
-)
+from ._version import USER_AGENT
 
 T = TypeVar("T")
 
@@ -95,7 +83,7 @@ def create_session(
     tools: Sequence[ToolChoice] | None,
     client_tools: Sequence[Mapping[str, Any]] | None,
     metadata: Any,
-) -> Call[Session]:
+) -> Call[m.Session]:
     body = _compact(
         sessionId=session_id,
         model=model,
@@ -104,25 +92,25 @@ def create_session(
         clientTools=[dict(t) for t in client_tools] if client_tools is not None else None,
         metadata=metadata,
     )
-    return Call("POST", "/v1/sessions", Session.from_json, body=body)
+    return Call("POST", "/v1/sessions", m.Session.from_json, body=body)
 
 
-def list_sessions(cursor: str | None, limit: int | None) -> Call[SessionPage]:
+def list_sessions(cursor: str | None, limit: int | None) -> Call[m.SessionPage]:
     params = _compact(cursor=cursor, limit=limit)
-    return Call("GET", "/v1/sessions", SessionPage.from_json, params=params)
+    return Call("GET", "/v1/sessions", m.SessionPage.from_json, params=params)
 
 
-def get_session(session_id: str) -> Call[Session]:
-    return Call("GET", _session(session_id), Session.from_json)
+def get_session(session_id: str) -> Call[m.Session]:
+    return Call("GET", _session(session_id), m.Session.from_json)
 
 
-def session_status(session_id: str) -> Call[SessionStatus]:
-    return Call("GET", _session(session_id, "status"), SessionStatus.from_json)
+def session_status(session_id: str) -> Call[m.SessionStatus]:
+    return Call("GET", _session(session_id, "status"), m.SessionStatus.from_json)
 
 
-def children(session_id: str) -> Call[list[Session]]:
-    def parse(obj: Any) -> list[Session]:
-        return [Session.from_json(s) for s in obj["items"]]
+def children(session_id: str) -> Call[list[m.Session]]:
+    def parse(obj: Any) -> list[m.Session]:
+        return [m.Session.from_json(s) for s in obj["items"]]
 
     return Call("GET", _session(session_id, "children"), parse)
 
@@ -131,9 +119,9 @@ def dispose_session(session_id: str) -> Call[None]:
     return Call("DELETE", _session(session_id), _nothing)
 
 
-def tools() -> Call[list[Tool]]:
-    def parse(obj: Any) -> list[Tool]:
-        return [Tool.from_json(t) for t in obj["items"]]
+def tools() -> Call[list[m.Tool]]:
+    def parse(obj: Any) -> list[m.Tool]:
+        return [m.Tool.from_json(t) for t in obj["items"]]
 
     return Call("GET", "/v1/tools", parse)
 
@@ -142,22 +130,21 @@ def tools() -> Call[list[Tool]]:
 
 
 def send(
-    session_id: str, content: Content, delivery: Delivery | None, idempotency_key: str | None
-) -> Call[SendReceipt]:
+    session_id: str, content: Content, delivery: m.Delivery | None, idempotency_key: str | None
+) -> Call[m.SendReceipt]:
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else {}
     body = _compact(content=_content(content), delivery=delivery)
-    return Call(
-        "POST", _session(session_id, "messages"), SendReceipt.from_json, body=body, headers=headers
-    )
+    path = _session(session_id, "messages")
+    return Call("POST", path, m.SendReceipt.from_json, body=body, headers=headers)
 
 
-def receipt(session_id: str, message_id: str) -> Call[Receipt]:
-    return Call("GET", _session(session_id, "messages", _seg(message_id)), Receipt.from_json)
+def receipt(session_id: str, message_id: str) -> Call[m.Receipt]:
+    return Call("GET", _session(session_id, "messages", _seg(message_id)), m.Receipt.from_json)
 
 
-def queue(session_id: str) -> Call[list[QueueItem]]:
-    def parse(obj: Any) -> list[QueueItem]:
-        return [QueueItem.from_json(i) for i in obj["items"]]
+def queue(session_id: str) -> Call[list[m.QueueItem]]:
+    def parse(obj: Any) -> list[m.QueueItem]:
+        return [m.QueueItem.from_json(i) for i in obj["items"]]
 
     return Call("GET", _session(session_id, "queue"), parse)
 
@@ -190,9 +177,9 @@ def _tool_call(session_id: str, call_id: str, *rest: str) -> str:
     return _session(session_id, "tool-calls", _seg(call_id), *rest)
 
 
-def tool_calls(session_id: str) -> Call[list[WaitingCall]]:
-    def parse(obj: Any) -> list[WaitingCall]:
-        return [WaitingCall.from_json(c) for c in obj["items"]]
+def tool_calls(session_id: str) -> Call[list[m.WaitingCall]]:
+    def parse(obj: Any) -> list[m.WaitingCall]:
+        return [m.WaitingCall.from_json(c) for c in obj["items"]]
 
     params = {"state": "waiting"}
     return Call("GET", _session(session_id, "tool-calls"), parse, params=params)
@@ -216,9 +203,9 @@ def post_tool_result(
     return Call("POST", _tool_call(session_id, call_id, "result"), _nothing, body=body)
 
 
-def fork(session_id: str, at_seq: int | None, fork_id: str | None) -> Call[Session]:
+def fork(session_id: str, at_seq: int | None, fork_id: str | None) -> Call[m.Session]:
     body = _compact(atSeq=at_seq, sessionId=fork_id)
-    return Call("POST", _session(session_id, "fork"), Session.from_json, body=body)
+    return Call("POST", _session(session_id, "fork"), m.Session.from_json, body=body)
 
 
 # Owned runs
@@ -227,11 +214,11 @@ def fork(session_id: str, at_seq: int | None, fork_id: str | None) -> Call[Sessi
 def run(
     content: Content,
     session_id: str | None,
-    delivery: Delivery | None,
+    delivery: m.Delivery | None,
     model: str | None,
     system: str | None,
     timeout_ms: int | None,
-) -> Call[RunResult]:
+) -> Call[m.RunResult]:
     # The HTTP request lasts as long as the run: no read timeout unless the run has one.
     timeout = (
         httpx.Timeout(30.0, read=timeout_ms / 1000 + _RUN_TIMEOUT_MARGIN_S)
@@ -242,30 +229,30 @@ def run(
         if delivery is not None:
             raise ValueError("delivery applies to a run in an existing session (give session_id)")
         body = _compact(content=_content(content), model=model, system=system, timeoutMs=timeout_ms)
-        return Call("POST", "/v1/runs", RunResult.from_json, body=body, timeout=timeout)
+        return Call("POST", "/v1/runs", m.RunResult.from_json, body=body, timeout=timeout)
     if model is not None or system is not None:
         raise ValueError("model and system apply to a run in a new session (omit session_id)")
     body = _compact(content=_content(content), delivery=delivery, timeoutMs=timeout_ms)
     return Call(
-        "POST", _session(session_id, "runs"), RunResult.from_json, body=body, timeout=timeout
+        "POST", _session(session_id, "runs"), m.RunResult.from_json, body=body, timeout=timeout
     )
 
 
 # Goals
 
 
-def set_goal(session_id: str, objective: str, max_rounds: int | None) -> Call[Goal]:
+def set_goal(session_id: str, objective: str, max_rounds: int | None) -> Call[m.Goal]:
     body = _compact(objective=objective, maxRounds=max_rounds)
-    return Call("PUT", _session(session_id, "goal"), Goal.from_json, body=body)
+    return Call("PUT", _session(session_id, "goal"), m.Goal.from_json, body=body)
 
 
-def get_goal(session_id: str) -> Call[Goal]:
-    return Call("GET", _session(session_id, "goal"), Goal.from_json)
+def get_goal(session_id: str) -> Call[m.Goal]:
+    return Call("GET", _session(session_id, "goal"), m.Goal.from_json)
 
 
-def goal_action(session_id: str, action: str) -> Call[Goal]:
+def goal_action(session_id: str, action: str) -> Call[m.Goal]:
     """``pause``, ``resume`` or ``complete``."""
-    return Call("POST", _session(session_id, "goal", action), Goal.from_json)
+    return Call("POST", _session(session_id, "goal", action), m.Goal.from_json)
 
 
 def clear_goal(session_id: str) -> Call[None]:
@@ -275,17 +262,25 @@ def clear_goal(session_id: str) -> Call[None]:
 # Observation
 
 
-def event_page(session_id: str, after: int | None, limit: int | None) -> Call[EventPage]:
+def event_page(session_id: str, after: int | None, limit: int | None) -> Call[m.EventPage]:
     # An empty log's page says nextAfter -1, which the gateway refuses as `after`: both mean
     # "from the start", which is no `after` at all.
     if after is not None and after < 0:
         after = None
     params = _compact(format="json", after=after, limit=limit)
-    return Call("GET", _session(session_id, "events"), EventPage.from_json, params=params)
+    return Call("GET", _session(session_id, "events"), m.EventPage.from_json, params=params)
 
 
 def events_path(session_id: str) -> str:
     return _session(session_id, "events")
+
+
+def client_headers(api_key: str | None) -> dict[str, str]:
+    """The headers of every request a client makes: its ``User-Agent``, and the API key."""
+    headers = {"User-Agent": USER_AGENT}
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
 
 
 def answer(call: Call[T], response: httpx.Response) -> T:

@@ -2,8 +2,9 @@
 
 ``Follower`` holds what the sync and async loops share: the cursor (the last seq seen, sent as
 ``Last-Event-ID`` on every reconnect), the backoff between attempts, which failures are worth
-another attempt, and the decoding of SSE frames. ``EventStream`` and ``AsyncEventStream`` are
-what ``events()`` and ``frames()`` hand to the caller.
+another attempt, when a stream that ended is over (its session is disposed), and the decoding of
+SSE frames. ``EventStream`` and ``AsyncEventStream`` are what ``events()`` and ``frames()`` hand
+to the caller.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import httpx
 from httpx_sse import ServerSentEvent
 
 from ._errors import AirlockError
-from ._models import Event, Frame, Notice, QueueChange, QueueItem, StatusChange
+from ._models import Event, Frame, Notice, QueueChange, QueueItem, Session, StatusChange
 
 T = TypeVar("T")
 
@@ -39,10 +40,15 @@ class Follower:
         self.last_seq = -1 if after is None else after
         self.connected = False
         # Set once the session is known to be disposed: its stream sends the rest of the log
-        # and ends, and that end is the iterator's end.
-        self.final = False
+        # and ends, and that end is the iterator's end (``done``).
+        self._final = False
+        self.done = False
+        # Set when a stream ended by itself and the loop is to ask whether the session was
+        # disposed (``learned``) before it reconnects.
+        self.asking = False
         self._delay = FIRST_DELAY_S
         self._retry_after: float | None = None
+        self._at_once = False
         # The inbox lists, once a ``session.queue`` frame listed them: the gateway sends the queue
         # once where the log read meets the live events, and every later change as an
         # ``agent/inbox/spliced`` event, which is applied here.
@@ -60,8 +66,10 @@ class Follower:
         self.connected = True
         self._delay = FIRST_DELAY_S
 
-    def refused(self, error: AirlockError) -> None:
-        """A connection answered with an error: raise it unless it may pass on its own."""
+    def refused(self, response: httpx.Response) -> None:
+        """A connection answered with an error (its body read): raise it unless it may pass on
+        its own."""
+        error = AirlockError.from_response(response)
         if error.status not in _RETRYABLE_STATUSES:
             raise error
         self._retry_after = error.retry_after
@@ -72,10 +80,39 @@ class Follower:
         if not self.connected:
             raise AirlockError.from_transport(exc) from exc
 
+    def ended(self) -> None:
+        """The stream ended by itself. For a session known to be disposed that is the end of
+        its log, and the iteration is ``done``; otherwise the session may have just been
+        disposed, or the gateway be stopping, and the loop is ``asking`` which."""
+        if self._final:
+            self.done = True
+        else:
+            self.asking = True
+
+    def learned(self, session: Session) -> None:
+        """The session, as the gateway described it after its stream ended. A disposed one is
+        reconnected to at once, to read the rest of its log and end."""
+        self.asking = False
+        if session.disposed:
+            self._final = True
+            self._at_once = True
+
+    def not_learned(self, error: AirlockError) -> None:
+        """Asking after the session failed. With no answer or a server error the gateway may
+        be stopping, and the stream is reconnected as after a drop; any other error is
+        raised."""
+        self.asking = False
+        if error.status is not None and error.status < 500:
+            raise error
+
     def next_delay(self) -> float:
-        """Seconds to wait before the next attempt: doubling from 0.1 s up to 5 s (a little
-        less, at random, so clients do not all come back at once), or what ``Retry-After``
-        asked for."""
+        """Seconds to wait before the next attempt: none to read the rest of a disposed
+        session's log (or once ``done``); else doubling from 0.1 s up to 5 s (a little less,
+        at random, so clients do not all come back at once), or what ``Retry-After`` asked
+        for."""
+        if self._at_once or self.done:
+            self._at_once = False
+            return 0.0
         if self._retry_after is not None:
             delay, self._retry_after = self._retry_after, None
             return delay
@@ -127,7 +164,20 @@ def only_events(frame: Frame) -> bool:
     return isinstance(frame, Event)
 
 
-class EventStream(Iterator[T]):
+class _Followed:
+    """What both streams keep: the follower, whose cursor is ``last_seq``, and which frames
+    to hand on."""
+
+    def __init__(self, follower: Follower, keep: Callable[[Frame], bool]) -> None:
+        self._follower = follower
+        self._keep = keep
+
+    @property
+    def last_seq(self) -> int:
+        return self._follower.last_seq
+
+
+class EventStream(_Followed, Iterator[T]):
     """An endless iterator over a session's stream; it reconnects by itself.
 
     Iterating blocks until the next item arrives. Stop by leaving the loop and calling
@@ -136,13 +186,8 @@ class EventStream(Iterator[T]):
     """
 
     def __init__(self, frames: Iterator[Frame], follower: Follower, keep: Callable[[Frame], bool]):
+        super().__init__(follower, keep)
         self._frames = frames
-        self._follower = follower
-        self._keep = keep
-
-    @property
-    def last_seq(self) -> int:
-        return self._follower.last_seq
 
     def __iter__(self) -> EventStream[T]:
         return self
@@ -166,19 +211,14 @@ class EventStream(Iterator[T]):
         self.close()
 
 
-class AsyncEventStream(AsyncIterator[T]):
+class AsyncEventStream(_Followed, AsyncIterator[T]):
     """The async form of ``EventStream``: ``async for``, ``aclose()``, ``async with``."""
 
     def __init__(
         self, frames: AsyncIterator[Frame], follower: Follower, keep: Callable[[Frame], bool]
     ):
+        super().__init__(follower, keep)
         self._frames = frames
-        self._follower = follower
-        self._keep = keep
-
-    @property
-    def last_seq(self) -> int:
-        return self._follower.last_seq
 
     def __aiter__(self) -> AsyncEventStream[T]:
         return self

@@ -9,27 +9,11 @@ from typing import Any, TypeVar
 import httpx
 from httpx_sse import EventSource
 
+from . import _models as m
 from . import _protocol as api
 from ._errors import AirlockError
-from ._models import (
-    Delivery,
-    Event,
-    EventPage,
-    Frame,
-    Goal,
-    QueueItem,
-    Receipt,
-    RunResult,
-    SendReceipt,
-    Session,
-    SessionPage,
-    SessionStatus,
-    Tool,
-    WaitingCall,
-)
 from ._protocol import Content, ToolChoice
 from ._stream import STREAM_TIMEOUT, EventStream, Follower, only_events
-from ._version import USER_AGENT
 
 T = TypeVar("T")
 
@@ -51,9 +35,7 @@ class Airlock:
     def __init__(
         self, base_url: str = DEFAULT_URL, api_key: str | None = None, *, timeout: float = 30.0
     ) -> None:
-        headers = {"User-Agent": USER_AGENT}
-        if api_key is not None:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = api.client_headers(api_key)
         self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
 
     def close(self) -> None:
@@ -84,7 +66,7 @@ class Airlock:
         tools: Sequence[ToolChoice] | None = None,
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
-    ) -> Session:
+    ) -> m.Session:
         """Creates a session (or returns the existing one if ``session_id`` exists with the same
         settings). ``model`` defaults to the gateway's, ``tools`` to all of them; ``metadata``
         is any JSON, kept with the session.
@@ -98,19 +80,21 @@ class Airlock:
             api.create_session(session_id, model, system, tools, client_tools, metadata)
         )
 
-    def get_session(self, session_id: str) -> Session:
+    def get_session(self, session_id: str) -> m.Session:
         """Returns a session: its status, last seq, pending counts, model and goal."""
         return self._do(api.get_session(session_id))
 
-    def list_sessions(self, *, cursor: str | None = None, limit: int | None = None) -> SessionPage:
+    def list_sessions(
+        self, *, cursor: str | None = None, limit: int | None = None
+    ) -> m.SessionPage:
         """Returns a page of sessions (ordered by id, 100 by default, at most 1000)."""
         return self._do(api.list_sessions(cursor, limit))
 
-    def session_status(self, session_id: str) -> SessionStatus:
+    def session_status(self, session_id: str) -> m.SessionStatus:
         """Returns whether the session is ``idle`` or ``running``, and its last seq."""
         return self._do(api.session_status(session_id))
 
-    def children(self, session_id: str) -> list[Session]:
+    def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""
         return self._do(api.children(session_id))
 
@@ -119,7 +103,7 @@ class Airlock:
         receipts stay readable. Disposing twice is fine."""
         self._do(api.dispose_session(session_id))
 
-    def tools(self) -> list[Tool]:
+    def tools(self) -> list[m.Tool]:
         """Returns the tools the gateway offers to models."""
         return self._do(api.tools())
 
@@ -130,9 +114,9 @@ class Airlock:
         session_id: str,
         content: Content,
         *,
-        delivery: Delivery | None = None,
+        delivery: m.Delivery | None = None,
         idempotency_key: str | None = None,
-    ) -> SendReceipt:
+    ) -> m.SendReceipt:
         """Queues a message and returns once it is durable: ``{message_id, seq}``.
 
         It does not wait for the agent; follow ``events()`` or use ``run()`` for that.
@@ -143,12 +127,12 @@ class Airlock:
         """
         return self._do(api.send(session_id, content, delivery, idempotency_key))
 
-    def receipt(self, session_id: str, message_id: str) -> Receipt:
+    def receipt(self, session_id: str, message_id: str) -> m.Receipt:
         """Returns where a sent message is: ``pending``, ``claimed`` by a turn, or
         ``canceled``."""
         return self._do(api.receipt(session_id, message_id))
 
-    def queue(self, session_id: str) -> list[QueueItem]:
+    def queue(self, session_id: str) -> list[m.QueueItem]:
         """Returns the session's pending messages, ``next-step`` items first."""
         return self._do(api.queue(session_id))
 
@@ -177,7 +161,7 @@ class Airlock:
 
     # A person in the loop
 
-    def tool_calls(self, session_id: str) -> list[WaitingCall]:
+    def tool_calls(self, session_id: str) -> list[m.WaitingCall]:
         """Returns the calls of the running step that wait for an answer, in the order the
         model asked for them: ``kind`` ``approval`` (``approve`` or ``deny`` it) or ``client``
         (``post_tool_result``). Empty for a session at rest.
@@ -209,7 +193,7 @@ class Airlock:
 
     def fork(
         self, session_id: str, *, at_seq: int | None = None, fork_id: str | None = None
-    ) -> Session:
+    ) -> m.Session:
         """Makes a new session whose log is a copy of this one's through seq ``at_seq`` (its
         last event when ``None``): a turn open there is closed, pending input is cancelled.
         The fork has the source's model, system prompt and tools, the id ``fork_id`` (a fresh
@@ -225,11 +209,11 @@ class Airlock:
         content: Content,
         *,
         session_id: str | None = None,
-        delivery: Delivery | None = None,
+        delivery: m.Delivery | None = None,
         model: str | None = None,
         system: str | None = None,
         timeout_ms: int | None = None,
-    ) -> RunResult:
+    ) -> m.RunResult:
         """Sends a message and waits until the agent is idle again; returns what it did.
 
         Without ``session_id`` the run is in a new session (made with ``model`` and
@@ -241,24 +225,24 @@ class Airlock:
 
     # Goals
 
-    def set_goal(self, session_id: str, objective: str, *, max_rounds: int | None = None) -> Goal:
+    def set_goal(self, session_id: str, objective: str, *, max_rounds: int | None = None) -> m.Goal:
         """Gives the session a goal (replacing any), worked on in rounds while the session is
         otherwise idle, at most ``max_rounds`` (default 10)."""
         return self._do(api.set_goal(session_id, objective, max_rounds))
 
-    def get_goal(self, session_id: str) -> Goal:
+    def get_goal(self, session_id: str) -> m.Goal:
         """Returns the session's goal; ``goal-not-found`` (404) when it has none."""
         return self._do(api.get_goal(session_id))
 
-    def pause_goal(self, session_id: str) -> Goal:
+    def pause_goal(self, session_id: str) -> m.Goal:
         """Pauses an active goal: no more rounds until resumed."""
         return self._do(api.goal_action(session_id, "pause"))
 
-    def resume_goal(self, session_id: str) -> Goal:
+    def resume_goal(self, session_id: str) -> m.Goal:
         """Makes a paused (or active) goal active again, with rounds running in this gateway."""
         return self._do(api.goal_action(session_id, "resume"))
 
-    def complete_goal(self, session_id: str) -> Goal:
+    def complete_goal(self, session_id: str) -> m.Goal:
         """Marks the goal complete: no more rounds."""
         return self._do(api.goal_action(session_id, "complete"))
 
@@ -270,11 +254,11 @@ class Airlock:
 
     def event_page(
         self, session_id: str, *, after: int | None = None, limit: int | None = None
-    ) -> EventPage:
+    ) -> m.EventPage:
         """Returns one page of the log (up to ``limit``, default 500) after seq ``after``."""
         return self._do(api.event_page(session_id, after, limit))
 
-    def events(self, session_id: str, *, after: int | None = None) -> EventStream[Event]:
+    def events(self, session_id: str, *, after: int | None = None) -> EventStream[m.Event]:
         """Follows the session's log: every event after seq ``after`` (from the start when
         ``None``), then live ones, for as long as the caller iterates.
 
@@ -287,16 +271,17 @@ class Airlock:
         follower = Follower(session_id, after)
         return EventStream(self._follow(follower), follower, only_events)
 
-    def frames(self, session_id: str, *, after: int | None = None) -> EventStream[Frame]:
+    def frames(self, session_id: str, *, after: int | None = None) -> EventStream[m.Frame]:
         """Like ``events()``, with the live notices between the events: ``StatusChange``
         (idle/running; one on every connection), ``QueueChange`` and ``Notice`` (subagents)."""
         follower = Follower(session_id, after)
         return EventStream(self._follow(follower), follower, lambda _: True)
 
-    def _follow(self, follower: Follower) -> Iterator[Frame]:
+    def _follow(self, follower: Follower) -> Iterator[m.Frame]:
+        """The frames of the session's stream, across reconnects, until ``follower`` is done;
+        ``Follower`` decides what each connection's end leads to."""
         path = api.events_path(follower.session_id)
-        while True:
-            ended = False
+        while not follower.done:
             try:
                 with self._http.stream(
                     "GET", path, headers=follower.headers(), timeout=STREAM_TIMEOUT
@@ -304,28 +289,16 @@ class Airlock:
                     if response.is_success:
                         follower.opened()
                         for sse in EventSource(response).iter_sse():
-                            for frame in follower.decode(sse):
-                                yield frame
-                        ended = True
+                            yield from follower.decode(sse)
+                        follower.ended()
                     else:
                         response.read()
-                        follower.refused(AirlockError.from_response(response))
+                        follower.refused(response)
             except httpx.TransportError as exc:
                 follower.dropped(exc)
-            if ended:
-                if follower.final:
-                    return
-                if self._is_disposed(follower.session_id):
-                    follower.final = True
-                    continue
+            if follower.asking:
+                try:
+                    follower.learned(self.get_session(follower.session_id))
+                except AirlockError as error:
+                    follower.not_learned(error)
             time.sleep(follower.next_delay())
-
-    def _is_disposed(self, session_id: str) -> bool:
-        """After a stream ended: whether it ended because the session is disposed (rather than
-        the gateway stopping, in which case it may not answer now)."""
-        try:
-            return self.get_session(session_id).disposed
-        except AirlockError as error:
-            if error.status is None or error.status >= 500:
-                return False
-            raise

@@ -36,7 +36,7 @@ pub fn a_snapshot_and_its_tail_restore_the_live_state(b: &dyn Backend) -> Vec<St
     let (late, late_len) = (h.snapshot(), h.log.len());
     assert_eq!(h.restored_from(&early, early_len), h.snapshot(), "an old snapshot, a long tail");
     assert_eq!(h.restored_from(&late, late_len), h.snapshot(), "a fresh snapshot, no tail");
-    let refused = b.restore_from(h.config.clone(), "{\"not\": \"a snapshot\"}", &[]);
+    let refused = b.restore(h.config.clone(), Some("{\"not\": \"a snapshot\"}"), &[]);
     assert!(refused.is_err(), "a snapshot of another shape falls back to the log");
     h.log
 }

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use airlock_core::{
-    CallAnswer, CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest, Output,
-    RefusalCode, RetryPolicy, Status, StepDecision, StepPolicy, Target, ToolCall, ToolSpec,
-    WaitKind, WaitingCall,
+    Appended, CallAnswer, CancelCause, Config, HostEvent, Input, Message, ModelError, ModelRequest,
+    Output, ReceiptChange, ReceiptMark, RefusalCode, RetryPolicy, Status, StepDecision, StepPolicy,
+    Target, ToolCall, ToolSpec, WaitKind, WaitingCall,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -62,25 +62,11 @@ fn retry_to(r: &RetryPolicy) -> wit::RetryPolicy {
 }
 
 fn spec_to(s: ToolSpec) -> wit::ToolSpec {
-    wit::ToolSpec {
-        name: s.name,
-        description: s.description,
-        parameters: s.parameters,
-        parallel_safe: s.parallel_safe,
-        approval: s.approval,
-        client_timeout_ms: s.client_timeout_ms,
-    }
+    airlock_core::move_tool_spec!(s => wit::ToolSpec)
 }
 
 fn spec_from(s: wit::ToolSpec) -> ToolSpec {
-    ToolSpec {
-        name: s.name,
-        description: s.description,
-        parameters: s.parameters,
-        parallel_safe: s.parallel_safe,
-        approval: s.approval,
-        client_timeout_ms: s.client_timeout_ms,
-    }
+    airlock_core::move_tool_spec!(s => ToolSpec)
 }
 
 fn target_to(t: Target) -> wit::Target {
@@ -180,7 +166,10 @@ pub(super) fn output_from(
     sent: &mut Vec<Arc<Message>>,
 ) -> Result<Output, CoreError> {
     Ok(match output {
-        wit::Output::AppendEvent(event) => Output::AppendEvent(event),
+        wit::Output::AppendEvent(wit::Appended { json, marks, at_rest }) => {
+            let marks = marks.into_iter().map(mark_from).collect();
+            Output::AppendEvent(Appended { json, marks, at_rest })
+        }
         wit::Output::Status(wit::Status::Idle) => Output::Status(Status::Idle),
         wit::Output::Status(wit::Status::Running) => Output::Status(Status::Running),
         wit::Output::DecideStep(d) => Output::DecideStep {
@@ -247,6 +236,22 @@ fn refusal_code_from(code: wit::RefusalCode) -> RefusalCode {
         wit::RefusalCode::UnknownCall => RefusalCode::UnknownCall,
         wit::RefusalCode::NotWaiting => RefusalCode::NotWaiting,
     }
+}
+
+fn target_from(t: wit::Target) -> Target {
+    match t {
+        wit::Target::NextTurn => Target::NextTurn,
+        wit::Target::NextStep => Target::NextStep,
+    }
+}
+
+fn mark_from(mark: wit::ReceiptMark) -> ReceiptMark {
+    let change = match mark.change {
+        wit::ReceiptChange::Inserted(target) => ReceiptChange::Inserted(target_from(target)),
+        wit::ReceiptChange::Claimed(turn) => ReceiptChange::Claimed { turn },
+        wit::ReceiptChange::Canceled => ReceiptChange::Canceled,
+    };
+    ReceiptMark { message_id: mark.message_id, change }
 }
 
 #[cfg(test)]

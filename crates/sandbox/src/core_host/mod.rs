@@ -121,9 +121,7 @@ impl CoreHost {
 
     /// A session rebuilt from its log (event JSON, in seq order), as after a crash or a trap.
     pub fn restore(&self, config: &Config, events: &[String]) -> Result<WasmCore, CoreError> {
-        let log_bytes: u64 = events.iter().map(|e| e.len() as u64).sum();
-        let budget = self.fuel.saturating_add(log_bytes.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
-        WasmCore::restore(self.store(), &self.pre, self.fuel, budget, config, events)
+        self.rebuild(config, None, events)
     }
 
     /// A session rebuilt from a snapshot its core wrote and the events logged after it.
@@ -133,10 +131,20 @@ impl CoreHost {
         snapshot: &str,
         events: &[String],
     ) -> Result<WasmCore, CoreError> {
-        let bytes = snapshot.len() as u64 + events.iter().map(|e| e.len() as u64).sum::<u64>();
-        let budget = self.fuel.saturating_add(bytes.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
-        let (store, pre) = (self.store(), &self.pre);
-        WasmCore::restore_from(store, pre, self.fuel, budget, config, snapshot, events)
+        self.rebuild(config, Some(snapshot), events)
+    }
+
+    /// A restore's fuel grows with what it reads: the snapshot and the events.
+    fn rebuild(
+        &self,
+        config: &Config,
+        snapshot: Option<&str>,
+        events: &[String],
+    ) -> Result<WasmCore, CoreError> {
+        let read = snapshot.map_or(0, str::len) as u64
+            + events.iter().map(|e| e.len() as u64).sum::<u64>();
+        let budget = self.fuel.saturating_add(read.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
+        WasmCore::restore(self.store(), &self.pre, (self.fuel, budget), config, snapshot, events)
     }
 
     /// The hash of this core and engine (SHA-256, hex): snapshots are tagged with it.

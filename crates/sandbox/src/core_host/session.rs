@@ -111,37 +111,24 @@ impl WasmCore {
         Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })
     }
 
+    /// Rebuilds a session from its log, after the snapshot its core wrote when there is one.
     pub(super) fn restore(
         mut store: Store<SessionState>,
         pre: &AgentCorePre<SessionState>,
-        fuel: u64,
-        restore_fuel: u64,
+        (fuel, restore_fuel): (u64, u64),
         config: &Config,
+        snapshot: Option<&str>,
         events: &[String],
     ) -> Result<WasmCore, CoreError> {
         let config = convert::config_to(config);
+        let call = if snapshot.is_some() { "restore-from" } else { "restore" };
         let (bindings, restored) =
-            instantiate(&mut store, pre, "restore", restore_fuel, |store, core| {
-                core.airlock_core_session().agent().call_restore(store, &config, events)
-            })?;
-        let agent = restored.map_err(CoreError::Restore)?;
-        Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })
-    }
-
-    pub(super) fn restore_from(
-        mut store: Store<SessionState>,
-        pre: &AgentCorePre<SessionState>,
-        fuel: u64,
-        restore_fuel: u64,
-        config: &Config,
-        snapshot: &str,
-        events: &[String],
-    ) -> Result<WasmCore, CoreError> {
-        let config = convert::config_to(config);
-        let (bindings, restored) =
-            instantiate(&mut store, pre, "restore-from", restore_fuel, |store, core| {
+            instantiate(&mut store, pre, call, restore_fuel, |store, core| {
                 let agent = core.airlock_core_session().agent();
-                agent.call_restore_from(store, &config, snapshot, events)
+                match snapshot {
+                    Some(snapshot) => agent.call_restore_from(store, &config, snapshot, events),
+                    None => agent.call_restore(store, &config, events),
+                }
             })?;
         let agent = restored.map_err(CoreError::Restore)?;
         Ok(WasmCore { live: Some(Live { store, bindings, agent, sent: Vec::new() }), fuel })

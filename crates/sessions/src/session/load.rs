@@ -14,7 +14,6 @@ use airlock_providers::model::ModelProvider;
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 use airlock_store::Snapshot;
-use airlock_store::receipts::Marker;
 
 /// Where a session's newest snapshot stands. A snapshot costs its size to write, and saves the
 /// replay of the events after it; so the next one waits until those events weigh as much, which
@@ -34,8 +33,6 @@ pub(super) struct Loaded {
     pub core: WasmCore,
     pub next_seq: u64,
     pub inbox: Inbox,
-    /// The last turn started.
-    pub turns: u32,
     /// Where the newest snapshot stands (none: the default).
     pub snapshot: SnapshotMark,
     pub goal: Driver,
@@ -50,7 +47,6 @@ impl Loaded {
             core,
             next_seq: 0,
             inbox,
-            turns: 0,
             snapshot: SnapshotMark::default(),
             goal,
             parent: Parent::default(),
@@ -103,10 +99,10 @@ impl Loaded {
         // disarmed, as after a restart).
         let goal = Driver::from_log(snapshot.goal.as_slice());
         let parent = parent_in(tail).unwrap_or(Parent(snapshot.parent.clone()));
-        let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
+        let (next_seq, inbox) = (durable.next_seq, durable.inbox);
         let logged = tail.iter().map(String::len).sum();
         let snapshot = SnapshotMark { seq: snapshot.next_seq, len: snapshot.state.len(), logged };
-        Ok(Loaded { core, next_seq, inbox, turns, snapshot, goal, parent })
+        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent })
     }
 
     /// From the whole log.
@@ -120,9 +116,9 @@ impl Loaded {
         let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
         let goal = Driver::from_log(&events);
         let parent = parent_in(&events).unwrap_or_default();
-        let (next_seq, inbox, turns) = (durable.next_seq, durable.inbox, durable.turns);
+        let (next_seq, inbox) = (durable.next_seq, durable.inbox);
         let snapshot = SnapshotMark::default();
-        Ok(Loaded { core, next_seq, inbox, turns, snapshot, goal, parent })
+        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent })
     }
 }
 
@@ -143,7 +139,6 @@ impl Session {
         // The session was at work: its new instance is counted, never refused.
         (self.core, self.instance) = (None, None);
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
-        self.marker = Marker::new(loaded.inbox.clone(), loaded.turns);
         self.instance = Some(self.accounting.admission.instance_forced());
         (self.core, self.next_seq) = (Some(loaded.core), loaded.next_seq);
         *self.inbox.lock() = loaded.inbox;

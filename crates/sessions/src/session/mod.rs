@@ -28,7 +28,7 @@ mod work;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use airlock_core::{CancelCause, Config, Event, Input, Output, Status, StepDecision, WaitingCall};
+use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, WaitingCall};
 
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
@@ -45,7 +45,6 @@ use airlock_base::clock::now_ms;
 use airlock_providers::model::ModelProvider;
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
-use airlock_store::receipts::Marker;
 use airlock_store::{IdempotencyRecord, StoreError};
 use child::Parent;
 use effects::Batch;
@@ -83,8 +82,6 @@ pub struct Session {
     next_seq: u64,
     /// The inbox as the log says, for queue snapshots without entering the core.
     inbox: SharedInbox,
-    /// The inbox and turn as committed, to index what each commit does to receipts.
-    marker: Marker,
     /// Where the newest snapshot stands.
     snapshot: SnapshotMark,
     answers: (mpsc::UnboundedSender<Answer>, mpsc::UnboundedReceiver<Answer>),
@@ -160,7 +157,6 @@ impl Session {
             status: Status::Idle,
             outbox,
             next_seq: loaded.next_seq,
-            marker: Marker::new(loaded.inbox.clone(), loaded.turns),
             snapshot: loaded.snapshot,
             inbox: SharedInbox::new(loaded.inbox),
             answers: mpsc::unbounded_channel(),
@@ -402,7 +398,7 @@ impl Session {
         if !cautious {
             self.start_model_streams(&mut batch.outputs);
         }
-        let (first_seq, followed) = self.append(&batch, records).await?;
+        let first_seq = self.append(&batch, records).await?;
         if cautious {
             self.start_model_streams(&mut batch.outputs);
         }
@@ -413,34 +409,32 @@ impl Session {
         if let Some(calls) = waiting {
             calls.clone_into(&mut self.waiting.lock().expect("waiting lock"));
         }
-        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq), followed);
+        self.announce(&mut batch.outputs, first_seq.unwrap_or(self.next_seq));
         self.start_effects(batch.outputs);
         Ok(first_seq)
     }
 
     /// Appends the batch's events, with the idempotency records of its keyed sends, in one
-    /// commit; answers the first event's seq, and the events some part follows, parsed once
-    /// ([`observe::followed`]). When the commit fails the core is ahead of the durable log, so
-    /// it is rebuilt from what was committed and nothing is announced.
+    /// commit; answers the first event's seq. When the commit fails the core is ahead of the
+    /// durable log, so it is rebuilt from what was committed and nothing is announced.
     async fn append(
         &mut self,
         batch: &Batch,
         records: Vec<IdempotencyRecord>,
-    ) -> Result<(Option<u64>, Vec<Option<Event>>), SessionError> {
+    ) -> Result<Option<u64>, SessionError> {
         let events: Vec<String> = batch
             .outputs
             .iter()
             .filter_map(|o| match o {
-                Output::AppendEvent(json) => Some(json.clone()),
+                Output::AppendEvent(appended) => Some(appended.json.clone()),
                 _ => None,
             })
             .collect();
         let first_seq = (!events.is_empty()).then_some(self.next_seq);
-        let followed = observe::followed(&events);
         if let Some(first) = first_seq {
             let count = events.len() as u64;
             let bytes: usize = events.iter().map(String::len).sum();
-            let index = self.index(&followed, &batch.outputs, records);
+            let index = self.index(first, &batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.
@@ -457,7 +451,7 @@ impl Session {
             self.next_seq = first + count;
             self.snapshot.logged += bytes;
         }
-        Ok((first_seq, followed))
+        Ok(first_seq)
     }
 
     /// Feeds answers until the agent is idle (a session driven without an actor).

@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use super::child::Parent;
 use super::{Committed, Session};
 use crate::goal::Driver;
+use airlock_store::receipts::Mark;
 use airlock_store::{IdempotencyRecord, Index};
 
 /// The event types some part follows; the others are not parsed at all.
@@ -115,14 +116,11 @@ impl Observe for TurnLog<'_> {
     }
 }
 
-/// The committed events some part follows, each parsed once for the commit's index and its
-/// announcement (`None`: one no part follows, never parsed).
-pub(super) fn followed(events: &[String]) -> Vec<Option<Event>> {
-    let parse = |json: &String| {
-        let followed = Event::type_of(json).is_some_and(|kind| OBSERVED.contains(&kind.as_str()));
-        followed.then(|| Event::parse(json).ok().flatten()).flatten()
-    };
-    events.iter().map(parse).collect()
+/// A committed event, parsed if some part follows it (`None`: no part does, so it is never
+/// parsed).
+fn followed(json: &str) -> Option<Event> {
+    let kind = Event::type_of(json)?;
+    OBSERVED.contains(&kind.as_str()).then(|| Event::parse(json).ok().flatten()).flatten()
 }
 
 /// Shows one committed event to every part that follows the log (`parts`), then applies its
@@ -137,26 +135,29 @@ fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, event: &Event) {
 }
 
 impl Session {
-    /// What a commit of `events` ([`followed`]) keeps beside them: the idempotency record, the
-    /// receipt changes of its splices, and whether it leaves the session at rest (idle, inbox
-    /// empty).
+    /// What a commit of `outputs`' events, the first at seq `first`, keeps beside them: the
+    /// idempotency record, and what the core said of each event (its receipt marks, whether the
+    /// session rests after it) as long as the session is idle once they are done.
     pub(super) fn index(
-        &mut self,
-        events: &[Option<Event>],
+        &self,
+        first: u64,
         outputs: &[Output],
         idempotency: Vec<IdempotencyRecord>,
     ) -> Index {
-        let mut marks = Vec::new();
-        for event in events.iter().flatten() {
-            marks.extend(self.marker.marks(event));
-        }
-        let status = outputs.iter().rev().find_map(|o| match o {
-            Output::Status(status) => Some(*status),
+        let (mut marks, mut at_rest, mut status) = (Vec::new(), false, self.status);
+        let appended = outputs.iter().filter_map(|output| match output {
+            Output::AppendEvent(appended) => Some(appended),
+            Output::Status(now) => {
+                status = *now;
+                None
+            }
             _ => None,
         });
-        let idle = status.unwrap_or(self.status) == Status::Idle;
-        let at_rest = idle && self.marker.inbox().pending().next().is_none();
-        Index { idempotency, marks, at_rest }
+        for (seq, appended) in (first..).zip(appended) {
+            marks.extend(appended.marks.iter().map(|mark| Mark::new(seq, mark.clone())));
+            at_rest = appended.at_rest;
+        }
+        Index { idempotency, marks, at_rest: at_rest && status == Status::Idle }
     }
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about
@@ -165,21 +166,15 @@ impl Session {
     /// subscriber that reads the queue as it subscribes ([`crate::actor::SessionHandle`]) reads it
     /// as of the last event announced: later changes reach it as the events' splices. Each
     /// event's JSON moves into its notice: nothing reads it from the outputs afterwards.
-    /// `followed` are the events [`followed`] parsed, in order.
-    pub(super) fn announce(
-        &mut self,
-        outputs: &mut [Output],
-        first: u64,
-        followed: Vec<Option<Event>>,
-    ) {
+    pub(super) fn announce(&mut self, outputs: &mut [Output], first: u64) {
         let mut next = first;
-        let mut followed = followed.into_iter();
         for output in outputs {
             match output {
-                Output::AppendEvent(json) => {
-                    let committed = Committed::new(next, std::mem::take(json));
+                Output::AppendEvent(appended) => {
+                    let event = followed(&appended.json);
+                    let committed = Committed::new(next, std::mem::take(&mut appended.json));
                     let mut inbox = self.inbox.lock();
-                    if let Some(event) = followed.next().flatten() {
+                    if let Some(event) = event {
                         let parts: [&mut dyn Observe; 4] = [
                             &mut self.goal,
                             &mut self.parent,

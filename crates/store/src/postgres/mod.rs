@@ -6,6 +6,7 @@
 //! as the events, so a gateway that lost the lease never appends again (fencing).
 
 mod lease;
+mod log;
 mod notify;
 mod rows;
 
@@ -14,14 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::types::ToSql;
 
-use super::{
-    CHAIN_SQL, Faults, IdempotencyRecord, Index, MAX_FORK_CHAIN, Segment, SessionRow, Snapshot,
-    StoreError, head,
-};
-use crate::receipts::{Mark, Receipt};
+use super::{Faults, IdempotencyRecord, Index, SessionRow, Snapshot, StoreError};
+use crate::receipts::Receipt;
 pub use lease::Owner;
+use log::write_events;
 
 /// The migrations, in order; each is applied once, tracked in `airlock_schema`.
 const MIGRATIONS: &[&str] = &[
@@ -150,33 +148,6 @@ impl Postgres {
         Ok(self.inner.pool.get().await?)
     }
 
-    /// See [`super::Store::append`].
-    pub async fn append(
-        &self,
-        session_id: &str,
-        events: Vec<String>,
-        index: Index,
-    ) -> Result<(), StoreError> {
-        if self.inner.faults.take_commit_failure() {
-            return Err(StoreError::Commit("an injected fault refused the commit".into()));
-        }
-        let epoch = self.held_epoch(session_id).ok_or_else(|| fenced(session_id))?;
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let lease = tx
-            .prepare_cached(
-                "SELECT epoch FROM leases WHERE session_id = $1 AND node = $2 FOR UPDATE",
-            )
-            .await?;
-        let holds = tx.query_opt(&lease, &[&session_id, &self.inner.cluster.node]).await?;
-        if holds.map(|row| row.get::<_, i64>(0)) != Some(epoch) {
-            self.forget(session_id);
-            return Err(fenced(session_id));
-        }
-        write_events(&tx, session_id, &events, &index).await?;
-        tx.commit().await.map_err(|e| StoreError::Commit(StoreError::from(e).to_string()))
-    }
-
     /// See [`super::Store::set_at_rest`].
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
         let sql = "UPDATE sessions SET needs_recovery = false WHERE session_id = $1";
@@ -234,62 +205,6 @@ impl Postgres {
     pub async fn flush(&self) -> Result<bool, StoreError> {
         self.client().await?.simple_query("SELECT 1").await?;
         Ok(self.inner.faults.flush_may_succeed())
-    }
-
-    /// See [`super::Store::events`].
-    pub async fn events(
-        &self,
-        session_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        let client = self.client().await?;
-        let sql = client
-            .prepare_cached(
-                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 AND seq <= $3 \
-                 ORDER BY seq LIMIT $4",
-            )
-            .await?;
-        let mut events = Vec::new();
-        for segment in segments(&client, session_id).await? {
-            let left = limit - events.len();
-            let from = segment.after(after);
-            if left == 0 || from.is_some_and(|from| from >= segment.through) {
-                continue;
-            }
-            let from = from.map_or(-1, |f| f as i64);
-            let left = left.min(i64::MAX as usize) as i64;
-            let params: [&(dyn ToSql + Sync); 4] =
-                [&segment.session_id, &from, &segment.through_sql(), &left];
-            let rows = client.query(&sql, &params).await?;
-            events.extend(rows.into_iter().map(|row| row.get::<_, String>(0)));
-        }
-        Ok(events)
-    }
-
-    /// See [`super::Store::events_of_type`].
-    pub async fn events_of_type(
-        &self,
-        session_id: &str,
-        kind: &'static str,
-    ) -> Result<Vec<String>, StoreError> {
-        let client = self.client().await?;
-        let sql = "SELECT body FROM events WHERE session_id = $1 AND type = $2 AND seq > $3 \
-                   AND seq <= $4 ORDER BY seq";
-        let mut events = Vec::new();
-        for segment in segments(&client, session_id).await? {
-            let from = segment.after(None).map_or(-1, |f| f as i64);
-            let params: [&(dyn ToSql + Sync); 4] =
-                [&segment.session_id, &kind, &from, &segment.through_sql()];
-            let rows = client.query(sql, &params).await?;
-            events.extend(rows.into_iter().map(|row| row.get::<_, String>(0)));
-        }
-        Ok(events)
-    }
-
-    /// See [`super::Store::last_seq`].
-    pub async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
-        last_seq(&self.client().await?, session_id).await
     }
 
     /// See [`super::Store::idempotency`].
@@ -373,102 +288,6 @@ impl Postgres {
     ) -> Result<Option<Receipt>, StoreError> {
         let client = self.client().await?;
         rows::receipt(&client, session_id, message_id).await
-    }
-}
-
-/// Appends `events` to `session_id`'s log in `tx`, after checking they continue it, with what
-/// `index` keeps beside them.
-async fn write_events(
-    tx: &deadpool_postgres::Transaction<'_>,
-    session_id: &str,
-    events: &[String],
-    index: &Index,
-) -> Result<(), StoreError> {
-    let heads = events.iter().map(|body| head(body)).collect::<Result<Vec<_>, _>>()?;
-    let mut expected = last_seq(tx, session_id).await?.map_or(0, |last| last + 1);
-    for head in &heads {
-        if head.seq != expected {
-            let (session, got) = (session_id.to_owned(), head.seq);
-            return Err(StoreError::SeqMismatch { session, expected, got });
-        }
-        expected += 1;
-    }
-    let insert = tx
-        .prepare_cached(
-            "INSERT INTO events (session_id, seq, type, time, body) \
-             SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::text[])",
-        )
-        .await?;
-    let seqs: Vec<i64> = heads.iter().map(|h| h.seq as i64).collect();
-    let kinds: Vec<&str> = heads.iter().map(|h| h.kind.as_str()).collect();
-    let times: Vec<i64> = heads.iter().map(|h| h.time as i64).collect();
-    tx.execute(&insert, &[&session_id, &seqs, &kinds, &times, &events]).await?;
-    for record in &index.idempotency {
-        rows::put_idempotency(tx, record).await?;
-    }
-    for mark in &index.marks {
-        mark_receipt(tx, session_id, mark).await?;
-    }
-    if let Some(last) = heads.last() {
-        let goal = heads.iter().zip(events).rev().find(|(h, _)| h.kind == "goal/change");
-        let goal = goal.map(|(_, body)| body.as_str());
-        let update = tx
-            .prepare_cached(
-                "UPDATE sessions SET updated_at = $2, needs_recovery = $3, \
-                 goal = COALESCE($4, goal), bytes = bytes + $5 WHERE session_id = $1",
-            )
-            .await?;
-        let at = last.time as i64;
-        let bytes: i64 = events.iter().map(|body| body.len() as i64).sum();
-        tx.execute(&update, &[&session_id, &at, &!index.at_rest, &goal, &bytes]).await?;
-    }
-    Ok(())
-}
-
-/// The stretches `session_id`'s log is read from ([`Segment::chain`]).
-async fn segments(
-    client: &impl GenericClient,
-    session_id: &str,
-) -> Result<Vec<Segment>, StoreError> {
-    let sql = client.prepare_cached(CHAIN_SQL).await?;
-    let most = MAX_FORK_CHAIN as i32;
-    let rows = client.query(&sql, &[&session_id, &most]).await?;
-    let links = rows
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get::<_, Option<i64>>(2).map(|s| s as u64)))
-        .collect();
-    Ok(Segment::chain(session_id, links))
-}
-
-/// The last seq of `session_id`'s log (`None`: empty), its fork prefix included.
-async fn last_seq(
-    client: &impl GenericClient,
-    session_id: &str,
-) -> Result<Option<u64>, StoreError> {
-    let sql = client
-        .prepare_cached(
-            "SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = $1), \
-             (SELECT base_seq FROM sessions WHERE session_id = $1))",
-        )
-        .await?;
-    let row = client.query_one(&sql, &[&session_id]).await?;
-    Ok(row.get::<_, Option<i64>>(0).map(|s| s as u64))
-}
-
-fn fenced(session_id: &str) -> StoreError {
-    StoreError::Fenced(session_id.to_owned())
-}
-
-/// Applies one splice's change to a message's stored receipt.
-async fn mark_receipt(
-    tx: &deadpool_postgres::Transaction<'_>,
-    session_id: &str,
-    mark: &Mark,
-) -> Result<(), StoreError> {
-    let before = rows::receipt(tx, session_id, &mark.message_id).await?;
-    match Receipt::apply(before, mark) {
-        Some(receipt) => rows::put_receipt(tx, session_id, &receipt).await,
-        None => Ok(()),
     }
 }
 

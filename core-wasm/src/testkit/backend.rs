@@ -11,17 +11,15 @@ pub trait Core {
     fn snapshot(&self) -> String;
 }
 
+/// A core rebuilt from a log, or why it could not be.
+pub type Restored = Result<Box<dyn Core>, String>;
+
 /// Makes cores: natively, or as wasm component instances.
 pub trait Backend {
     /// A fresh session.
     fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
     /// A session rebuilt from its log, after the snapshot its core wrote when there is one.
-    fn restore(
-        &self,
-        config: Config,
-        snapshot: Option<&str>,
-        events: &[String],
-    ) -> Result<Box<dyn Core>, String>;
+    fn restore(&self, config: Config, snapshot: Option<&str>, events: &[String]) -> Restored;
 }
 
 impl Core for crate::Agent {
@@ -40,12 +38,7 @@ impl Backend for Native {
     fn create(&self, config: Config, now: u64) -> Box<dyn Core> {
         Box::new(crate::Agent::new(config, now))
     }
-    fn restore(
-        &self,
-        config: Config,
-        snapshot: Option<&str>,
-        events: &[String],
-    ) -> Result<Box<dyn Core>, String> {
+    fn restore(&self, config: Config, snapshot: Option<&str>, events: &[String]) -> Restored {
         Ok(Box::new(match snapshot {
             Some(snapshot) => crate::Agent::restore_from(config, snapshot, events)?,
             None => crate::Agent::restore(config, events)?,

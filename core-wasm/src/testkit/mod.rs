@@ -11,7 +11,7 @@ mod backend;
 mod scenarios;
 mod transcript;
 
-pub use backend::{Backend, Core, Native};
+pub use backend::{Backend, Core, Native, Restored};
 pub use scenarios::ALL as SCENARIOS;
 pub use scenarios::*;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, ImageContent, InitializeRequest, LoadSessionRequest,
-    PromptRequest, SessionId, SessionUpdate, StopReason, ToolCallStatus,
+    PromptRequest, RequestPermissionRequest, SessionId, SessionUpdate, StopReason, ToolCallStatus,
 };
 use airlock_tests::{MockModel, Reply};
 use common::acp::{Airlock, Updates, open};
@@ -200,21 +200,30 @@ async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
         .await;
 }
 
-/// `airlock acp --approval-for echo` whose model calls `echo` once and then answers.
-async fn asking_echo() -> (tempfile::TempDir, MockModel, Airlock) {
+/// One `echo hi` turn of `airlock acp --approval-for echo`, whose model calls `echo` once and
+/// then answers, the client answering the permission request with the option `choice`: the turn
+/// ends `end_turn`. Answers the model's mock, the session, the permission requests the client
+/// was sent and the status of the call's result.
+async fn echo_answered(
+    choice: &'static str,
+) -> (MockModel, SessionId, Vec<RequestPermissionRequest>, Option<ToolCallStatus>) {
     let (dir, mock) = (tempfile::tempdir().unwrap(), MockModel::start().await);
     mock.push(Reply::tool_call("call-1", "echo", r#"{"text":"hi"}"#, 1))
         .push(Reply::text("Done.", 1));
-    let airlock = Airlock::start(dir.path(), &mock, &["--approval-for", "echo"]).await;
-    (dir, mock, airlock)
-}
-
-/// The status of the first `tool_call_update` among `updates`.
-fn result_status(updates: &[SessionUpdate]) -> Option<ToolCallStatus> {
-    updates.iter().find_map(|u| match u {
-        SessionUpdate::ToolCallUpdate(update) => update.fields.status,
-        _ => None,
-    })
+    let mut airlock = Airlock::start(dir.path(), &mock, &["--approval-for", "echo"]).await;
+    let (session, asked, status) = airlock
+        .client_choosing(choice, async |cx, mut updates, mut asked| {
+            let session = open(&cx).await?;
+            let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let status = received(&mut updates).iter().find_map(|u| match u {
+                SessionUpdate::ToolCallUpdate(update) => update.fields.status,
+                _ => None,
+            });
+            Ok((session, std::iter::from_fn(|| asked.try_recv().ok()).collect(), status))
+        })
+        .await;
+    (mock, session, asked, status)
 }
 
 /// The last message of the model's request number `index`, as JSON text.
@@ -224,43 +233,24 @@ fn last_message(mock: &MockModel, index: usize) -> String {
 
 #[tokio::test]
 async fn acp_a_call_waiting_for_approval_asks_the_client_and_allow_completes_the_turn() {
-    let (_dir, mock, mut airlock) = asking_echo().await;
-    airlock
-        .client_choosing("allow-once", async |cx, mut updates, mut asked| {
-            let session = open(&cx).await?;
-            let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
-            assert_eq!(answer.stop_reason, StopReason::EndTurn);
-            let request = asked.try_recv().expect("a session/request_permission");
-            assert_eq!(request.session_id, session);
-            assert_eq!(request.tool_call.tool_call_id.0.as_ref(), "call-1");
-            assert_eq!(request.tool_call.fields.title.as_deref(), Some("echo"));
-            assert_eq!(request.tool_call.fields.raw_input, Some(json!({"text": "hi"})));
-            let kinds: Vec<String> =
-                request.options.iter().map(|o| format!("{:?}", o.kind)).collect();
-            assert_eq!(kinds, ["AllowOnce", "RejectOnce"]);
-            let status = result_status(&received(&mut updates));
-            assert_eq!(status, Some(ToolCallStatus::Completed));
-            Ok(())
-        })
-        .await;
+    let (mock, session, asked, status) = echo_answered("allow-once").await;
+    let [request] = asked.as_slice() else { panic!("one session/request_permission: {asked:?}") };
+    assert_eq!(request.session_id, session);
+    assert_eq!(request.tool_call.tool_call_id.0.as_ref(), "call-1");
+    assert_eq!(request.tool_call.fields.title.as_deref(), Some("echo"));
+    assert_eq!(request.tool_call.fields.raw_input, Some(json!({"text": "hi"})));
+    let kinds: Vec<String> = request.options.iter().map(|o| format!("{:?}", o.kind)).collect();
+    assert_eq!(kinds, ["AllowOnce", "RejectOnce"]);
+    assert_eq!(status, Some(ToolCallStatus::Completed));
     let last = last_message(&mock, 1);
     assert!(last.contains("echo: hi"), "the call ran: {last}");
 }
 
 #[tokio::test]
 async fn acp_rejecting_a_permission_request_denies_the_call() {
-    let (_dir, mock, mut airlock) = asking_echo().await;
-    airlock
-        .client_choosing("reject-once", async |cx, mut updates, mut asked| {
-            let session = open(&cx).await?;
-            let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
-            assert_eq!(answer.stop_reason, StopReason::EndTurn);
-            assert!(asked.try_recv().is_ok(), "the client was asked");
-            let status = result_status(&received(&mut updates));
-            assert_eq!(status, Some(ToolCallStatus::Failed));
-            Ok(())
-        })
-        .await;
+    let (mock, _session, asked, status) = echo_answered("reject-once").await;
+    assert_eq!(asked.len(), 1, "the client was asked");
+    assert_eq!(status, Some(ToolCallStatus::Failed));
     let last = last_message(&mock, 1);
     assert!(last.contains("DENIED_BY_USER"), "the model saw the denial: {last}");
 }

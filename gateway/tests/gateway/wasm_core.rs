@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use airlock_core::testkit::{self, Backend, Core, Native};
+use airlock_core::testkit::{self, Backend, Core, Native, Restored};
 use airlock_core::{Config, Input, Output};
 use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 
@@ -38,12 +38,7 @@ impl Backend for Wasm<'_> {
         )))
     }
 
-    fn restore(
-        &self,
-        config: Config,
-        snapshot: Option<&str>,
-        events: &[String],
-    ) -> Result<Box<dyn Core>, String> {
+    fn restore(&self, config: Config, snapshot: Option<&str>, events: &[String]) -> Restored {
         let core = match snapshot {
             Some(snapshot) => self.0.restore_from(&config, snapshot, events),
             None => self.0.restore(&config, events),

@@ -163,22 +163,16 @@ impl Admission {
 
     /// `tenant` may store one more session, holding `stored` (not disposed).
     pub fn stored(&self, tenant: &str, stored: u64) -> Result<(), Exceeded> {
+        let what = || format!("tenant {tenant:?} has {stored} sessions stored");
         let most = self.limits.tenant.sessions;
-        if most == 0 || stored < most {
-            return Ok(());
-        }
-        let what = format!("tenant {tenant:?} has {stored} sessions stored");
-        Err(Exceeded::new(Limit::Sessions, most, what, "dispose of some first"))
+        within(Limit::Sessions, most, stored, what, "dispose of some first")
     }
 
     /// `tenant`'s sessions keep `bytes` of log: under its quota, it may add more.
     pub fn bytes(&self, tenant: &str, bytes: u64) -> Result<(), Exceeded> {
+        let what = || format!("the sessions of tenant {tenant:?} keep {bytes} bytes");
         let most = self.limits.tenant.bytes;
-        if most == 0 || bytes < most {
-            return Ok(());
-        }
-        let what = format!("the sessions of tenant {tenant:?} keep {bytes} bytes");
-        Err(Exceeded::new(Limit::Bytes, most, what, "dispose of sessions it no longer needs"))
+        within(Limit::Bytes, most, bytes, what, "dispose of sessions it no longer needs")
     }
 
     /// A turn slot of `tenant`, held while one of its sessions runs: refused past its quota.
@@ -196,12 +190,9 @@ impl Admission {
     /// itself is taken when the work is fed ([`Admission::turn`]).
     pub fn turn_room(&self, tenant: Option<&str>) -> Result<(), Exceeded> {
         let Some(tenant) = tenant else { return Ok(()) };
-        let most = self.limits.tenant.turns;
-        if most == 0 || self.turns.count(tenant) < most {
-            return Ok(());
-        }
-        let what = format!("tenant {tenant:?} has {most} sessions running a turn");
-        Err(Exceeded::new(Limit::Turns, most as u64, what, "send again once one of them is idle"))
+        let (most, running) = (self.limits.tenant.turns as u64, self.turns.count(tenant) as u64);
+        let what = || format!("tenant {tenant:?} has {most} sessions running a turn");
+        within(Limit::Turns, most, running, what, "send again once one of them is idle")
     }
 
     /// A turn slot of `tenant` for work already admitted (recovery, a settlement notice): taken
@@ -261,13 +252,10 @@ impl Admission {
     /// Whether a subagent below `root` could work now, without taking its slot (see
     /// [`Admission::turn_room`]).
     pub fn descendant_room(&self, root: &str) -> Result<(), Exceeded> {
-        let most = self.limits.descendants;
-        if most == 0 || self.descendants.count(root) < most {
-            return Ok(());
-        }
-        let what = format!("root session {root:?} has {most} subagents working below it");
+        let (most, working) = (self.limits.descendants as u64, self.descendants.count(root) as u64);
+        let what = || format!("root session {root:?} has {most} subagents working below it");
         let hint = "wait for some of them to finish, or do the work in this session";
-        Err(Exceeded::new(Limit::Descendants, most as u64, what, hint))
+        within(Limit::Descendants, most, working, what, hint)
     }
 
     /// A working subagent below `root` whose work was admitted already (recovery, a notice).
@@ -277,13 +265,9 @@ impl Admission {
 
     /// A session holding `pending` messages may take one more.
     pub fn queue(&self, session_id: &str, pending: usize) -> Result<(), Exceeded> {
-        let most = self.limits.queue;
-        if most == 0 || pending < most {
-            return Ok(());
-        }
-        let what = format!("session {session_id:?} has {pending} messages waiting");
+        let what = || format!("session {session_id:?} has {pending} messages waiting");
         let hint = "send again once the agent has taken some";
-        Err(Exceeded::new(Limit::Queue, most as u64, what, hint))
+        within(Limit::Queue, self.limits.queue as u64, pending as u64, what, hint)
     }
 
     /// A core instance for new work, held for as long as the instance lives: refused once the
@@ -352,6 +336,21 @@ fn check_rate(
         exceeded.retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
         exceeded
     })
+}
+
+/// `Ok` while `have` is under `most` (0: no limit); else `limit` is exceeded, `what` saying by
+/// whom and `hint` what to do.
+fn within(
+    limit: Limit,
+    most: u64,
+    have: u64,
+    what: impl FnOnce() -> String,
+    hint: &'static str,
+) -> Result<(), Exceeded> {
+    if most == 0 || have < most {
+        return Ok(());
+    }
+    Err(Exceeded::new(limit, most, what(), hint))
 }
 
 #[cfg(test)]

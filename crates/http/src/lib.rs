@@ -68,6 +68,18 @@ struct MessagePath {
     message_id: String,
 }
 
+/// The `Idempotency-Key` header of the routes that take one, as the OpenAPI document shows it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[expect(dead_code, reason = "it only documents the header; handlers read it from the headers")]
+struct IdempotencyKeyHeader {
+    /// 1 to 200 visible ASCII characters. A retry with the same key (kept 24 h) and body is
+    /// answered as the first request was and does nothing again; the operation says what that
+    /// answer is.
+    #[param(rename = "Idempotency-Key", pattern = "^[!-~]{1,200}$(?![\\s\\S])")]
+    key: Option<String>,
+}
+
 /// The default request body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
 

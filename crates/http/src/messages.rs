@@ -15,7 +15,10 @@ use utoipa_axum::routes;
 use super::fields::{self, Content};
 use super::responses::{BodyRefused, Disposed, Limited, NoSession, SessionFailed, StorageFailed};
 use super::sessions::Accepted;
-use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, MessagePath, SessionId};
+use super::{
+    Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, MessagePath,
+    SessionId,
+};
 use crate::schema::{delivery_schema, queue_items_schema, string_enum, target_schema};
 use airlock_base::clock::fresh_id;
 use airlock_sessions::{InputError, QueueItem, RefusalCode, Sent};
@@ -72,12 +75,7 @@ struct QueueView {
 /// Sends a message: answered once it is durable, never when the agent is done with it.
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/messages", operation_id = "sendMessage", tag = "input",
-    params(
-        SessionId,
-        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
-            description = "1 to 200 visible ASCII characters. A retry with the same key (kept 24 h) answers the same body and inserts \
-            nothing."),
-    ),
+    params(SessionId, IdempotencyKeyHeader),
     request_body = SendBody,
     responses(
         (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),

@@ -98,6 +98,18 @@ impl IntoResponses for Limited {
     }
 }
 
+/// An owned run not at idle in the time it was given: 504 `run-timeout`.
+pub struct RunTimeout;
+
+impl IntoResponses for RunTimeout {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        errors(&[(
+            "504",
+            "`run-timeout`: details give `messageId` and `lastSeq`; the agent keeps working",
+        )])
+    }
+}
+
 const STORAGE: &str = "`storage-unavailable`, or `session-moving` (the session is changing \
     gateways, see docs/deploy.md): retry after `Retry-After`";
 const CORE: &str = "`core-failed`: the core trapped; the session was rebuilt from its log and the \

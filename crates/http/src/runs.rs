@@ -21,8 +21,11 @@ use utoipa_axum::routes;
 
 use super::events::Tx;
 use super::fields::{self, Content};
-use super::responses::{BodyRefused, Limited, NoSession, SessionFailed};
-use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams, SessionId, sse};
+use super::responses::{BodyRefused, Limited, NoSession, RunTimeout, SessionFailed};
+use super::{
+    Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, QueryParams,
+    SessionId, sse,
+};
 use crate::schema::delivery_schema;
 use airlock_base::clock::fresh_id;
 use airlock_sessions::{
@@ -77,14 +80,7 @@ struct RunQuery {
 /// and body sends nothing: it answers the first run's interval (waiting for it if it still runs).
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/runs", operation_id = "runInSession", tag = "runs",
-    params(
-        SessionId,
-        RunQuery,
-        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
-            description = "1 to 200 visible ASCII characters. A retry with the same key (kept \
-            24 h) and body answers the same interval: same `messageId`, same `RunResult`, one \
-            turn."),
-    ),
+    params(SessionId, RunQuery, IdempotencyKeyHeader),
     request_body = RunBody,
     responses(
         (status = 200, description = "The interval's result; with `?stream=true` the interval as \
@@ -94,9 +90,7 @@ struct RunQuery {
             (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
         (status = 409, description = "`session-disposed`, `child-session` (a continuable subagent takes work only from its parent), `session-conflict` or `idempotency-conflict` (the key was used for another request)", body = ErrorBody),
-        (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
-            agent keeps working", body = ErrorBody),
-        BodyRefused, Limited, NoSession, SessionFailed,
+        BodyRefused, Limited, NoSession, RunTimeout, SessionFailed,
     )
 )]
 async fn session_run(
@@ -123,12 +117,7 @@ async fn session_run(
 /// the first run's session and interval.
 #[utoipa::path(
     post, path = "/v1/runs", operation_id = "runInNewSession", tag = "runs",
-    params(
-        RunQuery,
-        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,200}$(?![\\s\\S])",
-            description = "1 to 200 visible ASCII characters. A retry with the same key (kept \
-            24 h) and body answers the same session and interval: one session, one turn."),
-    ),
+    params(RunQuery, IdempotencyKeyHeader),
     request_body = NewRunBody,
     responses(
         (status = 200, description = "The interval's result (`sessionId` names the new \
@@ -137,9 +126,7 @@ async fn session_run(
             (ref("#/components/schemas/RunStream") = "text/event-stream"),
         )),
         (status = 409, description = "`idempotency-conflict`: the key was used for another request", body = ErrorBody),
-        (status = 504, description = "`run-timeout`: details give `messageId` and `lastSeq`; the \
-            agent keeps working", body = ErrorBody),
-        BodyRefused, Limited, SessionFailed,
+        BodyRefused, Limited, RunTimeout, SessionFailed,
     )
 )]
 async fn new_session_run(

@@ -43,7 +43,8 @@ impl Mark {
     }
 }
 
-/// Follows a log's splices and says what each does to receipts.
+/// Follows a log's splices from its start and says what each does to receipts (for a log kept
+/// before the receipts index; a live session has its core's marks, [`airlock_core::Appended`]).
 #[derive(Clone, Debug, Default)]
 pub struct Marker {
     inbox: Inbox,
@@ -51,16 +52,6 @@ pub struct Marker {
 }
 
 impl Marker {
-    /// A marker that continues a log whose inbox is `inbox` and whose last turn is `turn`.
-    pub fn new(inbox: Inbox, turn: u32) -> Marker {
-        Marker { inbox, turn }
-    }
-
-    /// The inbox after the events folded so far.
-    pub fn inbox(&self) -> &Inbox {
-        &self.inbox
-    }
-
     /// Folds one event; answers the receipt changes it makes.
     pub fn marks(&mut self, event: &Event) -> Vec<Mark> {
         let splice = match &event.data {

@@ -3,8 +3,9 @@
 //!
 //! A [`Harness`] drives any [`Core`] (the native [`crate::Agent`], or the wasm component through
 //! the gateway's host) with scripted inputs. It answers the core's outputs itself: the pre-step
-//! policy enters everything (unless told to hold), the scripted model plays its next [`Reply`], tools
-//! finish at once (unless held), retry timers fire at once. Time starts at [`START`] and moves one
+//! policy enters everything (unless told to hold), the scripted model plays its next [`Reply`],
+//! tools finish at once (unless held), retry timers fire at once; and it checks the facts beside
+//! each event against the log folded so far. Time starts at [`START`] and moves one
 //! millisecond per input, so every log is reproducible to the byte.
 
 mod backend;
@@ -116,6 +117,8 @@ pub struct Harness<'b> {
     pub refusals: Vec<RefusalCode>,
     /// The log, as event JSON.
     pub log: Vec<String>,
+    /// The log folded, as a host folds it: what the facts beside each new event must say.
+    folded: crate::Durable,
     /// Events and status changes, one compact line each.
     pub transcript: Vec<String>,
 }
@@ -145,6 +148,7 @@ impl<'b> Harness<'b> {
             timers: Vec::new(),
             refusals: Vec::new(),
             log: Vec::new(),
+            folded: crate::Durable::default(),
             transcript: Vec::new(),
         }
     }
@@ -274,8 +278,7 @@ impl<'b> Harness<'b> {
                 assert_eq!(event["seq"], self.log.len() as u64, "seqs are contiguous: {json}");
                 // The facts beside an event are the log's own: what folding it says.
                 let parsed = crate::Event::parse(&json).expect("the core's events parse");
-                let mut durable = crate::fold_log(&self.log).expect("the log folds");
-                let expected = durable.append(&parsed.expect("the core logs no unknown type"));
+                let expected = self.folded.append(&parsed.expect("the core logs no unknown type"));
                 assert_eq!((marks, at_rest), (expected.marks, expected.at_rest), "facts of {json}");
                 self.transcript.push(transcript::summarize(&event));
                 self.log.push(json);

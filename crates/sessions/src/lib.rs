@@ -3,8 +3,10 @@
 //! Every face (HTTP, JSON-RPC on stdio, the Agent Client Protocol, the command line) reaches the
 //! house only through [`Sessions`]: create, send, follow, run, the queue's operations, answering
 //! a tool call, fork, goal, compact, dispose, list. It owns the one accounting of new work
-//! (`admission`): a face asks it for a stream's slot ([`Sessions::hold_stream`]) and meets every
-//! other limit as an error of the input it sent. Behind it, in layers that depend one way, bottom to top:
+//! (`admission`): a face asks it for a stream's slot ([`Sessions::hold_stream`]) and whether a
+//! turn would fit before it makes a session for a run ([`Sessions::turn_room`]), and meets every
+//! other limit as an error of the input it sent. Behind it, in layers that depend one way, bottom
+//! to top:
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|

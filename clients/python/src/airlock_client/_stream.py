@@ -48,7 +48,6 @@ class Follower:
         self.asking = False
         self._delay = FIRST_DELAY_S
         self._retry_after: float | None = None
-        self._at_once = False
         # The inbox lists, once a ``session.queue`` frame listed them: the gateway sends the queue
         # once where the log read meets the live events, and every later change as an
         # ``agent/inbox/spliced`` event, which is applied here.
@@ -95,7 +94,7 @@ class Follower:
         self.asking = False
         if session.disposed:
             self._final = True
-            self._at_once = True
+            self._retry_after = 0.0
 
     def not_learned(self, error: AirlockError) -> None:
         """Asking after the session failed. With no answer or a server error the gateway may
@@ -110,8 +109,7 @@ class Follower:
         session's log (or once ``done``); else doubling from 0.1 s up to 5 s (a little less,
         at random, so clients do not all come back at once), or what ``Retry-After`` asked
         for."""
-        if self._at_once or self.done:
-            self._at_once = False
+        if self.done:
             return 0.0
         if self._retry_after is not None:
             delay, self._retry_after = self._retry_after, None

@@ -21,6 +21,7 @@ impl Registry {
         }
         Ok(())
     }
+
     /// Creates a child of `parent_id` (a live session) with the parent's model, system prompt and
     /// tools, of the parent's tenant and below the parent's root: refused past the depth of
     /// subagents, or the tenant's quotas, with [`RegistryError::Exceeded`].
@@ -50,6 +51,7 @@ impl Registry {
         self.insert(child_id.clone(), spec, parent_id, accounting).await?;
         self.resume(&child_id).await
     }
+
     /// Creates a session of `tenant` (`None`: of no tenant); `Ok((row, false))` when one with
     /// that id exists (the caller compares).
     pub async fn create(
@@ -65,16 +67,16 @@ impl Registry {
         let accounting = self.accounting(tenant.as_deref(), None, 0);
         self.insert(session_id, spec, None, accounting).await
     }
-    pub(super) async fn insert(
+
+    /// Stores and starts an admitted session whose id was checked (a client's) or made here (a
+    /// child's); `Ok((row, false))` when one with that id exists.
+    async fn insert(
         &self,
         session_id: String,
         mut spec: SessionSpec,
         parent_session_id: Option<String>,
         accounting: Accounting,
     ) -> Result<(SessionRow, bool), RegistryError> {
-        if !valid_session_id(&session_id) {
-            return Err(RegistryError::BadId(session_id));
-        }
         if spec.model.is_empty() {
             spec.model = self.rules.default_model.clone();
         }

@@ -398,7 +398,7 @@ impl Session {
         if !cautious {
             self.start_model_streams(&mut batch.outputs);
         }
-        let first_seq = self.append(&batch, records).await?;
+        let first_seq = self.append(&mut batch, records).await?;
         if cautious {
             self.start_model_streams(&mut batch.outputs);
         }
@@ -419,7 +419,7 @@ impl Session {
     /// durable log, so it is rebuilt from what was committed and nothing is announced.
     async fn append(
         &mut self,
-        batch: &Batch,
+        batch: &mut Batch,
         records: Vec<IdempotencyRecord>,
     ) -> Result<Option<u64>, SessionError> {
         let events: Vec<String> = batch
@@ -434,7 +434,7 @@ impl Session {
         if let Some(first) = first_seq {
             let count = events.len() as u64;
             let bytes: usize = events.iter().map(String::len).sum();
-            let index = self.index(first, &batch.outputs, records);
+            let index = self.index(first, &mut batch.outputs, records);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.

@@ -136,26 +136,27 @@ fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, event: &Event) {
 
 impl Session {
     /// What a commit of `outputs`' events, the first at seq `first`, keeps beside them: the
-    /// idempotency record, and what the core said of each event (its receipt marks, whether the
-    /// session rests after it) as long as the session is idle once they are done.
+    /// idempotency record, and what the core said of each event (its receipt marks, taken from
+    /// the outputs, and whether the session rests after it) as long as the session is idle once
+    /// they are done.
     pub(super) fn index(
         &self,
         first: u64,
-        outputs: &[Output],
+        outputs: &mut [Output],
         idempotency: Vec<IdempotencyRecord>,
     ) -> Index {
-        let (mut marks, mut at_rest, mut status) = (Vec::new(), false, self.status);
-        let appended = outputs.iter().filter_map(|output| match output {
-            Output::AppendEvent(appended) => Some(appended),
-            Output::Status(now) => {
-                status = *now;
-                None
+        let (mut marks, mut at_rest, mut status, mut seq) = (Vec::new(), false, self.status, first);
+        for output in outputs {
+            match output {
+                Output::AppendEvent(appended) => {
+                    let taken = std::mem::take(&mut appended.marks);
+                    marks.extend(taken.into_iter().map(|mark| Mark::new(seq, mark)));
+                    at_rest = appended.at_rest;
+                    seq += 1;
+                }
+                Output::Status(now) => status = *now,
+                _ => {}
             }
-            _ => None,
-        });
-        for (seq, appended) in (first..).zip(appended) {
-            marks.extend(appended.marks.iter().map(|mark| Mark::new(seq, mark.clone())));
-            at_rest = appended.at_rest;
         }
         Index { idempotency, marks, at_rest: at_rest && status == Status::Idle }
     }

@@ -22,9 +22,9 @@ const SESSIONS: usize = 16;
 const RATE: u64 = 500;
 
 /// The same load on SQLite, then on PostgreSQL with 1, 2 and 3 gateways.
-pub async fn scaling(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn scaling(work: &Path, size: Size) -> Vec<Row> {
     let mock = MockModel::start().await;
-    let sqlite = Gateway::start_with(&work.join("cluster.db"), &mock.base_url(), cache, &[]);
+    let sqlite = Gateway::start_with(&work.join("cluster.db"), &mock.base_url(), &[]);
     let mut rows = measure("SQLite, 1 gateway", vec![sqlite.base.clone()], size).await;
     drop(sqlite);
     for gateways in 1..=3 {

@@ -105,11 +105,11 @@ async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, second
 }
 
 /// Latency at a steady 1,000 requests per second, and the most one session and 100 sessions take.
-pub async fn throughput(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn throughput(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "enqueue (HTTP)";
     let mock = MockModel::start().await;
     // Injects pile up in the queue, thousands of them: the queue's limit is off.
-    let (gw, _) = start(&work.join("enqueue.db"), &mock, cache, UNBOUNDED_QUEUE).await;
+    let (gw, _) = start(&work.join("enqueue.db"), &mock, UNBOUNDED_QUEUE).await;
     let gw = Arc::new(gw);
     let one = gw.session().await;
     sequential(&client(), &gw, &one, 100).await; // warm: connections, the session's core
@@ -132,12 +132,12 @@ pub async fn throughput(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
 
 /// Enqueue latency on a fresh session, on one with a long log and on one with many pending
 /// items, then again on the same two after a restart.
-pub async fn long_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn long_sessions(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "enqueue, long sessions";
     let mock = MockModel::start().await;
     mock.forget_requests();
     let db = work.join("long.db");
-    let (gw, _) = start(&db, &mock, cache, LONG_LIVED).await;
+    let (gw, _) = start(&db, &mock, LONG_LIVED).await;
     let client = client();
     let fresh = gw.session().await;
     sequential(&client, &gw, &fresh, 20).await;
@@ -167,7 +167,7 @@ pub async fn long_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
     measure(&mut rows, "", long_p50, pending_p50);
 
     drop(gw);
-    let (gw, _) = start(&db, &mock, cache, LONG_LIVED).await;
+    let (gw, _) = start(&db, &mock, LONG_LIVED).await;
     // The first request wakes each session; what is compared is every one after it.
     sequential(&client, &gw, &long, 1).await;
     sequential(&client, &gw, &pending, 1).await;

@@ -181,15 +181,13 @@ async fn main() {
         bin.display()
     );
     let work = tempfile::tempdir().expect("a temp dir");
-    // Compiled core code is kept between runs: no scenario measures cranelift.
-    let cache = target_dir().join("bench").join("core-cache");
     let mut rows = Vec::new();
     let work = work.path();
     // Each scenario named, with what runs it: skipped unless `--only` picks it.
     macro_rules! scenarios {
         ($($name:literal => $run:path,)*) => {$(
             if runs($name) {
-                rows.extend(bounded($name, size, $run(work, &cache, size)).await);
+                rows.extend(bounded($name, size, $run(work, size)).await);
             }
         )*};
     }

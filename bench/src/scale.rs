@@ -18,22 +18,17 @@ use crate::measure::{percentile, pss_mb, rss_mb};
 use crate::{Row, Size};
 
 /// A gateway on `db`, and how long it took from spawn to a `200` from `/healthz`.
-pub async fn start(
-    db: &Path,
-    mock: &MockModel,
-    cache: &Path,
-    env: &[(&str, &str)],
-) -> (Gateway, f64) {
+pub async fn start(db: &Path, mock: &MockModel, env: &[(&str, &str)]) -> (Gateway, f64) {
     let started = Instant::now();
-    let gw = Gateway::start_with(db, &mock.base_url(), cache, env);
+    let gw = Gateway::start_with(db, &mock.base_url(), env);
     let (code, _) = gw.get("/healthz").await;
     assert_eq!(code, 200, "the gateway is ready");
     (gw, started.elapsed().as_secs_f64() * 1000.0)
 }
 
 /// A data file holding one session that ran one turn; answers its id.
-async fn one_session(db: &Path, mock: &MockModel, cache: &Path) -> String {
-    let (gw, _) = start(db, mock, cache, &[]).await;
+async fn one_session(db: &Path, mock: &MockModel) -> String {
+    let (gw, _) = start(db, mock, &[]).await;
     let s = gw.session().await;
     mock.push(Reply::text("a short answer to a short question", 4));
     let (code, _) = gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": "hello"})).await;
@@ -84,15 +79,15 @@ async fn touch(gw: &Gateway, ids: &[String]) {
 
 /// Start time and memory with many stored sessions; memory per live idle session; memory once
 /// every session was used and dropped again.
-pub async fn stored_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn stored_sessions(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "stored sessions";
     let mock = MockModel::start().await;
     let db = work.join("stored.db");
-    let template = one_session(&db, &mock, cache).await;
+    let template = one_session(&db, &mock).await;
     let ids = copy_session(&db, &template, size.sessions - 1);
     let n = size.sessions;
 
-    let (gw, start_ms) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
+    let (gw, start_ms) = start(&db, &mock, &[("AIRLOCK_IDLE_EVICT", "1h")]).await;
     let (at_start, pss_at_start) = (rss_mb(gw.pid()), pss_mb(gw.pid()));
     let mut rows = vec![
         Row::new(S, format!("{n} stored: start → ready"), start_ms, "ms").at_most(1000.0),
@@ -115,7 +110,7 @@ pub async fn stored_sessions(work: &Path, cache: &Path, size: Size) -> Vec<Row> 
     rows.push(Row::new(S, "PSS per live idle session", pss, "KB"));
     drop(gw);
 
-    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1s")]).await;
+    let (gw, _) = start(&db, &mock, &[("AIRLOCK_IDLE_EVICT", "1s")]).await;
     let touched = Instant::now();
     touch(&gw, &ids).await;
     let per_wake = touched.elapsed().as_secs_f64() * 1000.0 / ids.len() as f64;
@@ -149,11 +144,11 @@ async fn long_session(gw: &Gateway, mock: &MockModel, events: usize) -> (String,
 }
 
 /// Waking an evicted session whose log holds `size.wake_log` events, again and again.
-pub async fn wake(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn wake(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "wake";
     let mock = MockModel::start().await;
     let db = work.join("wake.db");
-    let (gw, _) = start(&db, &mock, cache, &[("AIRLOCK_IDLE_EVICT", "1ms")]).await;
+    let (gw, _) = start(&db, &mock, &[("AIRLOCK_IDLE_EVICT", "1ms")]).await;
     let (s, _) = long_session(&gw, &mock, size.wake_log).await;
     let mut samples = Vec::with_capacity(size.wakes);
     for _ in 0..size.wakes {
@@ -172,11 +167,11 @@ pub async fn wake(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
 }
 
 /// Receipt lookups on a session whose log holds `size.receipt_log` events.
-pub async fn receipts(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn receipts(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "receipts";
     let mock = MockModel::start().await;
     let db: PathBuf = work.join("receipts.db");
-    let (gw, _) = start(&db, &mock, cache, &[]).await;
+    let (gw, _) = start(&db, &mock, &[]).await;
     let (s, sent) = long_session(&gw, &mock, size.receipt_log).await;
     let mut samples = Vec::with_capacity(size.lookups);
     for i in 0..size.lookups {
@@ -207,12 +202,12 @@ fn used_bytes(db: &Path) -> f64 {
 
 /// Forks of a session whose log holds `size.long_log` events, against forks of a one-turn
 /// session: a fork shares its source's prefix, so both cost one row and a few events.
-pub async fn forks(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn forks(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "forks";
     const FORKS: usize = 50;
     let mock = MockModel::start().await;
     let db = work.join("forks.db");
-    let (gw, _) = start(&db, &mock, cache, &[]).await;
+    let (gw, _) = start(&db, &mock, &[]).await;
     let (long, _) = long_session(&gw, &mock, size.long_log).await;
     let (short, _) = long_session(&gw, &mock, 1).await;
     let timed = async |source: &str| {

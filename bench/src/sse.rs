@@ -54,10 +54,10 @@ async fn read_ids(mut stream: TcpStream, seen: mpsc::UnboundedSender<(u64, Insta
 }
 
 /// Time from a POST to each of `size.subscribers` subscribers seeing its event.
-pub async fn fan_out(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn fan_out(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "SSE";
     let mock = MockModel::start().await;
-    let (gw, _) = start(&work.join("sse.db"), &mock, cache, &[]).await;
+    let (gw, _) = start(&work.join("sse.db"), &mock, &[]).await;
     let session = gw.session().await;
     inject(&gw.client, &gw, &session).await;
     let (seen, mut sightings) = mpsc::unbounded_channel();
@@ -105,10 +105,10 @@ pub async fn fan_out(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
 
 /// `size.idle_streams` SSE connections held open on 10 sessions: the gateway's memory, and how
 /// fast other requests are answered meanwhile.
-pub async fn idle_streams(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn idle_streams(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "SSE";
     let mock = MockModel::start().await;
-    let (gw, _) = start(&work.join("idle.db"), &mock, cache, &[]).await;
+    let (gw, _) = start(&work.join("idle.db"), &mock, &[]).await;
     let gw = Arc::new(gw);
     let mut sessions = Vec::new();
     for _ in 0..10 {

@@ -34,13 +34,13 @@ struct StdioGateway {
 
 impl StdioGateway {
     /// `airlock stdio` with `args` after its own.
-    async fn start(db: &Path, mock: &MockModel, cache: &Path, args: &[&str]) -> StdioGateway {
+    async fn start(db: &Path, mock: &MockModel, args: &[&str]) -> StdioGateway {
         let mut child = Command::new(airlock_tests::gateway::airlock_bin())
             .args(["stdio", "--model", "openai:mock", "--data"])
             .arg(db)
             .args(args)
             .env("AIRLOCK_BASE_URL", mock.base_url())
-            .env("AIRLOCK_CACHE_DIR", cache)
+            .env("AIRLOCK_CACHE_DIR", airlock_tests::gateway::compiled_cache())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -137,11 +137,11 @@ const TURNS_PER_SESSION: usize = 100;
 
 /// One prompt at a time: latency, CPU and context switches per turn over sessions of
 /// [`TURNS_PER_SESSION`] turns; then the latency of a session's turns 901 to 1,000.
-pub async fn one_session(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
+pub async fn one_session(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "turn (stdio)";
     let mock = MockModel::start().await;
     mock.forget_requests();
-    let gw = StdioGateway::start(&work.join("turn.db"), &mock, cache, &[]).await;
+    let gw = StdioGateway::start(&work.join("turn.db"), &mock, &[]).await;
     gw.turns("warm-up", size.warmup_turns).await;
     let before = Usage::of(gw.pid());
     let mut samples = Vec::with_capacity(size.turns);
@@ -163,7 +163,7 @@ pub async fn one_session(work: &Path, cache: &Path, size: Size) -> Vec<Row> {
         let mut long = gw.turns("long", size.long_turns).await.split_off(size.long_turns - 100);
         let measure = format!("{}, median", last(size.long_turns));
         rows.push(Row::new(S, measure, percentile(&mut long, 50.0), "ms"));
-        let mut compacting = compacting(work, cache, size.long_turns).await;
+        let mut compacting = compacting(work, size.long_turns).await;
         let measure = format!("{}, {COMPACTING} compacting, median", last(size.long_turns));
         rows.push(Row::new(S, measure, percentile(&mut compacting, 50.0), "ms"));
     }
@@ -176,12 +176,12 @@ const COMPACTING: &str = "2,000-token window";
 /// The last 100 of `n` turns of one session whose model counts its prompt and has a window of
 /// 2,000 tokens: the conversation is compacted every few dozen turns, so a turn costs about what
 /// a short session's does, summaries included.
-async fn compacting(work: &Path, cache: &Path, n: usize) -> Vec<std::time::Duration> {
+async fn compacting(work: &Path, n: usize) -> Vec<std::time::Duration> {
     let mock = MockModel::start().await;
     mock.forget_requests();
     mock.count_prompt_tokens();
     let args = ["--context-window", "2000"];
-    let gw = StdioGateway::start(&work.join("compacting.db"), &mock, cache, &args).await;
+    let gw = StdioGateway::start(&work.join("compacting.db"), &mock, &args).await;
     gw.turns("compacting", n).await.split_off(n - 100)
 }
 
@@ -221,13 +221,13 @@ async fn floor(work: &Path, mock: &MockModel) -> Vec<Row> {
 
 /// `sessions` sessions in one process, each sending its next prompt when the last one's turn
 /// ended: turns per second.
-pub async fn closed_loop(work: &Path, cache: &Path, _size: Size) -> Vec<Row> {
+pub async fn closed_loop(work: &Path, _size: Size) -> Vec<Row> {
     const S: &str = "closed loop (stdio)";
     const SESSIONS: usize = 20;
     const PROMPTS: usize = 10;
     let mock = MockModel::start().await;
     mock.forget_requests();
-    let gw = Arc::new(StdioGateway::start(&work.join("loop.db"), &mock, cache, &[]).await);
+    let gw = Arc::new(StdioGateway::start(&work.join("loop.db"), &mock, &[]).await);
     let before = Usage::of(gw.pid());
     let started = Instant::now();
     let loops = (0..SESSIONS).map(|i| {

@@ -45,7 +45,7 @@ impl Cluster {
     pub fn node(&self, i: usize) -> Gateway {
         let env = [("AIRLOCK_DATABASE_URL", self.database.as_str()), ("AIRLOCK_LEASE", LEASE)];
         let unused = self.dir.path().join(format!("unused-{i}.db"));
-        Gateway::start_with(&unused, &self.mock.base_url(), self.dir.path(), &env)
+        Gateway::start_with(&unused, &self.mock.base_url(), &env)
     }
 
     /// A client of every gateway, picking them in the sequence `seed` makes.

@@ -21,12 +21,7 @@ pub use crate::sse::{Frame, Sse, seqs, types};
 pub fn airlock_bin() -> PathBuf {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the process knows its path");
-        let dir = exe.parent().expect("an executable is in a directory");
-        let profile_dir = match dir.file_name() {
-            Some(name) if name == "deps" => dir.parent().expect("deps is in target/<profile>"),
-            _ => dir,
-        };
+        let profile_dir = profile_dir();
         let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace =
@@ -47,6 +42,24 @@ pub fn airlock_bin() -> PathBuf {
         bin
     })
     .clone()
+}
+
+/// Where every gateway of a test run keeps its compiled machine code (`--cache-dir`):
+/// `target/<profile>/airlock-cache`. Compiling the core takes a CPU-second or two and a file there
+/// is never changed, only replaced whole, so the tests share it rather than compile per test; a
+/// test of the cache itself gives its own.
+pub fn compiled_cache() -> PathBuf {
+    profile_dir().join("airlock-cache")
+}
+
+/// `target/<profile>`: where this executable is (tests run from its `deps`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the process knows its path");
+    let dir = exe.parent().expect("an executable is in a directory");
+    match dir.file_name() {
+        Some(name) if name == "deps" => dir.parent().expect("deps is in target/<profile>").into(),
+        _ => dir.into(),
+    }
 }
 
 /// A client that sends `Authorization: Bearer <key>` with every request.
@@ -118,7 +131,6 @@ pub struct Gateway {
     pub client: reqwest::Client,
     data: PathBuf,
     model_url: String,
-    cache: PathBuf,
     env: Vec<(String, String)>,
     /// What it wrote to stderr.
     logged: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
@@ -137,40 +149,28 @@ fn listening(line: &str) -> Option<String> {
 
 impl Gateway {
     /// Starts `airlock serve` on `data`, its `openai:` sessions answered by the mock at `model_url`.
-    pub fn start(data: &Path, model_url: &str, cache: &Path) -> Gateway {
-        Self::start_with(data, model_url, cache, &[])
+    pub fn start(data: &Path, model_url: &str) -> Gateway {
+        Self::start_with(data, model_url, &[])
     }
 
     /// [`Gateway::start`] with more environment (e.g. `AIRLOCK_STALL_TIMEOUT_MS`).
-    pub fn start_with(data: &Path, model_url: &str, cache: &Path, env: &[(&str, &str)]) -> Gateway {
-        Self::launch(data, model_url, cache, env, "127.0.0.1:0")
+    pub fn start_with(data: &Path, model_url: &str, env: &[(&str, &str)]) -> Gateway {
+        Self::launch(data, model_url, env, "127.0.0.1:0")
     }
 
     /// [`Gateway::start_with`], answering as soon as it listens: before it has brought back the
     /// sessions stored at start (`/readyz` says when it has).
-    pub fn start_listening(
-        data: &Path,
-        model_url: &str,
-        cache: &Path,
-        env: &[(&str, &str)],
-    ) -> Gateway {
-        Self::launch_as(data, model_url, cache, env, "127.0.0.1:0", false)
+    pub fn start_listening(data: &Path, model_url: &str, env: &[(&str, &str)]) -> Gateway {
+        Self::launch_as(data, model_url, env, "127.0.0.1:0", false)
     }
 
-    fn launch(
-        data: &Path,
-        model_url: &str,
-        cache: &Path,
-        env: &[(&str, &str)],
-        listen: &str,
-    ) -> Gateway {
-        Self::launch_as(data, model_url, cache, env, listen, true)
+    fn launch(data: &Path, model_url: &str, env: &[(&str, &str)], listen: &str) -> Gateway {
+        Self::launch_as(data, model_url, env, listen, true)
     }
 
     fn launch_as(
         data: &Path,
         model_url: &str,
-        cache: &Path,
         env: &[(&str, &str)],
         listen: &str,
         wait_recovered: bool,
@@ -179,7 +179,7 @@ impl Gateway {
             .args(["serve", "--listen", listen, "--durability", "full", "--data"])
             .arg(data)
             .env("AIRLOCK_BASE_URL", model_url)
-            .env("AIRLOCK_CACHE_DIR", cache)
+            .env("AIRLOCK_CACHE_DIR", compiled_cache())
             .env_remove("AIRLOCK_MODEL")
             // The harness reads "sessions recovered" from the log.
             .env("AIRLOCK_LOG", "info")
@@ -214,7 +214,6 @@ impl Gateway {
             client: crate::http_client().build().expect("an HTTP client"),
             data: data.to_owned(),
             model_url: model_url.to_owned(),
-            cache: cache.to_owned(),
             env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             logged,
             drain: Some(drain),
@@ -258,7 +257,7 @@ impl Gateway {
             Some(_) => self.base.trim_start_matches("http://").to_owned(),
             None => "127.0.0.1:0".to_owned(),
         };
-        Gateway::launch(&self.data, model_url, &self.cache, &env, &listen)
+        Gateway::launch(&self.data, model_url, &env, &listen)
     }
 
     /// `kill -9`, then a new process on the same file and the same port (a browser page keeps
@@ -269,7 +268,7 @@ impl Gateway {
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let listen = self.base.trim_start_matches("http://").to_owned();
-        Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
+        Gateway::launch(&self.data, &self.model_url, &env, &listen)
     }
 
     /// SIGTERM, then a new process on the same file (or database) and the same port: a rolling
@@ -279,7 +278,7 @@ impl Gateway {
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let listen = self.base.trim_start_matches("http://").to_owned();
-        Gateway::launch(&self.data, &self.model_url, &self.cache, &env, &listen)
+        Gateway::launch(&self.data, &self.model_url, &env, &listen)
     }
 
     /// `kill -9`: the process is gone at once, its sockets closed.

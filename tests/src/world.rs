@@ -28,7 +28,7 @@ pub async fn world() -> World {
 pub async fn world_with(env: &[(&str, &str)]) -> World {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
-    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), env);
+    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), env);
     World { dir, mock, gw }
 }
 

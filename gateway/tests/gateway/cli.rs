@@ -3,10 +3,8 @@
 use std::process::Command;
 
 fn airlock_run(task: &str) -> (i32, String, String) {
-    let cache = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let out = crate::common::airlock()
         .args(["run", task])
-        .env("AIRLOCK_CACHE_DIR", cache.path())
         .env_remove("AIRLOCK_MODEL")
         .output()
         .expect("airlock runs");
@@ -43,12 +41,7 @@ fn cli_error_prints_code_and_message_and_exits_1() {
 
 #[test]
 fn run_with_an_unknown_model_says_which_models_exist() {
-    let cache = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["run", "--model", "nope", "hi"])
-        .env("AIRLOCK_CACHE_DIR", cache.path())
-        .output()
-        .unwrap();
+    let out = crate::common::airlock().args(["run", "--model", "nope", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -65,11 +58,10 @@ pub fn serve_once(dir: &std::path::Path, args: &[&str]) {
 /// [`serve_once`] with these environment variables set.
 pub fn serve_once_with(dir: &std::path::Path, args: &[&str], vars: &[(&str, &str)]) {
     use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let mut child = crate::common::airlock()
         .arg("serve")
         .args(args)
         .current_dir(dir)
-        .env("AIRLOCK_CACHE_DIR", dir)
         .env_remove("AIRLOCK_LISTEN")
         .env_remove("AIRLOCK_DATA")
         .envs(vars.iter().copied())
@@ -86,12 +78,11 @@ pub fn serve_once_with(dir: &std::path::Path, args: &[&str], vars: &[(&str, &str
 
 /// `airlock run` against the mock model, with a database the test keeps.
 fn run_on_mock(mock_url: &str, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_airlock"))
+    crate::common::airlock()
         .arg("run")
         .args(["--model", "openai:mock", "--data"])
         .arg(dir.join("run.db"))
         .args(args)
-        .env("AIRLOCK_CACHE_DIR", dir)
         .env("AIRLOCK_BASE_URL", mock_url)
         .output()
         .expect("airlock runs")
@@ -149,10 +140,8 @@ async fn cli_ctrl_c_cancels_the_turn_and_exits_130() {
     mock.push(
         airlock_tests::Reply::text("never finished", 3).delay(std::time::Duration::from_secs(120)),
     );
-    let dir = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let child = crate::common::airlock()
         .args(["run", "--model", "openai:mock", "slow"])
-        .env("AIRLOCK_CACHE_DIR", dir.path())
         .env("AIRLOCK_BASE_URL", mock.base_url())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -174,15 +163,9 @@ async fn cli_ctrl_c_cancels_the_turn_and_exits_130() {
 
 #[test]
 fn core_flag_refuses_a_component_that_imports_a_clock() {
-    let dir = tempfile::tempdir().unwrap();
     let wasm = std::path::Path::new(airlock_sandbox::plugins::BUILT_DIR).join("hostile.wasm");
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["run", "--core"])
-        .arg(&wasm)
-        .arg("hi")
-        .env("AIRLOCK_CACHE_DIR", dir.path())
-        .output()
-        .unwrap();
+    let out =
+        crate::common::airlock().args(["run", "--core"]).arg(&wasm).arg("hi").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("wasi:clocks/wall-clock"), "names the import: {stderr}");
@@ -193,11 +176,10 @@ fn core_flag_runs_the_built_in_cores_own_file() {
     let dir = tempfile::tempdir().unwrap();
     let core = dir.path().join("core.wasm");
     std::fs::write(&core, airlock_sandbox::core_host::CORE_WASM).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let out = crate::common::airlock()
         .args(["run", "--core"])
         .arg(&core)
         .arg("hello")
-        .env("AIRLOCK_CACHE_DIR", dir.path())
         .env_remove("AIRLOCK_MODEL")
         .output()
         .unwrap();
@@ -208,11 +190,10 @@ fn core_flag_runs_the_built_in_cores_own_file() {
 #[test]
 fn spawn_agent_with_an_in_memory_store_fails_with_durability_failed() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let out = crate::common::airlock()
         .args(["run", "--data", ":memory:", "--json"])
         .arg(r#"/tool spawn_agent {"prompt":"keep this for later"}"#)
         .current_dir(dir.path())
-        .env("AIRLOCK_CACHE_DIR", dir.path())
         .env_remove("AIRLOCK_MODEL")
         .output()
         .unwrap();
@@ -235,10 +216,9 @@ fn a_second_gateway_on_the_same_data_file_refuses_to_start_naming_the_file() {
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let airlock = || {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        let mut command = crate::common::airlock();
         command
             .current_dir(dir.path())
-            .env("AIRLOCK_CACHE_DIR", dir.path())
             .env_remove("AIRLOCK_LISTEN")
             .env_remove("AIRLOCK_DATA")
             .env_remove("AIRLOCK_MODEL");
@@ -269,10 +249,9 @@ fn a_second_gateway_on_the_same_data_file_refuses_to_start_naming_the_file() {
 fn serve_on_a_public_address_refuses_to_start_without_keys_and_starts_with_one() {
     let dir = tempfile::tempdir().unwrap();
     let airlock = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_airlock"))
+        crate::common::airlock()
             .args(args)
             .current_dir(dir.path())
-            .env("AIRLOCK_CACHE_DIR", dir.path())
             .env_remove("AIRLOCK_LISTEN")
             .env_remove("AIRLOCK_DATA")
             .output()
@@ -297,20 +276,14 @@ fn serve_on_a_public_address_refuses_to_start_without_keys_and_starts_with_one()
 }
 
 /// `airlock run --json` on the demo model in `data`, in `session` when given: the run result.
-fn demo_run(
-    data: &std::path::Path,
-    cache: &std::path::Path,
-    session: Option<&str>,
-    task: &str,
-) -> serde_json::Value {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+fn demo_run(data: &std::path::Path, session: Option<&str>, task: &str) -> serde_json::Value {
+    let mut command = crate::common::airlock();
     command.args(["run", "--json", "--data"]).arg(data);
     if let Some(session) = session {
         command.args(["--session", session]);
     }
     let out = command
         .arg(task)
-        .env("AIRLOCK_CACHE_DIR", cache)
         .env_remove("AIRLOCK_MODEL")
         .env_remove("AIRLOCK_CONTEXT_WINDOW")
         .output()
@@ -325,10 +298,10 @@ fn the_demo_model_compacts_a_long_session_of_airlock_run_and_goes_on_from_the_su
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("airlock.db");
     let task = |n: usize| format!("step {n}: {}", "please keep track of this detail ".repeat(4));
-    let first = demo_run(&data, dir.path(), None, &task(0));
+    let first = demo_run(&data, None, &task(0));
     let session = first["sessionId"].as_str().unwrap().to_owned();
     let compacted = (1..60).find_map(|n| {
-        let result = demo_run(&data, dir.path(), Some(&session), &task(n));
+        let result = demo_run(&data, Some(&session), &task(n));
         let events = result["events"].as_array().unwrap().clone();
         let compaction = events.into_iter().find(|e| e["type"] == "context/compaction");
         compaction.map(|c| (n, c, result))
@@ -348,11 +321,10 @@ fn the_demo_model_compacts_a_long_session_of_airlock_run_and_goes_on_from_the_su
 #[test]
 fn cli_on_a_terminal_prints_the_answer_once() {
     // `script` (util-linux) runs the command on a pseudo-terminal and copies what it shows.
-    let dir = tempfile::tempdir().unwrap();
     let command = format!("{} run hello", env!("CARGO_BIN_EXE_airlock"));
     let out = Command::new("script")
         .args(["--quiet", "--return", "--command", &command, "/dev/null"])
-        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env("AIRLOCK_CACHE_DIR", airlock_tests::gateway::compiled_cache())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("script (util-linux) runs");
@@ -368,11 +340,10 @@ async fn cli_on_a_terminal_ctrl_c_cancels_the_run_and_exits_130() {
     mock.push(
         airlock_tests::Reply::text("never finished", 3).delay(std::time::Duration::from_secs(120)),
     );
-    let dir = tempfile::tempdir().unwrap();
     let command = format!("{} run --model openai:mock slow", env!("CARGO_BIN_EXE_airlock"));
     let mut script = tokio::process::Command::new("script")
         .args(["--quiet", "--return", "--command", &command, "/dev/null"])
-        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env("AIRLOCK_CACHE_DIR", airlock_tests::gateway::compiled_cache())
         .env("AIRLOCK_BASE_URL", mock.base_url())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -394,12 +365,10 @@ async fn cli_on_a_terminal_ctrl_c_cancels_the_run_and_exits_130() {
 /// `stdin` as its standard input.
 fn run_asking(args: &[&str], stdin: &str) -> (i32, String, String) {
     use std::io::Write;
-    let cache = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let mut child = crate::common::airlock()
         .args(["run", "--approval-for", "echo"])
         .args(args)
         .arg(r#"/tool echo {"text":"hi"}"#)
-        .env("AIRLOCK_CACHE_DIR", cache.path())
         .env_remove("AIRLOCK_MODEL")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -97,7 +97,10 @@ async fn graceful_shutdown_ends_open_streams_and_keeps_every_commit() {
 #[tokio::test]
 async fn a_core_trap_answers_500_core_failed_and_leaves_no_session() {
     let dir = tempfile::tempdir().unwrap();
-    let host = airlock_sandbox::core_host::CoreHost::new(None).unwrap().with_fuel(1);
+    let host =
+        airlock_sandbox::core_host::CoreHost::new(Some(&airlock_tests::gateway::compiled_cache()))
+            .unwrap()
+            .with_fuel(1);
     let gw = common::start_with_host(dir.path().join("trap.db"), host).await;
     let (code, error) = gw.post("/v1/sessions", json!({"sessionId": "s"})).await;
     assert_eq!((code, &error["error"]["code"]), (500, &json!("core-failed")), "{error}");

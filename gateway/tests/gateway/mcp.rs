@@ -39,10 +39,9 @@ fn everything_flag() -> String {
 /// `airlock serve` with the demo model and the MCP server `mcp` (as `--mcp` takes it); answers
 /// its base URL.
 async fn serve(dir: &Path, mcp: &str) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let mut child = Command::from(crate::common::airlock())
         .args(["serve", "--listen", "127.0.0.1:0", "--mcp", mcp, "--data"])
         .arg(dir.join("airlock.db"))
-        .env("AIRLOCK_CACHE_DIR", dir)
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()

@@ -37,10 +37,9 @@ impl Client {
     }
 
     fn start(dir: &Path, env: &[(&str, &str)]) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        let mut child = Command::from(crate::common::airlock())
             .args(["stdio", "--data"])
             .arg(dir.join("stdio.db"))
-            .env("AIRLOCK_CACHE_DIR", dir)
             .env_remove("AIRLOCK_MODEL")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -355,11 +354,10 @@ async fn frames_until_exit(
 }
 
 fn stdio_command(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    let mut command = Command::from(crate::common::airlock());
     command
         .args(["stdio", "--data"])
         .arg(dir.join("stdio.db"))
-        .env("AIRLOCK_CACHE_DIR", dir)
         .env_remove("AIRLOCK_MODEL")
         .kill_on_drop(true);
     command

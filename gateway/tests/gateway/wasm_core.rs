@@ -12,7 +12,10 @@ use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 /// One compiled host for the tests that need no special settings.
 fn host() -> &'static CoreHost {
     static HOST: OnceLock<CoreHost> = OnceLock::new();
-    HOST.get_or_init(|| CoreHost::new(None).expect("the embedded core loads"))
+    HOST.get_or_init(|| {
+        CoreHost::new(Some(&airlock_tests::gateway::compiled_cache()))
+            .expect("the embedded core loads")
+    })
 }
 
 /// The testkit's [`Backend`] over wasm instances.
@@ -50,7 +53,7 @@ impl Backend for Wasm<'_> {
 #[test]
 fn core_component_imports_no_clock_random_filesystem_or_socket() {
     // Built apart from `host()`: a host refuses such a core, and the refusal lists every import.
-    let host = match CoreHost::new(None) {
+    let host = match CoreHost::new(Some(&airlock_tests::gateway::compiled_cache())) {
         Ok(host) => host,
         Err(CoreError::ForbiddenImports { forbidden, imports }) => {
             panic!("forbidden imports {forbidden:?}; all imports: {imports:#?}")

@@ -28,7 +28,7 @@ async fn tenants_with(env: &[(&str, &str)]) -> Tenants {
     let data = dir.path().join("airlock.db");
     let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
     let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
-    let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), env);
+    let gw = Gateway::start_with(&data, &mock.base_url(), env);
     Tenants { _dir: dir, mock, gw, data, a, b, admin }
 }
 
@@ -125,7 +125,7 @@ async fn a_tenant_reaches_only_its_own_sessions_and_a_revoked_key_is_refused() {
 async fn on_loopback_without_keys_a_foreign_host_and_a_cross_origin_post_get_403() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
-    let gw = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    let gw = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url());
     let client = &gw.client;
     let rebound = client.get(gw.url("/v1/sessions")).header("host", "evil.example:7700");
     let res = rebound.send().await.unwrap();
@@ -354,7 +354,7 @@ async fn a_gateway_without_keys_refuses_to_start_with_cors_origin_any() {
     let out = std::process::Command::new(airlock_tests::gateway::airlock_bin())
         .args(["serve", "--listen", "127.0.0.1:0", "--cors-origin", "*", "--data"])
         .arg(dir.path().join("airlock.db"))
-        .env("AIRLOCK_CACHE_DIR", dir.path())
+        .env("AIRLOCK_CACHE_DIR", airlock_tests::gateway::compiled_cache())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

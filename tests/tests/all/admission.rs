@@ -54,7 +54,7 @@ async fn tenants(env: &[(&str, &str)]) -> Tenants {
     let mock = MockModel::start().await;
     let data = dir.path().join("airlock.db");
     let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
-    let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), env);
+    let gw = Gateway::start_with(&data, &mock.base_url(), env);
     Tenants { dir, mock, gw, a: keyed_client(&a), b: keyed_client(&b) }
 }
 
@@ -385,7 +385,7 @@ async fn a_restart_with_more_running_sessions_than_the_machine_holds_brings_them
     let data = dir.path().join("airlock.db");
     let mock = MockModel::start().await;
     let gates = Gates::holding(&mock, "Interrupted.");
-    let mut gw = Gateway::start(&data, &mock.base_url(), dir.path());
+    let mut gw = Gateway::start(&data, &mock.base_url());
     let _held = gates;
     let mut sessions = Vec::new();
     for _ in 0..5 {
@@ -399,7 +399,7 @@ async fn a_restart_with_more_running_sessions_than_the_machine_holds_brings_them
 
     mock.otherwise(|_| Reply::text("Back.", 1));
     let env = [("AIRLOCK_MAX_INSTANCES", "2")];
-    let gw = Gateway::start_listening(&data, &mock.base_url(), dir.path(), &env);
+    let gw = Gateway::start_listening(&data, &mock.base_url(), &env);
     assert_eq!(gw.get("/healthz").await.0, 200, "it answers while it recovers");
     // Two fit at once; the others come back as those go to sleep (their instances freed).
     for s in &sessions {

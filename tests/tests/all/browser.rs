@@ -145,7 +145,7 @@ async fn the_page_signs_in_with_a_key_and_streams_with_an_http_only_cookie() {
     let data = dir.path().join("airlock.db");
     let key = airlock_tests::gateway::keys(&data, &["create", "--tenant", "web"]);
     let env = [("AIRLOCK_MODEL", "openai:mock")];
-    let gw = airlock_tests::gateway::Gateway::start_with(&data, &mock.base_url(), dir.path(), &env);
+    let gw = airlock_tests::gateway::Gateway::start_with(&data, &mock.base_url(), &env);
     let mut page = Page::launch();
     page.run(json!({"do": "open", "url": gw.url("/")})).await;
     page.wait_text("#sign-in label", "API key").await;

@@ -240,7 +240,7 @@ async fn spawn_agent_on_an_in_memory_store_answers_durability_failed() {
     let dir = tempfile::tempdir().unwrap();
     let mock = airlock_tests::MockModel::start().await;
     let memory = std::path::Path::new(":memory:");
-    let gw = airlock_tests::gateway::Gateway::start(memory, &mock.base_url(), dir.path());
+    let gw = airlock_tests::gateway::Gateway::start(memory, &mock.base_url());
     let w = World { dir, mock, gw };
     w.mock.push_for("DURABILITY_FAILED", Reply::text("No subagent then.", 1));
     let (s, mut sse) = spawning(&w, "CHILD-TASK").await;

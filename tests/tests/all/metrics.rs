@@ -113,8 +113,7 @@ async fn metrics_served_on_an_address_of_their_own_and_behind_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let mock = airlock_tests::MockModel::start().await;
     let env = [("AIRLOCK_METRICS_LISTEN", "127.0.0.1:0"), ("AIRLOCK_METRICS_KEY", "scrape-me")];
-    let gw =
-        Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), dir.path(), &env);
+    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), &env);
     let line = gw
         .log_lines()
         .into_iter()

@@ -53,7 +53,7 @@ const ROUTES: &[(&str, &str)] = &[
 async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
-    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url());
 
     let res = gateway.client.get(gateway.url("/openapi.json")).send().await.unwrap();
     assert_eq!(res.status(), 200);

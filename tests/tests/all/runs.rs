@@ -287,7 +287,7 @@ async fn the_same_idempotency_key_on_two_runs_runs_one_turn_and_answers_the_same
     let [a, b] =
         ["a", "b"].map(|tenant| keyed_client(&keys(&data, &["create", "--tenant", tenant])));
     let env = [("AIRLOCK_MODEL", "openai:mock")];
-    let gw = Gateway::start_with(&data, &mock.base_url(), dir.path(), &env);
+    let gw = Gateway::start_with(&data, &mock.base_url(), &env);
     let session = async |client: &reqwest::Client| -> String {
         let res = client.post(gw.url("/v1/sessions")).json(&json!({})).send().await.unwrap();
         res.json::<Value>().await.unwrap()["sessionId"].as_str().unwrap().to_owned()

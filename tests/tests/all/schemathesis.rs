@@ -37,7 +37,7 @@ async fn schemathesis(gateway: &Gateway, dir: &Path, args: &[&str]) {
 async fn schemathesis_with_every_check_finds_no_answer_that_disagrees_with_openapi_json() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start().await;
-    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url(), dir.path());
+    let gateway = Gateway::start(&dir.path().join("airlock.db"), &mock.base_url());
     schemathesis(&gateway, dir.path(), &[]).await;
 }
 
@@ -50,7 +50,7 @@ async fn schemathesis_against_a_keyed_gateway_finds_its_document_and_its_lock_ag
     let mock = MockModel::start().await;
     let data = dir.path().join("airlock.db");
     let key = keys(&data, &["create", "--tenant", "schemathesis"]);
-    let gateway = Gateway::start(&data, &mock.base_url(), dir.path());
+    let gateway = Gateway::start(&data, &mock.base_url());
     let (_, document) = gateway.get("/openapi.json").await;
     assert_eq!(
         document["components"]["securitySchemes"]["apiKey"]["scheme"], "bearer",

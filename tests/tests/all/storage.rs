@@ -52,7 +52,7 @@ async fn a_disk_filled_mid_turn_never_shows_idle_with_a_turn_open_and_the_queue_
     let dir = tempfile::tempdir().unwrap();
     let disk = Disk::mount(&dir.path().join("disk"), "8m");
     let mock = MockModel::start().await;
-    let gw = Gateway::start(&disk.0.join("airlock.db"), &mock.base_url(), dir.path());
+    let gw = Gateway::start(&disk.0.join("airlock.db"), &mock.base_url());
     let s = gw.session().await;
     let mut sse = gw.sse(&s, None).await;
 

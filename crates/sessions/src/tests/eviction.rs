@@ -7,7 +7,6 @@ use std::time::Duration;
 use crate::registry::{Eviction, Registry, Rules, SessionSpec};
 use airlock_core::{ContentBlock, Delivery, Input, Message};
 use airlock_providers::tools::ToolRegistry;
-use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Durability, SessionRow, Snapshot, Store};
 use serde_json::Value;
 
@@ -21,7 +20,7 @@ fn followup(id: &str, text: &str) -> Input {
 /// A registry over a fresh store that drops whatever is at rest when asked.
 fn registry(dir: &tempfile::TempDir) -> (Arc<Registry>, Store) {
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
-    let host = Arc::new(CoreHost::new(None).unwrap());
+    let host = super::host();
     let eviction = Eviction { idle: Duration::ZERO, max_live: 100 };
     let rules = Rules { eviction, ..demo_rules() };
     let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), rules);
@@ -87,7 +86,7 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
     registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     turns(&registry, 2, true).await;
     let before = shape(&store, "s").await;
-    let host = CoreHost::new(None).unwrap();
+    let host = super::host();
     for (core, state) in [("another core", "{}"), (host.hash(), "not the core's state")] {
         let snapshot = Snapshot {
             session_id: "s".into(),
@@ -113,7 +112,7 @@ async fn session_over(dir: &tempfile::TempDir) -> crate::session::Session {
 /// A fresh session `s` of the demo model, logging to `store`.
 fn session_on(store: Store) -> crate::session::Session {
     use crate::session::{Outbox, Session, SessionParts};
-    let host = Arc::new(CoreHost::new(None).unwrap());
+    let host = super::host();
     let model = airlock_providers::model::from_name("demo").unwrap();
     let config = airlock_core::Config::new("s", model.provider(), model.model());
     let tools = ToolRegistry::builtin();

@@ -9,7 +9,17 @@ mod session;
 
 pub use memory_log::MemoryLog;
 
+use std::sync::{Arc, OnceLock};
+
+use airlock_sandbox::core_host::CoreHost;
+
 use crate::registry::Rules;
+
+/// The one core host of the tests' process (compiling the core takes a CPU-second or two).
+fn host() -> Arc<CoreHost> {
+    static HOST: OnceLock<Arc<CoreHost>> = OnceLock::new();
+    HOST.get_or_init(|| Arc::new(CoreHost::new(None).expect("the embedded core loads"))).clone()
+}
 
 /// What the tests' sessions are built with: the demo model, every default.
 fn demo_rules() -> Rules {

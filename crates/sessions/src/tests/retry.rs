@@ -10,7 +10,6 @@ use airlock_core::{
 };
 use airlock_providers::model::{ChunkStream, ModelProvider};
 use airlock_providers::tools::ToolRegistry;
-use airlock_sandbox::core_host::CoreHost;
 use serde_json::Value;
 
 use super::MemoryLog;
@@ -52,7 +51,7 @@ impl ModelProvider for FailsOnce {
 #[tokio::test]
 async fn a_session_retries_a_server_error_then_completes_the_turn() {
     let model = Arc::new(FailsOnce { requests: AtomicUsize::new(0), text: "Recovered." });
-    let host = Arc::new(CoreHost::new(None).unwrap());
+    let host = super::host();
     let config = Config::new("s1", model.provider(), model.model());
     let log = Arc::new(MemoryLog::default());
     let tools = ToolRegistry::builtin();

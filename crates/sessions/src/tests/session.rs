@@ -8,7 +8,6 @@ use crate::session::{Outbox, Session, SessionError, SessionParts};
 use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
 use airlock_providers::model;
 use airlock_providers::tools::ToolRegistry;
-use airlock_sandbox::core_host::CoreHost;
 
 use super::demo_rules;
 
@@ -18,7 +17,7 @@ fn session() -> Session {
 
 /// A fresh session `s1` of the demo model, logging to `log`.
 fn session_on(log: Arc<MemoryLog>) -> Session {
-    let host = Arc::new(CoreHost::new(None).unwrap());
+    let host = super::host();
     let model = model::from_name("demo").unwrap();
     let config = Config::new("s1", model.provider(), model.model());
     let tools = ToolRegistry::builtin();
@@ -95,7 +94,7 @@ async fn a_late_follower_reports_status_in_its_place_among_the_events() {
 
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
-    let host = Arc::new(CoreHost::new(None).unwrap());
+    let host = super::host();
     let registry = Registry::new(store.clone(), host, ToolRegistry::builtin(), demo_rules());
     registry.create("s".into(), SessionSpec::default(), None).await.unwrap();
     let handle = registry.get("s").unwrap();

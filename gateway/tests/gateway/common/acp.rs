@@ -59,11 +59,10 @@ impl Airlock {
     /// on `model`.
     pub async fn spawn(dir: &Path, base_url: &str, model: &str, args: &[&str]) -> Airlock {
         let listen = args.contains(&"--listen");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        let mut command = Command::from(crate::common::airlock());
         command
             .args(["acp", "--model", model, "--data"])
             .arg(dir.join("acp.db"))
-            .env("AIRLOCK_CACHE_DIR", dir)
             .env("AIRLOCK_BASE_URL", base_url)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -32,6 +32,13 @@ pub struct TestGateway {
     done: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// This build's `airlock`, keeping its compiled code where every test's gateway does.
+pub fn airlock() -> std::process::Command {
+    let mut airlock = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"));
+    airlock.env("AIRLOCK_CACHE_DIR", airlock_tests::gateway::compiled_cache());
+    airlock
+}
+
 /// What the test gateways' sessions are built with: the demo model, every default.
 pub fn demo_rules() -> Rules {
     Rules { default_model: "demo".into(), ..Rules::default() }
@@ -44,7 +51,7 @@ fn settings(data: PathBuf) -> Settings {
         durability: Durability::Normal,
         max_body: 1024,
         cors_origins: Vec::new(),
-        cache_dir: None,
+        cache_dir: Some(airlock_tests::gateway::compiled_cache()),
         sandbox: Default::default(),
         rules: demo_rules(),
         connections: Default::default(),

@@ -5,6 +5,7 @@
 //! from any OpenAI-compatible chat-completions endpoint ([`openai`]).
 
 mod demo;
+#[cfg(feature = "remote")]
 pub mod openai;
 mod window;
 
@@ -15,6 +16,7 @@ use airlock_core::{ModelError, ModelRequest, StreamChunk};
 use futures::Stream;
 
 pub use demo::Demo;
+#[cfg(feature = "remote")]
 pub use openai::{OpenAi, OpenAiConfig, Timeouts};
 pub use window::{ContextWindows, DEMO_WINDOW, ModelSettings};
 
@@ -35,10 +37,7 @@ pub trait ModelProvider: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 pub enum ModelSetupError {
     /// No provider has this name.
-    #[error(
-        "unknown model {0:?}: this build offers `demo` (offline, no key needed), \
-         `openai:<model>` and `deepseek:<model>`"
-    )]
+    #[error("unknown model {0:?}: this build offers {OFFERED}")]
     Unknown(String),
     /// A model name that is not a plain name.
     #[error(
@@ -95,11 +94,18 @@ pub enum ModelSetupError {
     Client(String),
 }
 
+/// The models [`from_name`] knows, as an error says them.
+#[cfg(feature = "remote")]
+const OFFERED: &str = "`demo` (offline, no key needed), `openai:<model>` and `deepseek:<model>`";
+#[cfg(not(feature = "remote"))]
+const OFFERED: &str = "`demo` (offline, no key needed): it was built without the `remote` feature";
+
 /// Picks the provider a `--model` value names: `demo`, `openai:<model>` or `deepseek:<model>`
 /// (the latter two read their endpoint and key from the environment).
 pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> {
     match name.split_once(':') {
         None if name == "demo" => Ok(Arc::new(Demo)),
+        #[cfg(feature = "remote")]
         Some((provider, model)) if openai::is_openai_compatible(provider) => {
             if !model.is_empty() && !valid_model_name(model) {
                 let shown = model.chars().take(MODEL_NAME_MOST).collect();
@@ -144,8 +150,11 @@ pub fn allow_labels(default: &str, windows: &ContextWindows) {
 /// (the gateway's default), `demo`, and `provider:model` for each provider the environment
 /// gives a key (or a loopback base URL) for.
 pub fn name_pattern() -> String {
+    #[cfg(feature = "remote")]
     let ready: Vec<&str> =
         openai::providers().filter(|p| OpenAiConfig::from_env(p, "model").is_ok()).collect();
+    #[cfg(not(feature = "remote"))]
+    let ready: Vec<&str> = Vec::new();
     let remote = match ready.as_slice() {
         [] => String::new(),
         providers => format!(
@@ -159,6 +168,7 @@ pub fn name_pattern() -> String {
 
 /// Installs ring as the process's TLS crypto backend: reqwest is built without one of its own.
 /// Harmless when one is installed already; call it before building any `reqwest::Client`.
+#[cfg(feature = "remote")]
 pub fn install_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -15,7 +15,7 @@ pub use crate::sse::{Frame, Sse, seqs, types};
 /// run from `target/<profile>/deps`) and the benchmarks (from `target/release`).
 ///
 /// `cargo test --workspace` builds it with everything else. Only when it is missing or older than
-/// the sources it is built from (a lone `cargo test -p airlock-tests` after an edit, or the
+/// a source it was built from (a lone `cargo test -p airlock-tests` after an edit, or the
 /// benchmarks) is it built here: always building would rebuild it with this package's feature
 /// set on every run.
 pub fn airlock_bin() -> PathBuf {
@@ -23,14 +23,7 @@ pub fn airlock_bin() -> PathBuf {
     BIN.get_or_init(|| {
         let profile_dir = profile_dir();
         let bin = profile_dir.join(format!("airlock{}", std::env::consts::EXE_SUFFIX));
-        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
-        let workspace =
-            Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
-        // The page's files are compiled into the binary too.
-        let sources = ["gateway/src", "crates", "core-wasm/src", "wit", "web-demo"]
-            .into_iter()
-            .map(|d| workspace.join(d));
-        if built.is_none_or(|built| sources.into_iter().any(|dir| newer_than(&dir, built))) {
+        if stale(&bin) {
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "--quiet", "-p", "airlock-gateway", "--bin", "airlock"]);
             if profile_dir.file_name().is_some_and(|p| p == "release") {
@@ -107,6 +100,25 @@ pub fn shared_store(data: &Path) -> Option<String> {
 }
 
 /// Whether `path`, or any file under it, was modified after `time`.
+/// Whether `bin` is missing, or older than one of the sources cargo's dep-info beside it
+/// (`airlock.d`) says it was built from: exactly the files compiled or embedded into it, and the
+/// folders its build scripts watch.
+fn stale(bin: &Path) -> bool {
+    let built = std::fs::metadata(bin).and_then(|m| m.modified());
+    let deps = std::fs::read_to_string(bin.with_extension("d"));
+    let (Ok(built), Ok(deps)) = (built, deps) else { return true };
+    // `target: source source …`, a space inside a path written `\ `.
+    let mut sources =
+        deps.lines().filter_map(|line| line.split_once(": ")).flat_map(|(_, paths)| {
+            let paths = paths.replace("\\ ", "\0");
+            paths
+                .split_whitespace()
+                .map(|p| PathBuf::from(p.replace('\0', " ")))
+                .collect::<Vec<_>>()
+        });
+    sources.any(|source| newer_than(&source, built))
+}
+
 fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
     if path.is_file() {
         return std::fs::metadata(path).and_then(|m| m.modified()).is_ok_and(|m| m > time);

@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     PromptRequest, RequestPermissionRequest, SessionId, SessionUpdate, StopReason, ToolCallStatus,
 };
 use airlock_tests::{MockModel, Reply};
-use common::acp::{Airlock, Updates, open};
+use common::acp::{Airlock, Updates, in_session_answering, open};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -70,27 +70,23 @@ fn http() -> reqwest::Client {
 async fn acp_text_turn_streams_agent_message_chunks_and_ends_end_turn() {
     // Pieces further apart than the host's 50 ms coalescing window: one chunk event each.
     let spaced = Reply::text("Hello there, editor.", 3).delay(Duration::from_millis(60));
-    let (_dir, _mock, mut airlock) = Airlock::answering([spaced], false).await;
-    airlock
-        .in_session(async |cx, session, mut updates| {
-            let answer = cx.send_request(prompt(&session, "hi")).block_task().await?;
-            assert_eq!(answer.stop_reason, StopReason::EndTurn);
-            let updates = received(&mut updates);
-            let chunks =
-                updates.iter().filter(|u| matches!(u, SessionUpdate::AgentMessageChunk(_)));
-            assert_eq!(chunks.count(), 3, "streamed, one update per committed chunk");
-            assert_eq!(message_text(&updates), "Hello there, editor.");
-            Ok(())
-        })
-        .await;
+    in_session_answering([spaced], async |cx, session, mut updates| {
+        let answer = cx.send_request(prompt(&session, "hi")).block_task().await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let updates = received(&mut updates);
+        let chunks = updates.iter().filter(|u| matches!(u, SessionUpdate::AgentMessageChunk(_)));
+        assert_eq!(chunks.count(), 3, "streamed, one update per committed chunk");
+        assert_eq!(message_text(&updates), "Hello there, editor.");
+        Ok(())
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn acp_reasoning_streams_agent_thought_chunks() {
-    let (_dir, _mock, mut airlock) =
-        Airlock::answering([Reply::text("Done.", 1).reasoning("Let me think.", 2)], false).await;
-    airlock
-        .in_session(async |cx, session, mut updates| {
+    in_session_answering(
+        [Reply::text("Done.", 1).reasoning("Let me think.", 2)],
+        async |cx, session, mut updates| {
             cx.send_request(prompt(&session, "think")).block_task().await?;
             let thoughts: String = received(&mut updates)
                 .iter()
@@ -101,50 +97,47 @@ async fn acp_reasoning_streams_agent_thought_chunks() {
                 .collect();
             assert_eq!(thoughts, "Let me think.");
             Ok(())
-        })
-        .await;
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn acp_correlated_max_tokens_turn_stops_max_tokens() {
-    let (_dir, _mock, mut airlock) =
-        Airlock::answering([Reply::text("Cut sh", 1).finish_length()], false).await;
-    airlock
-        .in_session(async |cx, session, _updates| {
+    in_session_answering(
+        [Reply::text("Cut sh", 1).finish_length()],
+        async |cx, session, _updates| {
             let answer = cx.send_request(prompt(&session, "long")).block_task().await?;
             assert_eq!(answer.stop_reason, StopReason::MaxTokens);
             Ok(())
-        })
-        .await;
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn acp_correlated_provider_error_fails_the_prompt_with_a_json_rpc_error() {
-    let (_dir, _mock, mut airlock) = Airlock::answering([Reply::status(401)], false).await;
-    airlock
-        .in_session(async |cx, session, _updates| {
-            let error = cx.send_request(prompt(&session, "hi")).block_task().await.unwrap_err();
-            assert_eq!(error.code.value(), -32603);
-            assert!(error.message.starts_with("AUTH: "), "{}", error.message);
-            assert_eq!(error.data.as_ref().unwrap()["code"], "AUTH");
-            Ok(())
-        })
-        .await;
+    in_session_answering([Reply::status(401)], async |cx, session, _updates| {
+        let error = cx.send_request(prompt(&session, "hi")).block_task().await.unwrap_err();
+        assert_eq!(error.code.value(), -32603);
+        assert!(error.message.starts_with("AUTH: "), "{}", error.message);
+        assert_eq!(error.data.as_ref().unwrap()["code"], "AUTH");
+        Ok(())
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn acp_session_cancel_during_a_slow_stream_stops_cancelled() {
     let (reply, _never) = held("This answer never ends.");
-    let (_dir, _mock, mut airlock) = Airlock::answering([reply], false).await;
-    airlock
-        .in_session(async |cx, session, mut updates| {
-            let running = cx.send_request(prompt(&session, "slow"));
-            first_text(&mut updates).await;
-            cx.send_notification(CancelNotification::new(session.clone()))?;
-            assert_eq!(running.block_task().await?.stop_reason, StopReason::Cancelled);
-            Ok(())
-        })
-        .await;
+    in_session_answering([reply], async |cx, session, mut updates| {
+        let running = cx.send_request(prompt(&session, "slow"));
+        first_text(&mut updates).await;
+        cx.send_notification(CancelNotification::new(session.clone()))?;
+        assert_eq!(running.block_task().await?.stop_reason, StopReason::Cancelled);
+        Ok(())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -167,13 +160,9 @@ async fn acp_second_concurrent_prompt_is_refused_naming_the_reason() {
 
 #[tokio::test]
 async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
-    let (_dir, _mock, mut airlock) = Airlock::answering(
+    in_session_answering(
         [Reply::tool_call("call-1", "echo", r#"{"text":"hi"}"#, 2), Reply::text("Echoed.", 1)],
-        false,
-    )
-    .await;
-    airlock
-        .in_session(async |cx, session, mut updates| {
+        async |cx, session, mut updates| {
             let answer = cx.send_request(prompt(&session, "echo hi")).block_task().await?;
             assert_eq!(answer.stop_reason, StopReason::EndTurn);
             let updates = received(&mut updates);
@@ -196,8 +185,9 @@ async fn acp_tool_turn_sends_tool_call_and_tool_call_update() {
             assert_eq!(content[0]["content"]["text"], "echo: hi");
             assert_eq!(message_text(&updates), "Echoed.");
             Ok(())
-        })
-        .await;
+        },
+    )
+    .await;
 }
 
 /// One `echo hi` turn of `airlock acp --approval-for echo`, whose model calls `echo` once and

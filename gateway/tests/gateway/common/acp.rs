@@ -153,6 +153,15 @@ impl Airlock {
     }
 }
 
+/// Runs `body` in a session of a fresh `airlock acp` whose model answers `replies` in turn.
+pub async fn in_session_answering<R>(
+    replies: impl IntoIterator<Item = Reply>,
+    body: impl AsyncFnOnce(ConnectionTo<Agent>, SessionId, Updates) -> Result<R, Error>,
+) -> R {
+    let (_dir, _mock, mut airlock) = Airlock::answering(replies, false).await;
+    airlock.in_session(body).await
+}
+
 /// `initialize`, then `session/new`.
 pub async fn open(cx: &ConnectionTo<Agent>) -> Result<SessionId, Error> {
     let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;

@@ -99,26 +99,35 @@ pub fn shared_store(data: &Path) -> Option<String> {
     Some(url)
 }
 
-/// Whether `path`, or any file under it, was modified after `time`.
-/// Whether `bin` is missing, or older than one of the sources cargo's dep-info beside it
-/// (`airlock.d`) says it was built from: exactly the files compiled or embedded into it, and the
-/// folders its build scripts watch.
+/// Whether `bin` is missing, or older than one of the sources it was built from. Those are what
+/// cargo's dep-info beside it (`airlock.d`) lists: exactly the files compiled or embedded into
+/// it, and the folders its build scripts watch. `cargo build` writes that file and `cargo test`
+/// does not, so without it (a clean checkout's test run) they are the folders of the sources the
+/// binary may be built from.
 fn stale(bin: &Path) -> bool {
-    let built = std::fs::metadata(bin).and_then(|m| m.modified());
-    let deps = std::fs::read_to_string(bin.with_extension("d"));
-    let (Ok(built), Ok(deps)) = (built, deps) else { return true };
-    // `target: source source …`, a space inside a path written `\ `.
-    let mut sources =
-        deps.lines().filter_map(|line| line.split_once(": ")).flat_map(|(_, paths)| {
-            let paths = paths.replace("\\ ", "\0");
-            paths
-                .split_whitespace()
-                .map(|p| PathBuf::from(p.replace('\0', " ")))
-                .collect::<Vec<_>>()
-        });
-    sources.any(|source| newer_than(&source, built))
+    let Ok(built) = std::fs::metadata(bin).and_then(|m| m.modified()) else { return true };
+    let sources: Vec<PathBuf> = match std::fs::read_to_string(bin.with_extension("d")) {
+        // `target: source source …`, a space inside a path written `\ `.
+        Ok(deps) => deps
+            .lines()
+            .filter_map(|line| line.split_once(": "))
+            .flat_map(|(_, paths)| {
+                let paths = paths.replace("\\ ", "\0");
+                let paths = paths.split_whitespace().map(|p| PathBuf::from(p.replace('\0', " ")));
+                paths.collect::<Vec<_>>()
+            })
+            .collect(),
+        Err(_) => {
+            let workspace =
+                Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
+            let folders = ["gateway/src", "crates", "core-wasm/src", "wit", "web-demo"];
+            folders.into_iter().map(|folder| workspace.join(folder)).collect()
+        }
+    };
+    sources.iter().any(|source| newer_than(source, built))
 }
 
+/// Whether `path`, or any file under it, was modified after `time`.
 fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
     if path.is_file() {
         return std::fs::metadata(path).and_then(|m| m.modified()).is_ok_and(|m| m > time);

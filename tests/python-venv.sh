@@ -1,12 +1,15 @@
 # shellcheck shell=bash
 # Virtualenvs under the repo's target/ for the scripts that need Python tools (the Python
-# client's tests, schemathesis, componentize-py).
-# Sourced, not run:
+# client's tests, schemathesis, componentize-py, the anthropic SDK). Sourced:
 #
 #   source "$repo/tests/python-venv.sh"
 #   fresh_venv "$venv" "$here/requirements.txt" "what"   # made anew when the pins changed
 #   venv_pin "$venv" tool 1.2.3                           # tool==1.2.3 unless it is there
 #   venv_pip "$venv" install "tool==1.2.3"                # pip of that virtualenv
+#
+# or run, for a virtualenv that is only its pins:
+#
+#   tests/python-venv.sh target/anthropic-venv tests/anthropic-sdk/requirements.txt anthropic
 #
 # (`pinned_venv` and `fresh_venv` are never a condition themselves: `set -e` does not stop inside
 # one.)
@@ -72,3 +75,10 @@ venv_pin() { # VENV PACKAGE VERSION
         venv_pip "$1" install "$2==$3"
     fi
 }
+
+# Run rather than sourced, `tests/python-venv.sh VENV REQUIREMENTS WHAT` makes VENV fresh from
+# REQUIREMENTS (the virtualenvs that need nothing else).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
+    fresh_venv "$@"
+fi

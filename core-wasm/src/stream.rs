@@ -5,7 +5,8 @@ use crate::wire::{ContentBlock, FinishReason, StreamChunk, Usage};
 /// A model response put together from its chunks.
 #[derive(Debug, Default)]
 pub struct Assembled {
-    /// Blocks in order of their first delta; empty text is left out.
+    /// Blocks in order of their first delta; empty text (and empty reasoning with no signature)
+    /// is left out.
     pub content: Vec<ContentBlock>,
     /// The last usage chunk.
     pub usage: Option<Usage>,
@@ -29,9 +30,10 @@ pub fn assemble<'a>(chunks: impl IntoIterator<Item = &'a StreamChunk>) -> Assemb
             StreamChunk::TextDelta { index, text } => {
                 (Slot::Text(*index), ContentBlock::Text { text: text.clone() })
             }
-            StreamChunk::ReasoningDelta { index, text } => {
-                (Slot::Reasoning(*index), ContentBlock::Reasoning { text: text.clone() })
-            }
+            StreamChunk::ReasoningDelta { index, text, signature } => (
+                Slot::Reasoning(*index),
+                ContentBlock::Reasoning { text: text.clone(), signature: signature.clone() },
+            ),
             StreamChunk::ToolCallDelta { index, id, name, arguments_delta } => (
                 Slot::Call(*index),
                 ContentBlock::ToolCall {
@@ -58,7 +60,8 @@ pub fn assemble<'a>(chunks: impl IntoIterator<Item = &'a StreamChunk>) -> Assemb
         }
     }
     out.content.retain(|block| match block {
-        ContentBlock::Text { text } | ContentBlock::Reasoning { text } => !text.is_empty(),
+        ContentBlock::Text { text } => !text.is_empty(),
+        ContentBlock::Reasoning { text, signature } => !text.is_empty() || signature.is_some(),
         _ => true,
     });
     out
@@ -66,9 +69,15 @@ pub fn assemble<'a>(chunks: impl IntoIterator<Item = &'a StreamChunk>) -> Assemb
 
 fn extend(block: &mut ContentBlock, more: ContentBlock) {
     match (block, more) {
-        (ContentBlock::Text { text }, ContentBlock::Text { text: more })
-        | (ContentBlock::Reasoning { text }, ContentBlock::Reasoning { text: more }) => {
-            text.push_str(&more)
+        (ContentBlock::Text { text }, ContentBlock::Text { text: more }) => text.push_str(&more),
+        (
+            ContentBlock::Reasoning { text, signature },
+            ContentBlock::Reasoning { text: more, signature: more_signature },
+        ) => {
+            text.push_str(&more);
+            if let Some(more) = more_signature {
+                signature.get_or_insert_default().push_str(&more);
+            }
         }
         (
             ContentBlock::ToolCall { id, name, arguments },

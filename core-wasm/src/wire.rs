@@ -81,6 +81,9 @@ pub enum ContentBlock {
     Reasoning {
         /// The text.
         text: String,
+        /// The provider's signature over it (Anthropic's thinking blocks), sent back with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// An inline image.
     #[serde(rename_all = "camelCase")]
@@ -129,6 +132,9 @@ pub enum StreamChunk {
         index: u32,
         /// The text.
         text: String,
+        /// Part of the block's signature (Anthropic sends it after the text).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// Part of a tool call.
     #[serde(rename_all = "camelCase")]
@@ -192,9 +198,12 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
-    /// Prompt tokens served from a cache.
+    /// Prompt tokens served from a cache (part of `input_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
+    /// Prompt tokens written to a cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
     /// Completion tokens spent reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,

@@ -33,7 +33,7 @@ def _environment(extra: dict[str, str]) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("AIRLOCK_") and k not in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY")
+        if not k.startswith("AIRLOCK_") and k not in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY")
     }
     env.update(extra)
     return env

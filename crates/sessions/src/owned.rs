@@ -187,7 +187,8 @@ pub struct Summary {
     /// turn ended).
     pub finish_reason: Option<&'static str>,
     /// Token usage summed over the assistant messages that carried it: `{inputTokens,
-    /// outputTokens, cacheReadTokens?, reasoningTokens?}`; absent when the provider sent none.
+    /// outputTokens, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?}`; absent when the
+    /// provider sent none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// The last `turn/end`'s full reason.
@@ -225,5 +226,6 @@ fn add_usage(total: &mut Usage, usage: &Usage) {
     total.input_tokens += usage.input_tokens;
     total.output_tokens += usage.output_tokens;
     total.cache_read_tokens = add(total.cache_read_tokens, usage.cache_read_tokens);
+    total.cache_write_tokens = add(total.cache_write_tokens, usage.cache_write_tokens);
     total.reasoning_tokens = add(total.reasoning_tokens, usage.reasoning_tokens);
 }

@@ -27,9 +27,10 @@ pub use serve::ServeArgs;
 
 /// What every command's `--help` ends with: the model's variables, which no flag names.
 const MODEL_VARIABLES: &str = "\
-Model variables (for `--model openai:<model>` and `deepseek:<model>`):
-  OPENAI_API_KEY, DEEPSEEK_API_KEY   the provider's key
-  AIRLOCK_BASE_URL                   another OpenAI-compatible endpoint (no key needed on loopback)
+Model variables (for `--model openai:<model>`, `deepseek:<model>` and `anthropic:<model>`):
+  OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY   the provider's key
+  AIRLOCK_BASE_URL          another endpoint of the same wire (no key needed on loopback)
+  AIRLOCK_THINKING_TOKENS   Anthropic's extended thinking: tokens a step may think (>= 1024)
   AIRLOCK_CONNECT_TIMEOUT_MS, AIRLOCK_FIRST_BYTE_TIMEOUT_MS, AIRLOCK_STALL_TIMEOUT_MS";
 
 /// Airlock: an LLM agent loop in a WebAssembly sandbox.

@@ -1,4 +1,5 @@
-//! A scriptable mock of the chat-completions streaming API, bound to `127.0.0.1`, port 0.
+//! A scriptable mock of the chat-completions and messages (Anthropic) streaming APIs, bound to
+//! `127.0.0.1`, port 0.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -12,9 +13,10 @@
 //! # }
 //! ```
 //!
-//! Each `POST /v1/chat/completions` records its body, then takes the next [`Reply`] from the
-//! script (a short default text when the script is empty) and plays it: an HTTP error, or a stream
-//! of chunks with optional delays and faults. Nothing else is served.
+//! Each `POST /v1/chat/completions` or `POST /v1/messages` records its body, then takes the next
+//! [`Reply`] from the script (a short default text when the script is empty) and plays it in the
+//! wire it came in on: an HTTP error, or a stream of chunks with optional delays and faults.
+//! Nothing else is served.
 
 mod reply;
 
@@ -36,7 +38,7 @@ use tokio::task::JoinHandle;
 
 pub use reply::Reply;
 
-use reply::Played;
+use reply::{Played, Wire};
 
 /// What the server shares with its handler.
 struct Shared {
@@ -75,7 +77,7 @@ impl Default for Shared {
 /// One request as it arrived.
 struct Recorded {
     body: Value,
-    authorization: Option<String>,
+    headers: HeaderMap,
 }
 
 /// A running mock model server; it stops when dropped.
@@ -92,7 +94,8 @@ impl MockModel {
         let addr = listener.local_addr().expect("a bound listener has an address");
         let shared = Arc::new(Shared::default());
         let app = Router::new()
-            .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/chat/completions", post(|s, h, b| answer(s, h, b, Wire::Chat)))
+            .route("/v1/messages", post(|s, h, b| answer(s, h, b, Wire::Messages)))
             .with_state(shared.clone());
         let server = tokio::spawn(async move {
             // Each chunk goes out when it is written, as a real provider streams it.
@@ -154,7 +157,14 @@ impl MockModel {
 
     /// The `Authorization` header of every request received so far, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
-        lock(&self.shared.requests).iter().map(|r| r.authorization.clone()).collect()
+        self.header(AUTHORIZATION.as_str())
+    }
+
+    /// The header `name` of every request received so far, in order.
+    pub fn header(&self, name: &str) -> Vec<Option<String>> {
+        let requests = lock(&self.shared.requests);
+        let value = |r: &Recorded| r.headers.get(name)?.to_str().ok().map(str::to_owned);
+        requests.iter().map(value).collect()
     }
 }
 
@@ -169,16 +179,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-async fn chat_completions(
+async fn answer(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     body: Bytes,
+    wire: Wire,
 ) -> Response {
     let body = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-    let authorization = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if !shared.forget.load(std::sync::atomic::Ordering::Relaxed) {
-        lock(&shared.requests).push(Recorded { body: body.clone(), authorization });
+        lock(&shared.requests).push(Recorded { body: body.clone(), headers });
     }
     let mut number = 0;
     shared.arrived.send_modify(|arrived| {
@@ -200,7 +210,7 @@ async fn chat_completions(
     if shared.counted.load(std::sync::atomic::Ordering::Relaxed) {
         reply = reply.counted();
     }
-    match reply.play(&body, number) {
+    match reply.play(&body, number, wire) {
         Played::Status { status, retry_after, body } => {
             let status = StatusCode::from_u16(status).expect("a scripted status is valid");
             let mut response = (status, [(CONTENT_TYPE, "application/json")], body).into_response();

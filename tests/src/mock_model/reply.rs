@@ -11,12 +11,14 @@ use std::sync::Arc;
 
 use tokio::sync::{Notify, mpsc};
 
-/// One scripted answer to one request: an HTTP error, or a stream of `chat.completion.chunk`s.
+/// One scripted answer to one request: an HTTP error, or a stream in the request's wire.
 ///
-/// A stream plays its frames in this order: reasoning deltas, text deltas, tool-call deltas, the
-/// frame with `finish_reason`, a usage frame (only when the request asked for it with
-/// `stream_options.include_usage`), then `data: [DONE]`. Faults count those frames: `…_after(k)`
-/// acts once `k` frames were sent.
+/// On chat completions a stream plays its frames in this order: reasoning deltas, text deltas,
+/// tool-call deltas, the frame with `finish_reason`, a usage frame (only when the request asked
+/// for it with `stream_options.include_usage`), then `data: [DONE]`. On messages it plays
+/// `message_start`, a `ping`, a thinking block (its deltas, then its signature), a text block, a
+/// `tool_use` block per call, `message_delta` with the stop reason and usage, then
+/// `message_stop`. Faults count those frames: `…_after(k)` acts once `k` frames were sent.
 #[derive(Clone, Debug)]
 pub struct Reply {
     kind: Kind,
@@ -31,11 +33,15 @@ enum Kind {
 #[derive(Clone, Debug, Default)]
 struct Script {
     reasoning: Vec<String>,
+    /// The thinking block's signature (messages wire).
+    signature: Option<String>,
     text: Vec<String>,
     calls: Vec<Call>,
     finish: Option<String>,
     usage: Option<(u64, u64)>,
     cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (messages wire).
+    cache_written: Option<u64>,
     delay: Duration,
     fault: Option<Fault>,
     gate: Option<Arc<Notify>>,
@@ -57,6 +63,16 @@ enum Fault {
     Disconnect(usize),
     Malformed(usize),
     Stall(usize),
+    Overloaded(usize),
+}
+
+/// Which API a request came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Wire {
+    /// `POST /v1/chat/completions`.
+    Chat,
+    /// `POST /v1/messages`.
+    Messages,
 }
 
 /// A reply made ready for one request.
@@ -87,7 +103,8 @@ impl Reply {
         Reply::stream(Script::default()).and_tool_call(id, name, arguments, pieces)
     }
 
-    /// An HTTP error with an OpenAI-style error body naming the status.
+    /// An HTTP error with an error body in the request's wire naming the status (on messages,
+    /// with the error type Anthropic gives that status: 529 is `overloaded_error`).
     pub fn status(status: u16) -> Reply {
         Reply { kind: Kind::Status { status, retry_after: None, body: None } }
     }
@@ -99,7 +116,8 @@ impl Reply {
         self
     }
 
-    /// Reasoning deltas (DeepSeek's `reasoning_content`) in `pieces` chunks before any text.
+    /// Reasoning deltas (DeepSeek's `reasoning_content`; on messages a thinking block) in
+    /// `pieces` chunks before any text.
     pub fn reasoning(mut self, text: &str, pieces: usize) -> Reply {
         self.script().reasoning = split(text, pieces);
         self
@@ -135,6 +153,18 @@ impl Reply {
         self
     }
 
+    /// On messages, the thinking block's signature (default `mock-signature`).
+    pub fn signed(mut self, signature: &str) -> Reply {
+        self.script().signature = Some(signature.into());
+        self
+    }
+
+    /// On messages, usage reports this many prompt tokens written to the cache.
+    pub fn cache_written(mut self, written: u64) -> Reply {
+        self.script().cache_written = Some(written);
+        self
+    }
+
     /// Waits this long before every frame but the first.
     pub fn delay(mut self, delay: Duration) -> Reply {
         self.script().delay = delay;
@@ -157,6 +187,13 @@ impl Reply {
     /// Sends a frame that is not valid JSON after `frames` good ones.
     pub fn malformed_after(mut self, frames: usize) -> Reply {
         self.script().fault = Some(Fault::Malformed(frames));
+        self
+    }
+
+    /// On messages, sends an `error` event (`overloaded_error`) after `frames` frames, as
+    /// Anthropic does when it is overloaded mid-answer.
+    pub fn overloaded_after(mut self, frames: usize) -> Reply {
+        self.script().fault = Some(Fault::Overloaded(frames));
         self
     }
 
@@ -203,18 +240,22 @@ impl Reply {
         }
     }
 
-    /// Makes the reply ready for `request`, the `number`th request the server received.
-    pub(super) fn play(self, request: &Value, number: usize) -> Played {
+    /// Makes the reply ready for `request`, the `number`th request the server received, in the
+    /// wire it came in on.
+    pub(super) fn play(self, request: &Value, number: usize, wire: Wire) -> Played {
         match self.kind {
             Kind::Status { status, retry_after, body } => {
                 let body = body.unwrap_or_else(|| {
                     let message = format!("mock error {status}");
-                    json!({"error": {"message": message, "type": "mock_error", "code": null}})
-                        .to_string()
+                    let body = match wire {
+                        Wire::Chat => json!({"error": {"message": message, "type": "mock_error", "code": null}}),
+                        Wire::Messages => json!({"type": "error", "error": {"type": anthropic_error_type(status), "message": message}}),
+                    };
+                    body.to_string()
                 });
                 Played::Status { status, retry_after, body }
             }
-            Kind::Stream(script) => Played::Stream(script.play(request, number)),
+            Kind::Stream(script) => Played::Stream(script.play(request, number, wire)),
         }
     }
 }
@@ -225,9 +266,26 @@ enum Out {
     Reset,
 }
 
+/// The error type Anthropic's API gives an HTTP status.
+fn anthropic_error_type(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
 impl Script {
-    fn play(self, request: &Value, number: usize) -> Frames {
-        let frames = self.frames(request, number);
+    fn play(self, request: &Value, number: usize, wire: Wire) -> Frames {
+        let frames = match wire {
+            Wire::Chat => self.frames(request, number),
+            Wire::Messages => self.events(request, number),
+        };
         let (tx, mut rx) = mpsc::channel::<Out>(4);
         let (delay, fault, gate) = (self.delay, self.fault, self.gate);
         tokio::spawn(async move {
@@ -243,6 +301,10 @@ impl Script {
                     Some(Fault::Stall(k)) if k == sent => return tx.closed().await,
                     Some(Fault::Malformed(k)) if k == sent => {
                         Out::Frame("data: {\"choices\": [oops\n\n".into())
+                    }
+                    Some(Fault::Overloaded(k)) if k == sent => {
+                        let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+                        Out::Frame(format!("event: error\ndata: {error}\n\n"))
                     }
                     _ => Out::Frame(frame),
                 };
@@ -333,6 +395,77 @@ impl Script {
         let mut frames: Vec<String> = frames.iter().map(|f| format!("data: {f}\n\n")).collect();
         frames.push("data: [DONE]\n\n".into());
         frames
+    }
+}
+
+impl Script {
+    /// Every event of the reply in the messages wire, SSE-encoded, in order.
+    fn events(&self, request: &Value, number: usize) -> Vec<String> {
+        let prompt = match self.counted {
+            true => request["messages"].to_string().len() as u64 / 4,
+            false => 10,
+        };
+        let mut blocks: Vec<(Value, Vec<Value>)> = Vec::new();
+        if !self.reasoning.is_empty() {
+            let mut deltas: Vec<Value> = (self.reasoning.iter())
+                .map(|r| json!({"type": "thinking_delta", "thinking": r}))
+                .collect();
+            let signature = self.signature.as_deref().unwrap_or("mock-signature");
+            deltas.push(json!({"type": "signature_delta", "signature": signature}));
+            blocks.push((json!({"type": "thinking", "thinking": "", "signature": ""}), deltas));
+        }
+        if !self.text.is_empty() {
+            let deltas = self.text.iter().map(|t| json!({"type": "text_delta", "text": t}));
+            blocks.push((json!({"type": "text", "text": ""}), deltas.collect()));
+        }
+        for call in &self.calls {
+            let start = json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}});
+            let deltas = (call.arguments.iter())
+                .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}));
+            blocks.push((start, deltas.collect()));
+        }
+        let (prompt, completion) = self.usage.unwrap_or((prompt, blocks.len() as u64));
+        let read = self.cached_tokens.unwrap_or(0);
+        let written = self.cache_written.unwrap_or(0);
+        let usage = json!({
+            "input_tokens": prompt.saturating_sub(read + written),
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+            "output_tokens": 1,
+        });
+        let message = json!({
+            "id": format!("msg_mock_{number}"), "type": "message", "role": "assistant",
+            "model": request["model"], "content": [], "stop_reason": null,
+            "stop_sequence": null, "usage": usage,
+        });
+        let mut events =
+            vec![json!({"type": "message_start", "message": message}), json!({"type": "ping"})];
+        for (index, (start, deltas)) in blocks.into_iter().enumerate() {
+            events.push(
+                json!({"type": "content_block_start", "index": index, "content_block": start}),
+            );
+            for delta in deltas {
+                events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+            }
+            events.push(json!({"type": "content_block_stop", "index": index}));
+        }
+        let default_finish = if self.calls.is_empty() { "stop" } else { "tool_calls" };
+        let stop_reason = match self.finish.as_deref().unwrap_or(default_finish) {
+            "stop" => "end_turn",
+            "length" => "max_tokens",
+            "tool_calls" => "tool_use",
+            other => other,
+        };
+        events.push(json!({
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+            "usage": {"output_tokens": completion},
+        }));
+        events.push(json!({"type": "message_stop"}));
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect()
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod access;
 mod admission;
+mod anthropic;
 mod browser;
 mod cluster;
 mod compaction;

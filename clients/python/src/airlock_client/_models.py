@@ -127,6 +127,7 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
 
     @classmethod
@@ -135,6 +136,7 @@ class Usage:
             input_tokens=obj.get("inputTokens", 0),
             output_tokens=obj.get("outputTokens", 0),
             cache_read_tokens=obj.get("cacheReadTokens"),
+            cache_write_tokens=obj.get("cacheWriteTokens"),
             reasoning_tokens=obj.get("reasoningTokens"),
         )
 

@@ -209,7 +209,7 @@ pub(crate) fn request_texts(h: &Harness, index: usize) -> Vec<String> {
 
 pub(crate) fn block_text(block: &ContentBlock) -> String {
     match block {
-        ContentBlock::Text { text } | ContentBlock::Reasoning { text } => text.clone(),
+        ContentBlock::Text { text } | ContentBlock::Reasoning { text, .. } => text.clone(),
         ContentBlock::ToolCall { id, name, .. } => format!("call {id} {name}"),
         ContentBlock::ToolResult { tool_call_id, content, .. } => {
             let inner: Vec<String> = content.iter().map(block_text).collect();

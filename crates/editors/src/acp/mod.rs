@@ -350,7 +350,8 @@ fn updates_of(data: &EventData) -> Vec<SessionUpdate> {
             StreamChunk::TextDelta { text, .. } => {
                 vec![SessionUpdate::AgentMessageChunk(chunk_of(text))]
             }
-            StreamChunk::ReasoningDelta { text, .. } => {
+            // A signature-only delta (Anthropic's, after the thinking text) shows nothing.
+            StreamChunk::ReasoningDelta { text, .. } if !text.is_empty() => {
                 vec![SessionUpdate::AgentThoughtChunk(chunk_of(text))]
             }
             _ => Vec::new(),
@@ -406,7 +407,7 @@ fn message_updates(message: &Message) -> Vec<SessionUpdate> {
         .iter()
         .filter_map(|block| match block {
             ContentBlock::Text { text } => Some(SessionUpdate::AgentMessageChunk(chunk_of(text))),
-            ContentBlock::Reasoning { text } => {
+            ContentBlock::Reasoning { text, .. } if !text.is_empty() => {
                 Some(SessionUpdate::AgentThoughtChunk(chunk_of(text)))
             }
             _ => None,

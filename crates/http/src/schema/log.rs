@@ -306,7 +306,11 @@ fn content_block() -> Value {
         "type",
         &[
             ("text", &["text"], text.clone()),
-            ("reasoning", &["text"], text),
+            (
+                "reasoning",
+                &["text"],
+                json!({"text": {"type": "string"}, "signature": {"type": "string", "description": "The provider's signature over the reasoning (Anthropic's thinking), sent back with it."}}),
+            ),
             (
                 "image",
                 &["mediaType", "data"],
@@ -337,7 +341,15 @@ fn stream_chunk() -> Value {
         "type",
         &[
             ("text-delta", &["index", "text"], text.clone()),
-            ("reasoning-delta", &["index", "text"], text),
+            (
+                "reasoning-delta",
+                &["index", "text"],
+                json!({
+                    "index": uint("Block index within the message."),
+                    "text": {"type": "string"},
+                    "signature": {"type": "string", "description": "Part of the block's signature."},
+                }),
+            ),
             (
                 "tool-call-delta",
                 &["index", "id", "argumentsDelta"],
@@ -364,7 +376,8 @@ fn usage() -> Value {
         json!({
             "inputTokens": uint("Prompt tokens."),
             "outputTokens": uint("Completion tokens."),
-            "cacheReadTokens": uint("Prompt tokens served from a cache."),
+            "cacheReadTokens": uint("Prompt tokens served from a cache (part of inputTokens)."),
+            "cacheWriteTokens": uint("Prompt tokens written to a cache (part of inputTokens)."),
             "reasoningTokens": uint("Completion tokens spent reasoning."),
         }),
     )

@@ -92,7 +92,8 @@ pub struct Summary {
     #[schema(schema_with = super::finish_reason_schema)]
     finish_reason: Option<String>,
     /// Token usage summed over the assistant messages that carried it: `{inputTokens,
-    /// outputTokens, cacheReadTokens?, reasoningTokens?}`; absent when the provider sent none.
+    /// outputTokens, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?}`; absent when the
+    /// provider sent none.
     #[schema(schema_with = super::usage_schema)]
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<serde_json::Value>,

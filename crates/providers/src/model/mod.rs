@@ -1,12 +1,17 @@
 //! Model providers: something that turns a [`ModelRequest`] into a stream of chunks.
 //!
 //! A provider reports failures as [`ModelError`]s with the core's codes; the core decides what is
-//! retried. `demo` is offline and deterministic; `openai:<model>` and `deepseek:<model>` stream
-//! from any OpenAI-compatible chat-completions endpoint ([`openai`]).
+//! retried. `demo` is offline and deterministic; over HTTP ([`remote`]), `openai:<model>` and
+//! `deepseek:<model>` stream from any OpenAI-compatible chat-completions endpoint ([`openai`])
+//! and `anthropic:<model>` from Anthropic's messages API ([`anthropic`]).
 
+#[cfg(feature = "remote")]
+pub mod anthropic;
 mod demo;
 #[cfg(feature = "remote")]
 pub mod openai;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod window;
 
 use std::pin::Pin;
@@ -17,7 +22,7 @@ use futures::Stream;
 
 pub use demo::Demo;
 #[cfg(feature = "remote")]
-pub use openai::{OpenAi, OpenAiConfig, Timeouts};
+pub use remote::{Remote, RemoteConfig, Timeouts, Wire};
 pub use window::{ContextWindows, DEMO_WINDOW, ModelSettings};
 
 /// A model response: chunks until the stream ends, or an error.
@@ -51,7 +56,7 @@ pub enum ModelSetupError {
         /// The start of what was given.
         shown: String,
     },
-    /// `openai:` with nothing after the colon.
+    /// `anthropic:` with nothing after the colon.
     #[error("`{provider}:` needs a model name after the colon, e.g. `{provider}:{example}`")]
     MissingModelName {
         /// The provider named.
@@ -89,6 +94,15 @@ pub enum ModelSetupError {
         /// Its value.
         value: String,
     },
+    /// `AIRLOCK_THINKING_TOKENS` is not a number of tokens Anthropic takes.
+    #[error(
+        "AIRLOCK_THINKING_TOKENS={value:?} is not a whole number of at least 1024 tokens; \
+         unset it to leave extended thinking off"
+    )]
+    BadThinkingTokens {
+        /// Its value.
+        value: String,
+    },
     /// The HTTP client could not be built.
     #[error("could not set up the HTTP client: {0}")]
     Client(String),
@@ -96,17 +110,18 @@ pub enum ModelSetupError {
 
 /// The models [`from_name`] knows, as an error says them.
 #[cfg(feature = "remote")]
-const OFFERED: &str = "`demo` (offline, no key needed), `openai:<model>` and `deepseek:<model>`";
+const OFFERED: &str =
+    "`demo` (offline, no key needed), `openai:<model>`, `deepseek:<model>` and `anthropic:<model>`";
 #[cfg(not(feature = "remote"))]
 const OFFERED: &str = "`demo` (offline, no key needed): it was built without the `remote` feature";
 
-/// Picks the provider a `--model` value names: `demo`, `openai:<model>` or `deepseek:<model>`
-/// (the latter two read their endpoint and key from the environment).
+/// Picks the provider a `--model` value names: `demo`, `openai:<model>`, `deepseek:<model>` or
+/// `anthropic:<model>` (those over HTTP read their endpoint and key from the environment).
 pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> {
     match name.split_once(':') {
         None if name == "demo" => Ok(Arc::new(Demo)),
         #[cfg(feature = "remote")]
-        Some((provider, model)) if openai::is_openai_compatible(provider) => {
+        Some((provider, model)) if remote::is_remote(provider) => {
             if !model.is_empty() && !valid_model_name(model) {
                 let shown = model.chars().take(MODEL_NAME_MOST).collect();
                 let provider = provider.to_owned();
@@ -116,17 +131,17 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
                     shown,
                 });
             }
-            let config = OpenAiConfig::from_env(provider, model)?;
-            Ok(Arc::new(OpenAi::new(config)?))
+            let config = RemoteConfig::from_env(provider, model)?;
+            Ok(Arc::new(Remote::new(config)?))
         }
         _ => Err(ModelSetupError::Unknown(name.chars().take(MODEL_NAME_MOST).collect())),
     }
 }
 
-/// The most characters of a model's name (what follows `openai:`).
+/// The most characters of a model's name (what follows `openai:` or `anthropic:`).
 pub const MODEL_NAME_MOST: usize = 128;
 
-/// Whether `model` (what follows `openai:` or `deepseek:`) may name a model: a
+/// Whether `model` (what follows `openai:`, `deepseek:` or `anthropic:`) may name a model: a
 /// [`airlock_base::input::plain_name`] of up to [`MODEL_NAME_MOST`] characters, with the punctuation
 /// model names use (`meta-llama/Llama-3.3-70B`, `qwen2.5:7b`, `gpt-4o@2024-08-06`).
 pub fn valid_model_name(model: &str) -> bool {
@@ -152,7 +167,7 @@ pub fn allow_labels(default: &str, windows: &ContextWindows) {
 pub fn name_pattern() -> String {
     #[cfg(feature = "remote")]
     let ready: Vec<&str> =
-        openai::providers().filter(|p| OpenAiConfig::from_env(p, "model").is_ok()).collect();
+        remote::providers().filter(|p| RemoteConfig::from_env(p, "model").is_ok()).collect();
     #[cfg(not(feature = "remote"))]
     let ready: Vec<&str> = Vec::new();
     let remote = match ready.as_slice() {

@@ -1,8 +1,9 @@
-//! The chat-completions wire: a [`ModelRequest`] as a request body, and the streamed
-//! `chat.completion.chunk`s as [`StreamChunk`]s.
+//! `openai:<model>` and `deepseek:<model>`: the chat-completions wire that most servers speak.
+//! A [`ModelRequest`] as a request body, and the streamed `chat.completion.chunk`s as
+//! [`StreamChunk`]s; the transport is [`super::remote`]'s.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use airlock_core::{
     ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, StreamChunk, ToolSpec,
@@ -11,7 +12,8 @@ use airlock_core::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::errors;
+use super::remote::errors;
+use super::remote::{Decode, Decoded};
 
 /// The streaming request body for `request`, as JSON bytes: each message's part comes from
 /// `encoded`, so only the messages new since a session's last request are encoded now.
@@ -19,7 +21,7 @@ pub(super) fn request_body(
     request: &ModelRequest,
     encoded: &Encoded,
 ) -> Result<Vec<u8>, ModelError> {
-    let parts = encoded.parts(&request.messages);
+    let parts = encoded.parts(&request.messages, part);
     let mut body = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 256);
     body.extend_from_slice(b"{\"model\":");
     write_json(&mut body, &request.model);
@@ -39,7 +41,7 @@ pub(super) fn request_body(
     body.extend_from_slice(b"],\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if !request.tools.is_empty() {
         body.extend_from_slice(b",\"tools\":");
-        body.extend_from_slice(encoded.tools(&request.tools)?.as_bytes());
+        body.extend_from_slice(encoded.tools(&request.tools, tools)?.as_bytes());
     }
     if let Some(max_tokens) = request.max_tokens {
         body.extend_from_slice(b",\"max_tokens\":");
@@ -53,83 +55,25 @@ fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
     serde_json::to_writer(out, value).expect("plain data serializes to JSON");
 }
 
-/// Each message's chat-completions messages (0, 1 or more JSON objects, joined by commas),
-/// encoded once and shared by every request that sends it. A conversation grows by a message or
-/// two per step while each request sends all of it, so encoding it whole every time made a long
-/// session's steps grow with its length.
-///
-/// The tool list is kept encoded as well, while requests keep offering the same tools.
-///
-/// Entries are keyed by the message's address and hold a [`Weak`] to it, which keeps that
-/// address from being reused while the entry lives: an entry found for a live message is that
-/// message's. Entries of dropped messages are swept when the map has doubled since the last
-/// sweep.
-#[derive(Default)]
-pub(super) struct Encoded {
-    entries: Mutex<Entries>,
-    /// The last tool list and its encoding.
-    tools: Mutex<Option<(Vec<ToolSpec>, Arc<str>)>>,
+/// Each message's chat-completions messages: 0, 1 or more JSON objects, joined by commas.
+pub(super) type Encoded = super::remote::Encoded<Arc<str>>;
+
+/// `message` as chat-completions messages, joined by commas.
+fn part(message: &Message) -> Arc<str> {
+    let mut objects = Vec::new();
+    match message.role {
+        Role::Assistant => objects.extend(assistant(message)),
+        Role::User | Role::Tool => user(message, &mut objects),
+    }
+    let objects: Vec<String> =
+        objects.iter().map(|object| serde_json::to_string(object).expect("JSON")).collect();
+    objects.join(",").into()
 }
 
-#[derive(Default)]
-struct Entries {
-    by_address: HashMap<usize, (Weak<Message>, Arc<str>)>,
-    sweep_at: usize,
-}
-
-impl Encoded {
-    fn parts(&self, messages: &[Arc<Message>]) -> Vec<Arc<str>> {
-        let mut entries = self.entries.lock().expect("encoded messages lock");
-        let parts = messages.iter().map(|message| entries.part(message)).collect();
-        if entries.by_address.len() >= entries.sweep_at {
-            entries.by_address.retain(|_, (message, _)| message.strong_count() > 0);
-            entries.sweep_at = (2 * entries.by_address.len()).max(1024);
-        }
-        parts
-    }
-
-    /// `tools` as the body's `tools` array.
-    fn tools(&self, tools: &[ToolSpec]) -> Result<Arc<str>, ModelError> {
-        let mut last = self.tools.lock().expect("encoded tools lock");
-        if let Some((specs, json)) = &*last
-            && specs == tools
-        {
-            return Ok(json.clone());
-        }
-        let list: Vec<Value> = tools.iter().map(tool).collect::<Result<_, _>>()?;
-        let json: Arc<str> = serde_json::to_string(&list).expect("JSON").into();
-        *last = Some((tools.to_vec(), json.clone()));
-        Ok(json)
-    }
-}
-
-impl Entries {
-    fn part(&mut self, message: &Arc<Message>) -> Arc<str> {
-        let address = Arc::as_ptr(message) as usize;
-        if let Some((_, part)) = self.by_address.get(&address) {
-            return part.clone();
-        }
-        let mut objects = Vec::new();
-        match message.role {
-            Role::Assistant => objects.extend(assistant(message)),
-            Role::User | Role::Tool => user(message, &mut objects),
-        }
-        let part: Arc<str> = objects
-            .iter()
-            .map(|object| serde_json::to_string(object).expect("JSON"))
-            .collect::<Vec<_>>()
-            .join(",")
-            .into();
-        self.by_address.insert(address, (Arc::downgrade(message), part.clone()));
-        part
-    }
-}
-
-impl std::fmt::Debug for Encoded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let entries = self.entries.lock().map(|e| e.by_address.len()).unwrap_or_default();
-        f.debug_struct("Encoded").field("messages", &entries).finish()
-    }
+/// `tools` as the body's `tools` array.
+fn tools(tools: &[ToolSpec]) -> Result<String, ModelError> {
+    let list: Vec<Value> = tools.iter().map(tool).collect::<Result<_, _>>()?;
+    Ok(serde_json::to_string(&list).expect("JSON"))
 }
 
 /// Text and tool calls; reasoning is never sent back. `None` when nothing is left to send.
@@ -284,14 +228,6 @@ struct CompletionDetails {
     reasoning_tokens: Option<u64>,
 }
 
-/// What one server-sent event meant.
-pub(super) enum Decoded {
-    /// Deltas to pass on (possibly none).
-    Chunks(Vec<StreamChunk>),
-    /// `[DONE]`: the response is complete.
-    Done,
-}
-
 /// Turns the events of one response into chunks, remembering each tool call's id: providers send
 /// it on the first delta of a call only, the core wants it on every delta.
 pub(super) struct Decoder {
@@ -306,8 +242,34 @@ impl Decoder {
         Decoder { provider: provider.to_owned(), call_ids: BTreeMap::new(), finished: false }
     }
 
-    /// Decodes one event (`event` is its SSE event name, usually empty).
-    pub(super) fn event(&mut self, event: &str, data: &str) -> Result<Decoded, ModelError> {
+    fn delta(&mut self, delta: Delta, out: &mut Vec<StreamChunk>) {
+        if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
+            out.push(StreamChunk::ReasoningDelta { index: 0, text, signature: None });
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            out.push(StreamChunk::TextDelta { index: 0, text });
+        }
+        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+            let index = call.index.unwrap_or(position as u32);
+            if let Some(id) = call.id.filter(|id| !id.is_empty()) {
+                self.call_ids.entry(index).or_insert(id);
+            }
+            let (name, arguments) = match call.function {
+                Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments.unwrap_or_default()),
+                None => (None, String::new()),
+            };
+            out.push(StreamChunk::ToolCallDelta {
+                index,
+                id: self.call_ids.get(&index).cloned().unwrap_or_default(),
+                name,
+                arguments_delta: arguments,
+            });
+        }
+    }
+}
+
+impl Decode for Decoder {
+    fn event(&mut self, event: &str, data: &str) -> Result<Decoded, ModelError> {
         let data = data.trim();
         if data == "[DONE]" {
             return Ok(Decoded::Done);
@@ -341,34 +303,8 @@ impl Decoder {
         Ok(Decoded::Chunks(out))
     }
 
-    /// The body ended without `[DONE]`: fine once a finish reason arrived, a broken stream if not.
-    pub(super) fn ended(&self) -> Result<(), ModelError> {
-        if self.finished { Ok(()) } else { Err(errors::ended_early(&self.provider)) }
-    }
-
-    fn delta(&mut self, delta: Delta, out: &mut Vec<StreamChunk>) {
-        if let Some(text) = delta.reasoning_content.filter(|t| !t.is_empty()) {
-            out.push(StreamChunk::ReasoningDelta { index: 0, text });
-        }
-        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-            out.push(StreamChunk::TextDelta { index: 0, text });
-        }
-        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
-            let index = call.index.unwrap_or(position as u32);
-            if let Some(id) = call.id.filter(|id| !id.is_empty()) {
-                self.call_ids.entry(index).or_insert(id);
-            }
-            let (name, arguments) = match call.function {
-                Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments.unwrap_or_default()),
-                None => (None, String::new()),
-            };
-            out.push(StreamChunk::ToolCallDelta {
-                index,
-                id: self.call_ids.get(&index).cloned().unwrap_or_default(),
-                name,
-                arguments_delta: arguments,
-            });
-        }
+    fn finished(&self) -> bool {
+        self.finished
     }
 }
 
@@ -388,6 +324,7 @@ impl From<WireUsage> for Usage {
             input_tokens: usage.prompt_tokens,
             output_tokens: usage.completion_tokens,
             cache_read_tokens: cached.or(usage.prompt_cache_hit_tokens),
+            cache_write_tokens: None,
             reasoning_tokens: usage.completion_tokens_details.and_then(|d| d.reasoning_tokens),
         }
     }

@@ -85,6 +85,7 @@ const KNOWN: &[(&str, u64)] = &[
     ("o4-mini", 200_000),
     ("deepseek-chat", 128_000),
     ("deepseek-reasoner", 128_000),
+    ("claude-", 200_000),
 ];
 
 /// Models known by name, whose names the metrics show as they are (`airlock_base::metrics::Vocabulary`).
@@ -108,6 +109,13 @@ pub const WELL_KNOWN: &[&str] = &[
     "o4-mini",
     "deepseek-chat",
     "deepseek-reasoner",
+    "claude-opus-4-1",
+    "claude-opus-4-5",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-sonnet-4-0",
+    "claude-3-7-sonnet-latest",
+    "claude-3-5-haiku-latest",
 ];
 
 /// A well-known model's window: the demo's own, or by the upstream model's name.
@@ -128,6 +136,8 @@ mod tests {
         assert_eq!(windows.policy("openai:gpt-4o-mini", "gpt-4o-mini").window, Some(128_000));
         assert_eq!(windows.policy("openai:gpt-4.1-nano", "gpt-4.1-nano").window, Some(1_047_576));
         assert_eq!(windows.policy("openai:my-local", "my-local").window, None);
+        let claude = windows.policy("anthropic:claude-sonnet-4-5", "claude-sonnet-4-5");
+        assert_eq!(claude.window, Some(200_000));
         assert_eq!(windows.policy("demo", "demo").window, Some(DEMO_WINDOW));
         windows.set_window("openai:gpt-4o", 5_000);
         let policy = windows.policy("openai:gpt-4o", "gpt-4o");

@@ -1,84 +1,18 @@
-//! The `openai:`/`deepseek:` provider against a real HTTP mock of the chat-completions API:
-//! streaming, tool-call deltas, usage, every error class, and the request body. (A session's retry
-//! of a failed turn is `airlock-sessions`' test.)
+//! The `openai:`/`deepseek:` provider against the mock's chat completions: streaming, tool-call
+//! deltas, usage, every error class, and the request body.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use airlock_core::{
-    ContentBlock, FinishReason, Message, ModelError, ModelRequest, Role, Source, StreamChunk,
-    ToolSpec, Usage,
-};
-use airlock_providers::model::{ModelProvider, OpenAi, OpenAiConfig, Timeouts};
+use airlock_core::{ContentBlock, FinishReason, Role, StreamChunk, Usage};
+use airlock_providers::model::{Remote, Wire};
 use airlock_tests::{MockModel, Reply};
-use futures::StreamExt;
 use serde_json::json;
 
-const STALL: Duration = Duration::from_millis(300);
+use super::{
+    STALL, config, echo_call, echo_tool, failure, hello, message, provider, request, run, text,
+};
 
-fn config(base_url: String) -> OpenAiConfig {
-    OpenAiConfig {
-        base_url,
-        api_key: Some("test-key".into()),
-        model: "gpt-test".into(),
-        provider_name: "openai".into(),
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            first_byte: Duration::from_secs(2),
-            stall: STALL,
-        },
-    }
-}
-
-fn provider(mock: &MockModel) -> OpenAi {
-    OpenAi::new(config(mock.base_url())).unwrap()
-}
-
-fn message(id: &str, role: Role, content: Vec<ContentBlock>) -> Message {
-    Message { id: id.into(), role, content, source: Source::of("user") }
-}
-
-fn text(text: &str) -> ContentBlock {
-    ContentBlock::Text { text: text.into() }
-}
-
-fn request(messages: Vec<Message>) -> ModelRequest {
-    ModelRequest {
-        request_id: 1,
-        model: "gpt-test".into(),
-        system: None,
-        messages: messages.into_iter().map(Arc::new).collect(),
-        tools: Vec::new(),
-        max_tokens: None,
-    }
-}
-
-fn hello() -> ModelRequest {
-    request(vec![message("m1", Role::User, vec![text("hello")])])
-}
-
-/// Every chunk of the stream, and the error that ended it (nothing may follow an error).
-async fn run(provider: &OpenAi, request: ModelRequest) -> (Vec<StreamChunk>, Option<ModelError>) {
-    let mut stream = provider.stream(request);
-    let mut chunks = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(chunk) => chunks.push(chunk),
-            Err(error) => {
-                assert!(stream.next().await.is_none(), "the stream ends at its first error");
-                return (chunks, Some(error));
-            }
-        }
-    }
-    (chunks, None)
-}
-
-async fn failure(reply: Reply) -> (Vec<StreamChunk>, ModelError) {
-    let mock = MockModel::start().await;
-    mock.push(reply);
-    let (chunks, error) = run(&provider(&mock), hello()).await;
-    (chunks, error.expect("the request fails"))
-}
+const WIRE: Wire = Wire::Chat;
 
 fn texts(chunks: &[StreamChunk]) -> Vec<&str> {
     chunks
@@ -94,13 +28,14 @@ fn texts(chunks: &[StreamChunk]) -> Vec<&str> {
 async fn text_streams_in_several_chunks_then_usage_and_stop() {
     let mock = MockModel::start().await;
     mock.push(Reply::text("Hello there, world", 3).usage(12, 3).cached_tokens(4));
-    let (chunks, error) = run(&provider(&mock), hello()).await;
+    let (chunks, error) = run(&provider(WIRE, &mock), hello()).await;
     assert_eq!(error, None);
     assert_eq!(texts(&chunks), ["Hello ", "there,", " world"]);
     let usage = Usage {
         input_tokens: 12,
         output_tokens: 3,
         cache_read_tokens: Some(4),
+        cache_write_tokens: None,
         reasoning_tokens: None,
     };
     assert_eq!(
@@ -119,7 +54,7 @@ async fn tool_call_deltas_repeat_the_id_of_their_call() {
         r#"{"text":"yo"}"#,
         2,
     ));
-    let (chunks, error) = run(&provider(&mock), hello()).await;
+    let (chunks, error) = run(&provider(WIRE, &mock), hello()).await;
     assert_eq!(error, None);
     let mut calls: Vec<(String, String, String)> = Vec::new();
     for chunk in &chunks {
@@ -146,7 +81,7 @@ async fn tool_call_deltas_repeat_the_id_of_their_call() {
 async fn finish_reason_length_becomes_max_tokens() {
     let mock = MockModel::start().await;
     mock.push(Reply::text("cut off mid", 2).finish_length());
-    let (chunks, error) = run(&provider(&mock), hello()).await;
+    let (chunks, error) = run(&provider(WIRE, &mock), hello()).await;
     assert_eq!(error, None);
     assert!(chunks.contains(&StreamChunk::Finish { reason: FinishReason::MaxTokens }));
 }
@@ -155,12 +90,12 @@ async fn finish_reason_length_becomes_max_tokens() {
 async fn deepseek_reasoning_content_becomes_reasoning_deltas() {
     let mock = MockModel::start().await;
     mock.push(Reply::text("42", 1).reasoning("Let me think.", 2));
-    let (chunks, _) = run(&provider(&mock), hello()).await;
+    let (chunks, _) = run(&provider(WIRE, &mock), hello()).await;
     assert_eq!(
         chunks[..3],
         [
-            StreamChunk::ReasoningDelta { index: 0, text: "Let me ".into() },
-            StreamChunk::ReasoningDelta { index: 0, text: "think.".into() },
+            StreamChunk::ReasoningDelta { index: 0, text: "Let me ".into(), signature: None },
+            StreamChunk::ReasoningDelta { index: 0, text: "think.".into(), signature: None },
             StreamChunk::TextDelta { index: 0, text: "42".into() },
         ]
     );
@@ -168,7 +103,7 @@ async fn deepseek_reasoning_content_becomes_reasoning_deltas() {
 
 #[tokio::test]
 async fn rate_limit_429_reports_retry_after_in_ms() {
-    let (_, error) = failure(Reply::status(429).retry_after("2")).await;
+    let (_, error) = failure(WIRE, Reply::status(429).retry_after("2")).await;
     assert_eq!(error.code, "RATE_LIMIT");
     assert_eq!((error.status, error.retry_after_ms), (Some(429), Some(2_000)));
     assert!(error.message.contains("mock error 429"), "{}", error.message);
@@ -176,14 +111,14 @@ async fn rate_limit_429_reports_retry_after_in_ms() {
 
 #[tokio::test]
 async fn server_error_500_is_server() {
-    let (_, error) = failure(Reply::status(500)).await;
+    let (_, error) = failure(WIRE, Reply::status(500)).await;
     assert_eq!((error.code.as_str(), error.status), ("SERVER", Some(500)));
     assert_eq!(error.retry_after_ms, None);
 }
 
 #[tokio::test]
 async fn unavailable_503_is_service_unavailable() {
-    let (_, error) = failure(Reply::status(503)).await;
+    let (_, error) = failure(WIRE, Reply::status(503)).await;
     assert_eq!(error.code, "SERVICE_UNAVAILABLE");
 }
 
@@ -191,7 +126,7 @@ async fn unavailable_503_is_service_unavailable() {
 async fn unauthorized_401_is_auth_with_the_upstream_message() {
     let body =
         r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
-    let (_, error) = failure(Reply::status(401).error_body(body)).await;
+    let (_, error) = failure(WIRE, Reply::status(401).error_body(body)).await;
     assert_eq!((error.code.as_str(), error.status), ("AUTH", Some(401)));
     assert!(error.message.contains("Incorrect API key provided"), "{}", error.message);
 }
@@ -199,13 +134,14 @@ async fn unauthorized_401_is_auth_with_the_upstream_message() {
 #[tokio::test]
 async fn context_length_400_is_context_overflow() {
     let body = r#"{"error":{"message":"This model's maximum context length is 65536 tokens."}}"#;
-    let (_, error) = failure(Reply::status(400).error_body(body)).await;
+    let (_, error) = failure(WIRE, Reply::status(400).error_body(body)).await;
     assert_eq!(error.code, "CONTEXT_OVERFLOW");
 }
 
 #[tokio::test]
 async fn disconnect_mid_stream_is_connection_after_the_chunks_that_arrived() {
-    let (chunks, error) = failure(Reply::text("one two six ten", 4).disconnect_after(2)).await;
+    let (chunks, error) =
+        failure(WIRE, Reply::text("one two six ten", 4).disconnect_after(2)).await;
     assert_eq!(texts(&chunks), ["one ", "two "]);
     assert_eq!(error.code, "CONNECTION", "{}", error.message);
 }
@@ -215,7 +151,7 @@ async fn refused_connection_is_connection() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
-    let (_, error) = run(&OpenAi::new(config(base_url)).unwrap(), hello()).await;
+    let (_, error) = run(&Remote::new(config(WIRE, base_url)).unwrap(), hello()).await;
     let error = error.unwrap();
     assert_eq!(error.code, "CONNECTION", "{}", error.message);
     assert!(error.message.contains("could not connect to openai"), "{}", error.message);
@@ -223,7 +159,8 @@ async fn refused_connection_is_connection() {
 
 #[tokio::test]
 async fn malformed_chunk_is_malformed() {
-    let (chunks, error) = failure(Reply::text("fine, then broken", 3).malformed_after(1)).await;
+    let (chunks, error) =
+        failure(WIRE, Reply::text("fine, then broken", 3).malformed_after(1)).await;
     assert_eq!(texts(&chunks), ["fine, "]);
     assert_eq!(error.code, "MALFORMED");
     assert!(error.message.contains("oops"), "quotes the bad data: {}", error.message);
@@ -234,7 +171,7 @@ async fn a_stalled_stream_times_out_after_the_stall_timeout() {
     let mock = MockModel::start().await;
     mock.push(Reply::text("slow and then silent", 4).stall_after(2));
     let started = Instant::now();
-    let (chunks, error) = run(&provider(&mock), hello()).await;
+    let (chunks, error) = run(&provider(WIRE, &mock), hello()).await;
     let elapsed = started.elapsed();
     let error = error.unwrap();
     assert_eq!(texts(&chunks).len(), 2);
@@ -247,10 +184,10 @@ async fn a_stalled_stream_times_out_after_the_stall_timeout() {
 async fn no_first_byte_within_the_first_byte_timeout_is_timeout() {
     let mock = MockModel::start().await;
     mock.push(Reply::text("never sent", 2).stall_after(0));
-    let mut config = config(mock.base_url());
+    let mut config = config(WIRE, mock.base_url());
     config.timeouts.first_byte = Duration::from_millis(300);
     let started = Instant::now();
-    let (chunks, error) = run(&OpenAi::new(config).unwrap(), hello()).await;
+    let (chunks, error) = run(&Remote::new(config).unwrap(), hello()).await;
     let error = error.unwrap();
     assert!(chunks.is_empty());
     assert_eq!(error.code, "TIMEOUT");
@@ -261,17 +198,8 @@ async fn no_first_byte_within_the_first_byte_timeout_is_timeout() {
 #[tokio::test]
 async fn request_body_carries_stream_system_tools_and_tool_results() {
     let mock = MockModel::start().await;
-    let call = ContentBlock::ToolCall {
-        id: "call_1".into(),
-        name: "echo".into(),
-        arguments: r#"{"text":"hi"}"#.into(),
-    };
-    let result = ContentBlock::ToolResult {
-        tool_call_id: "call_1".into(),
-        content: vec![text("echo: hi")],
-        is_error: false,
-    };
-    let reasoning = ContentBlock::Reasoning { text: "private thoughts".into() };
+    let (call, result) = echo_call("call_1");
+    let reasoning = ContentBlock::Reasoning { text: "private thoughts".into(), signature: None };
     let mut req = request(vec![
         message("u", Role::User, vec![text("say hi")]),
         message("a", Role::Assistant, vec![reasoning, text("Calling echo."), call]),
@@ -279,17 +207,11 @@ async fn request_body_carries_stream_system_tools_and_tool_results() {
     ]);
     req.system = Some("You are terse.".into());
     req.max_tokens = Some(256);
-    req.tools = vec![ToolSpec {
-        name: "echo".into(),
-        description: "Echoes text.".into(),
-        parameters: r#"{"type":"object","properties":{"text":{"type":"string"}}}"#.into(),
-        parallel_safe: true,
-        ..ToolSpec::default()
-    }];
-    run(&provider(&mock), req).await;
+    req.tools = vec![echo_tool()];
+    run(&provider(WIRE, &mock), req).await;
 
     let body = &mock.requests()[0];
-    assert_eq!(body["model"], "gpt-test");
+    assert_eq!(body["model"], "test-model");
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     assert_eq!(body["max_tokens"], 256);
@@ -316,7 +238,7 @@ async fn user_images_are_sent_as_image_url_parts() {
     let mock = MockModel::start().await;
     let image = ContentBlock::Image { media_type: "image/png".into(), data: "iVBOR".into() };
     run(
-        &provider(&mock),
+        &provider(WIRE, &mock),
         request(vec![message("u", Role::User, vec![text("what is it?"), image])]),
     )
     .await;

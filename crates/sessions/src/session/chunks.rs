@@ -73,8 +73,8 @@ fn merge(last: &mut StreamChunk, next: &StreamChunk) -> bool {
             StreamChunk::TextDelta { index: next_index, text: more },
         )
         | (
-            StreamChunk::ReasoningDelta { index, text },
-            StreamChunk::ReasoningDelta { index: next_index, text: more },
+            StreamChunk::ReasoningDelta { index, text, signature: None },
+            StreamChunk::ReasoningDelta { index: next_index, text: more, signature: None },
         ) if index == next_index => {
             text.push_str(more);
             true

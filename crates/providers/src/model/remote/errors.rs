@@ -1,4 +1,4 @@
-//! Failures of a chat-completions request as the core's [`ModelError`] codes.
+//! Failures of a model request over HTTP, in either wire, as the core's [`ModelError`] codes.
 //!
 //! The provider never retries: it classifies, and the core decides (`RATE_LIMIT`, `SERVER`,
 //! `SERVICE_UNAVAILABLE`, `TIMEOUT`, `CONNECTION` and `MALFORMED` are retried with backoff).
@@ -32,19 +32,16 @@ pub(super) fn http_status(
         None => what,
     };
     let http = format!("HTTP {}", status.as_u16());
-    let lower = body.to_lowercase();
     let (code, message) = match status.as_u16() {
         429 => ("RATE_LIMIT", said(format!("{provider} is rate limiting requests ({http})"))),
         500 | 502 | 504 => ("SERVER", said(format!("{provider} had a server error ({http})"))),
         503 => ("SERVICE_UNAVAILABLE", said(format!("{provider} is unavailable ({http})"))),
+        529 => ("SERVICE_UNAVAILABLE", said(format!("{provider} is overloaded ({http})"))),
         401 | 403 => {
             let text = said(format!("{provider} refused the credentials ({http})"));
             ("AUTH", format!("{text}; check the API key"))
         }
-        400 if ["context length", "context_length", "maximum context", "context window"]
-            .iter()
-            .any(|needle| lower.contains(needle)) =>
-        {
+        400 if is_overflow(body) => {
             let text = format!("the conversation does not fit the model's context ({http})");
             ("CONTEXT_OVERFLOW", said(text))
         }
@@ -57,6 +54,14 @@ pub(super) fn http_status(
         retry_after_ms: retry_after_ms(headers, now),
         ..error(code, message)
     }
+}
+
+/// Whether a 400's body says the conversation is longer than the model's context.
+fn is_overflow(body: &str) -> bool {
+    let lower = body.to_lowercase();
+    ["context length", "context_length", "maximum context", "context window", "prompt is too long"]
+        .iter()
+        .any(|needle| lower.contains(needle))
 }
 
 /// `Retry-After` (seconds, or an HTTP date) in milliseconds; a past date means "at once".
@@ -83,7 +88,7 @@ fn upstream_message(body: &str) -> Option<String> {
 }
 
 /// `text` cut to [`QUOTE_LIMIT`] characters.
-pub(super) fn quote(text: &str) -> String {
+pub(in crate::model) fn quote(text: &str) -> String {
     match text.char_indices().nth(QUOTE_LIMIT) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
@@ -116,7 +121,7 @@ pub(super) fn timed_out(provider: &str, started: bool, waited: Duration) -> Mode
 }
 
 /// The stream was not what the chat-completions wire promises.
-pub(super) fn malformed(provider: &str, what: String) -> ModelError {
+pub(in crate::model) fn malformed(provider: &str, what: String) -> ModelError {
     error("MALFORMED", format!("{provider} sent a malformed stream: {what}"))
 }
 
@@ -125,14 +130,26 @@ pub(super) fn ended_early(provider: &str) -> ModelError {
     error("CONNECTION", format!("{provider} closed the stream before the response was complete"))
 }
 
-/// An `error` object inside a 200 stream.
-pub(super) fn in_stream(provider: &str, data: &str) -> ModelError {
+/// An `error` object inside a 200 stream, classed by its `error.type` where it has one
+/// (Anthropic's `overloaded_error`, `rate_limit_error`, ...); any other is a server error.
+pub(in crate::model) fn in_stream(provider: &str, data: &str) -> ModelError {
     let text = upstream_message(data).unwrap_or_else(|| "no details".to_owned());
-    error("SERVER", format!("{provider} reported an error mid-stream: {text}"))
+    let kind = serde_json::from_str::<Value>(data)
+        .ok()
+        .and_then(|v| v["error"]["type"].as_str().map(str::to_owned));
+    let code = match kind.as_deref() {
+        Some("overloaded_error") => "SERVICE_UNAVAILABLE",
+        Some("rate_limit_error") => "RATE_LIMIT",
+        Some("authentication_error" | "permission_error") => "AUTH",
+        Some("invalid_request_error") if is_overflow(data) => "CONTEXT_OVERFLOW",
+        Some("invalid_request_error") => "BAD_REQUEST",
+        _ => "SERVER",
+    };
+    error(code, format!("{provider} reported an error mid-stream: {text}"))
 }
 
 /// A request the provider cannot even build.
-pub(super) fn bad_request(message: String) -> ModelError {
+pub(in crate::model) fn bad_request(message: String) -> ModelError {
     error("BAD_REQUEST", message)
 }
 

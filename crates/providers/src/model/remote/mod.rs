@@ -1,54 +1,83 @@
-//! `openai:<model>` and `deepseek:<model>`: any OpenAI-compatible chat-completions endpoint.
+//! Models over HTTP: one transport, one configuration and one error mapping for every wire.
 //!
-//! One request is one streaming `POST <base_url>/chat/completions`:
-//! 1. `wire` turns the [`ModelRequest`] into the JSON body (`stream: true`, usage requested).
+//! One request is one streaming `POST` to the provider's endpoint:
+//! 1. The wire (`openai`: chat completions; `anthropic`: messages) turns the [`ModelRequest`]
+//!    into the JSON body.
 //! 2. The answer's status is checked; a non-2xx becomes a [`ModelError`] through `errors`.
 //! 3. The body is read under the first-byte and stall timeouts, parsed as server-sent events by
-//!    `eventsource-stream`, and each event's JSON is decoded into stream chunks until `[DONE]`.
+//!    `eventsource-stream`, and the wire's decoder turns each event into stream chunks until the
+//!    wire's last event.
 //!
 //! The stream ends at its first error; the provider never retries (the core does). Dropping the
 //! stream drops the connection.
 
 mod config;
-mod errors;
-mod wire;
+mod encoded;
+pub(super) mod errors;
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
-use airlock_core::{ModelError, ModelRequest};
+use airlock_core::{ModelError, ModelRequest, StreamChunk};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use reqwest::header::CONTENT_TYPE;
 use tokio::time::{Instant, timeout_at};
 
-pub use config::{OpenAiConfig, Timeouts, is_openai_compatible, providers};
+pub use config::{RemoteConfig, Timeouts, Wire, is_remote, providers};
+pub(super) use encoded::Encoded;
 
-use super::{ChunkStream, ModelProvider, ModelSetupError};
-use wire::{Decoded, Decoder, Encoded};
+use super::{ChunkStream, ModelProvider, ModelSetupError, anthropic, openai};
 
-/// A chat-completions streaming client for one provider and model.
+/// A streaming client for one provider and model, speaking its wire.
 #[derive(Debug)]
-pub struct OpenAi {
-    config: OpenAiConfig,
+pub struct Remote {
+    config: RemoteConfig,
     endpoint: reqwest::Url,
     client: reqwest::Client,
-    /// The messages of every session's conversation, encoded once.
-    encoded: Encoded,
+    /// What the wire keeps between requests (every session's messages, encoded once).
+    encoder: Encoder,
 }
 
-impl OpenAi {
+#[derive(Debug)]
+enum Encoder {
+    Chat(openai::Encoded),
+    Messages(anthropic::Encoded),
+}
+
+/// What one server-sent event meant.
+pub(super) enum Decoded {
+    /// Deltas to pass on (possibly none).
+    Chunks(Vec<StreamChunk>),
+    /// The wire's last event: the response is complete.
+    Done,
+}
+
+/// Turns the events of one response into chunks.
+pub(super) trait Decode: Send {
+    /// Decodes one event (`event` is its SSE event name, empty when it has none).
+    fn event(&mut self, event: &str, data: &str) -> Result<Decoded, ModelError>;
+    /// Whether the model said why it stopped (a finish reason): a body that ends after that
+    /// without the wire's last event is complete; before it, broken.
+    fn finished(&self) -> bool;
+}
+
+impl Remote {
     /// A client for `config`; fails on a base URL that is not http(s).
-    pub fn new(config: OpenAiConfig) -> Result<OpenAi, ModelSetupError> {
+    pub fn new(config: RemoteConfig) -> Result<Remote, ModelSetupError> {
         super::install_tls();
         let endpoint = config.endpoint()?;
         let client = shared_client(config.timeouts.connect, config.is_local()?)?;
-        Ok(OpenAi { config, endpoint, client, encoded: Encoded::default() })
+        let encoder = match config.wire {
+            Wire::Chat => Encoder::Chat(openai::Encoded::default()),
+            Wire::Messages => Encoder::Messages(anthropic::Encoded::default()),
+        };
+        Ok(Remote { config, endpoint, client, encoder })
     }
 
     /// The configuration in use.
-    pub fn config(&self) -> &OpenAiConfig {
+    pub fn config(&self) -> &RemoteConfig {
         &self.config
     }
 }
@@ -72,7 +101,7 @@ fn shared_client(connect: Duration, local: bool) -> Result<reqwest::Client, Mode
     Ok(client)
 }
 
-impl ModelProvider for OpenAi {
+impl ModelProvider for Remote {
     fn provider(&self) -> &str {
         &self.config.provider_name
     }
@@ -84,18 +113,23 @@ impl ModelProvider for OpenAi {
     fn stream(&self, request: ModelRequest) -> ChunkStream {
         let provider = self.config.provider_name.clone();
         let timeouts = self.config.timeouts.clone();
-        let body = wire::request_body(&request, &self.encoded);
-        let mut http = self.client.post(self.endpoint.clone());
-        if let Some(key) = &self.config.api_key {
-            http = http.bearer_auth(key);
-        }
+        let (body, mut decoder): (_, Box<dyn Decode>) = match &self.encoder {
+            Encoder::Chat(encoded) => (
+                openai::request_body(&request, encoded),
+                Box::new(openai::Decoder::new(&provider)) as Box<dyn Decode>,
+            ),
+            Encoder::Messages(encoded) => (
+                anthropic::request_body(&request, encoded, self.config.thinking_tokens),
+                Box::new(anthropic::Decoder::new(&provider)) as Box<dyn Decode>,
+            ),
+        };
+        let http = self.config.authorize(self.client.post(self.endpoint.clone()));
         Box::pin(async_stream::try_stream! {
             let deadline = Instant::now() + timeouts.first_byte;
             let http = http.header(CONTENT_TYPE, "application/json").body(body?);
             let response = open(http, deadline, &provider, &timeouts).await?;
             let events = timed_body(response, deadline, provider.clone(), timeouts).eventsource();
             let mut events = std::pin::pin!(events);
-            let mut decoder = Decoder::new(&provider);
             let mut done = false;
             while let Some(event) = events.next().await {
                 let event = event.map_err(|e| event_error(&provider, e))?;
@@ -111,8 +145,8 @@ impl ModelProvider for OpenAi {
                     }
                 }
             }
-            if !done {
-                decoder.ended()?;
+            if !done && !decoder.finished() {
+                Err(errors::ended_early(&provider))?;
             }
         })
     }

@@ -49,6 +49,15 @@ impl World {
         futures::stream::iter(sends).buffer_unordered(16).collect::<Vec<()>>().await;
     }
 
+    /// Runs `content` (a string or blocks) in session `s` as an owned run: its result, once
+    /// everything the session did before it is done too.
+    pub async fn run(&self, s: &str, content: impl Into<Value>) -> Value {
+        let body = serde_json::json!({"content": content.into()});
+        let (code, result) = self.gw.post(&format!("/v1/sessions/{s}/runs"), body).await;
+        assert_eq!(code, 200, "{result}");
+        result
+    }
+
     /// Sends a message (`{content, delivery?}`); answers its id once it was accepted.
     pub async fn send(&self, s: &str, body: Value) -> String {
         let (code, receipt) = self.gw.post(&messages(s), body).await;

@@ -377,10 +377,7 @@ impl Script {
         frames
             .push(chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish}]), Value::Null));
         if wants_usage {
-            let prompt = match self.counted {
-                true => request["messages"].to_string().len() as u64 / 4,
-                false => 10,
-            };
+            let prompt = self.prompt_tokens(request);
             let (prompt, completion) = self.usage.unwrap_or((prompt, delta_frames));
             let mut usage = json!({
                 "prompt_tokens": prompt,
@@ -399,12 +396,15 @@ impl Script {
 }
 
 impl Script {
+    /// The prompt tokens usage reports unless scripted: 10, or a token per four bytes of the
+    /// request's messages once [`Reply::counted`].
+    fn prompt_tokens(&self, request: &Value) -> u64 {
+        if self.counted { request["messages"].to_string().len() as u64 / 4 } else { 10 }
+    }
+
     /// Every event of the reply in the messages wire, SSE-encoded, in order.
     fn events(&self, request: &Value, number: usize) -> Vec<String> {
-        let prompt = match self.counted {
-            true => request["messages"].to_string().len() as u64 / 4,
-            false => 10,
-        };
+        let prompt = self.prompt_tokens(request);
         let mut blocks: Vec<(Value, Vec<Value>)> = Vec::new();
         if !self.reasoning.is_empty() {
             let mut deltas: Vec<Value> = (self.reasoning.iter())

@@ -5,7 +5,7 @@
 
 use airlock_tests::Reply;
 use airlock_tests::world::{World, world_with};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A world whose sessions think (1024 tokens) and answer through `anthropic:mock`, and a session.
 async fn anthropic() -> (World, String) {
@@ -14,14 +14,6 @@ async fn anthropic() -> (World, String) {
     assert_eq!(code, 201, "{session}");
     let s = session["sessionId"].as_str().unwrap().to_owned();
     (w, s)
-}
-
-/// Runs `content` in session `s`: its result.
-async fn run(w: &World, s: &str, content: Value) -> Value {
-    let (code, result) =
-        w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": content})).await;
-    assert_eq!(code, 200, "{result}");
-    result
 }
 
 #[tokio::test]
@@ -36,7 +28,7 @@ async fn an_anthropic_turn_thinks_signed_calls_a_tool_and_counts_the_cache() {
                 .cache_written(40),
         )
         .push(Reply::text("Echoed.", 1).usage(60, 2).cached_tokens(40));
-    let result = run(&w, &s, json!("say hi")).await;
+    let result = w.run(&s, json!("say hi")).await;
     assert_eq!(result["finalResponse"], "Echoed.");
     assert_eq!(
         result["usage"],
@@ -71,7 +63,7 @@ async fn an_image_reaches_anthropic_as_a_base64_source() {
     let (w, s) = anthropic().await;
     w.mock.push(Reply::text("A pixel.", 1));
     let image = json!({"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="});
-    run(&w, &s, json!([{"type": "text", "text": "what is it?"}, image])).await;
+    w.run(&s, json!([{"type": "text", "text": "what is it?"}, image])).await;
     let content = &w.mock.requests()[0]["messages"][0]["content"];
     let source = json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="});
     assert_eq!(content[1]["source"], source, "{content}");
@@ -81,14 +73,14 @@ async fn an_image_reaches_anthropic_as_a_base64_source() {
 async fn a_prompt_too_long_for_anthropic_compacts_once_and_the_step_completes() {
     let (w, s) = anthropic().await;
     w.mock.push(Reply::text("One.", 1));
-    run(&w, &s, json!("first")).await;
+    w.run(&s, json!("first")).await;
     let too_long = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "prompt is too long: 210000 tokens > 200000 maximum"}});
     w.mock
         .push(Reply::status(400).error_body(&too_long.to_string()))
         .push(Reply::text("They said first.", 1))
         .push(Reply::text("Two.", 1));
-    let result = run(&w, &s, json!("second")).await;
+    let result = w.run(&s, json!("second")).await;
     assert_eq!(result["finalResponse"], "Two.");
     let log = w.gw.log(&s).await;
     let compaction = log.iter().find(|e| e["type"] == "context/compaction").expect("compacted");

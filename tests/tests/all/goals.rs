@@ -39,14 +39,6 @@ async fn rounds(w: &World, s: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// Runs a human message as an owned run: everything the actor did before it is done.
-async fn run(w: &World, s: &str, text: &str) -> Value {
-    let (code, result) =
-        w.gw.post(&format!("/v1/sessions/{s}/runs"), json!({"content": text})).await;
-    assert_eq!(code, 200, "{result}");
-    result
-}
-
 #[tokio::test]
 async fn goal_with_max_rounds_2_runs_two_rounds_then_blocks_on_round_limit() {
     let w = world().await;
@@ -135,7 +127,7 @@ async fn cancelling_an_admitted_round_pauses_the_goal() {
     let paused = until_phase(&mut sse, "paused").await;
     assert_eq!(paused["roundsStarted"], 1);
 
-    run(&w, &s, "a human question").await;
+    w.run(&s, "a human question").await;
     assert_eq!(rounds(&w, &s).await.len(), 1, "no round after the pause");
     let requests = w.mock.requests();
     assert!(last_user_text(requests.last().unwrap()).contains("a human question"));
@@ -156,7 +148,7 @@ async fn the_models_goal_tool_completing_the_goal_stops_the_rounds() {
     let complete = until_phase(&mut sse, "complete").await;
     assert_eq!(complete["roundsStarted"], 1);
     sse.until_idle().await;
-    run(&w, &s, "anything else?").await;
+    w.run(&s, "anything else?").await;
     assert_eq!(rounds(&w, &s).await.len(), 1, "the completed goal ran no second round");
     let requests = w.mock.requests();
     assert_eq!(requests.len(), 3);
@@ -176,7 +168,7 @@ async fn after_restart_a_goal_is_loaded_but_disarmed_until_resume() {
     assert_eq!(code, 200, "{goal}");
     assert_eq!((goal["phase"].as_str(), goal["armed"].as_bool()), (Some("active"), Some(false)));
     w.mock.push(Reply::text("Human answer.", 1));
-    run(&w, &s, "are you there?").await;
+    w.run(&s, "are you there?").await;
     assert_eq!(rounds(&w, &s).await.len(), 1, "a disarmed goal enqueues no round");
 
     w.mock.push(Reply::text("Round two done.", 1));
@@ -305,7 +297,7 @@ async fn cancel_while_a_round_is_queued_pauses_the_goal_and_cancels_the_round() 
     assert!(queue(&w, &s).await.is_empty());
 
     w.mock.push(Reply::text("Human three.", 1));
-    run(&w, &s, "third human task").await;
+    w.run(&s, "third human task").await;
     let asked = last_user_text(w.mock.requests().last().unwrap());
     assert!(asked.contains("third human task"), "the person's message ran first: {asked}");
     assert!(rounds(&w, &s).await.is_empty(), "the canceled round never ran");

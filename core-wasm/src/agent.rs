@@ -51,6 +51,10 @@ pub struct Agent {
 }
 
 /// Whole-agent phase.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per agent, never in a collection: a box would only add an allocation a turn"
+)]
 pub(crate) enum Phase {
     Idle,
     Running(Turn),

@@ -25,7 +25,7 @@ use crate::agent::{Agent, Phase};
 use crate::event::{CompactionTrigger, ContextCompaction, EventData};
 use crate::io::{ModelRequest, Output, RefusalCode, Status, ToolSpec};
 use crate::turn::{Stage, Turn};
-use crate::wire::{ContentBlock, Message, ModelError, Role, Source, StreamChunk};
+use crate::wire::{ContentBlock, Message, ModelError, Role, Source, StreamChunk, Usage};
 
 /// The request a summarization sends after the conversation.
 pub const COMPACTION_INSTRUCTION: &str = "Summarize the conversation above for yourself. You \
@@ -58,6 +58,8 @@ pub(crate) struct Compacting {
     plan: Plan,
     /// The summary's text so far.
     text: String,
+    /// What the summary request cost, as the provider reported it.
+    usage: Option<Usage>,
 }
 
 impl Compacting {
@@ -66,10 +68,13 @@ impl Compacting {
         matches!(stage, Stage::Compacting(compacting) if compacting.request_id == id)
     }
 
-    /// Keeps the text of one delta of the summary (reasoning and tool calls are dropped).
+    /// Keeps the text of one delta of the summary and its usage (reasoning and tool calls are
+    /// dropped).
     pub(crate) fn chunk(&mut self, id: u64, chunk: StreamChunk) {
-        if let (true, StreamChunk::TextDelta { text, .. }) = (id == self.request_id, chunk) {
-            self.text.push_str(&text);
+        match (id == self.request_id, chunk) {
+            (true, StreamChunk::TextDelta { text, .. }) => self.text.push_str(&text),
+            (true, StreamChunk::Usage { usage }) => self.usage = Some(usage),
+            _ => {}
         }
     }
 }
@@ -178,11 +183,11 @@ impl Agent {
 
     /// Asks the model for the summary `plan` describes.
     pub(crate) fn request_summary(&mut self, mut turn: Turn, plan: Plan, attempt: u32) {
-        turn.stage = self.summary_request(plan, attempt);
+        turn.stage = self.summary_request(plan, attempt, turn.route);
         self.phase = Phase::Running(turn);
     }
 
-    fn summary_request(&mut self, plan: Plan, attempt: u32) -> Stage {
+    fn summary_request(&mut self, plan: Plan, attempt: u32, route: u32) -> Stage {
         let request_id = self.fresh_id();
         let instruction = Message {
             id: format!("{}:compaction:{}", self.config.session_id, self.durable.next_seq),
@@ -194,13 +199,20 @@ impl Agent {
         messages.push(Arc::new(instruction));
         self.out.push(Output::CallModel(ModelRequest {
             request_id,
-            model: self.config.model.clone(),
+            route,
+            model: self.config.route(route).model,
             system: self.config.system.clone(),
             messages,
             tools: self.config.tools.clone(),
             max_tokens: self.config.max_tokens,
         }));
-        Stage::Compacting(Compacting { request_id, attempt, plan, text: String::new() })
+        Stage::Compacting(Compacting {
+            request_id,
+            attempt,
+            plan,
+            text: String::new(),
+            usage: None,
+        })
     }
 
     /// The summary is in: log it, then go on with the step (or settle, at idle). An empty one
@@ -209,6 +221,7 @@ impl Agent {
         let Stage::Compacting(compacting) = &mut turn.stage else { unreachable!() };
         let plan = compacting.plan.clone();
         let text = std::mem::take(&mut compacting.text);
+        let usage = compacting.usage.take();
         let text = text.trim();
         if text.is_empty() {
             return match plan.trigger {
@@ -241,6 +254,7 @@ impl Agent {
             tokens_before: plan.tokens_before,
             tokens_after: Some(tokens_after),
             trigger: plan.trigger,
+            usage,
         };
         self.emit(EventData::ContextCompaction(event), None);
         match plan.trigger {
@@ -286,7 +300,7 @@ impl Agent {
         };
         let plan = Plan { trigger: CompactionTrigger::Manual, cut, tokens_before: self.pressure() };
         self.out.push(Output::Compacting(true));
-        let stage = self.summary_request(plan, 0);
+        let stage = self.summary_request(plan, 0, 0);
         self.phase = Phase::Running(Turn::maintenance(self.durable.turns, stage));
     }
 

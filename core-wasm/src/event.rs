@@ -122,6 +122,18 @@ pub struct RequestContext {
     /// The model's context window, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// Why this model took over the step: the error that ended the previous model's attempts
+    /// (the model before it in the session's chain). Absent when the model is the session's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<ModelError>,
+}
+
+impl RequestContext {
+    /// Whether `other` names the same model with the same window (whatever made it answer).
+    pub fn same_model(&self, other: &RequestContext) -> bool {
+        (&self.provider, &self.model, self.context_window)
+            == (&other.provider, &other.model, other.context_window)
+    }
 }
 
 /// `assistant/chunk`.
@@ -293,6 +305,9 @@ pub struct ContextCompaction {
     pub tokens_after: Option<u64>,
     /// What set it off.
     pub trigger: CompactionTrigger,
+    /// What the summary request cost, as the provider reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// What set a compaction off.

@@ -9,8 +9,8 @@ use exports::airlock::core::session::{Guest, GuestAgent};
 
 use crate::inbox::{ReceiptChange, ReceiptMark};
 use crate::io::{
-    Appended, CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, Output, RefusalCode,
-    RetryPolicy, Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
+    Appended, CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, ModelRoute, Output,
+    RefusalCode, RetryPolicy, Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 
@@ -106,6 +106,15 @@ fn config_from(c: wit::Config) -> Config {
             wit::StepPolicy::Ask => StepPolicy::Ask,
             wit::StepPolicy::EnterAll => StepPolicy::EnterAll,
         },
+        fallbacks: c
+            .fallbacks
+            .into_iter()
+            .map(|r| ModelRoute {
+                provider: r.provider,
+                model: r.model,
+                context_window: r.context_window,
+            })
+            .collect(),
     }
 }
 
@@ -224,6 +233,7 @@ fn output_to(output: Output, sent: &mut Vec<Arc<Message>>) -> wit::Output {
             *sent = r.messages;
             wit::Output::CallModel(wit::ModelRequest {
                 request_id: r.request_id,
+                route: r.route,
                 model: r.model,
                 system: r.system,
                 reused: u32::try_from(reused).expect("fewer than 2^32 messages"),

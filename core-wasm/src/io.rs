@@ -135,6 +135,23 @@ pub struct Config {
     /// Who decides what each step enters.
     #[serde(default)]
     pub step_policy: StepPolicy,
+    /// The models a step fails over to, in order, when the one before answers with a transient
+    /// error past its retries (`docs/semantics.md`, "Failover").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<ModelRoute>,
+}
+
+/// A model of a session's chain: which provider serves it, under which name, with what window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRoute {
+    /// e.g. `anthropic`, `openai`.
+    pub provider: String,
+    /// The model name sent upstream.
+    pub model: String,
+    /// Its context window, when known (only logged: compaction follows the session's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 /// Who decides what a step enters of the input it claimed.
@@ -182,6 +199,19 @@ impl Config {
             limits: Limits::default(),
             context: ContextPolicy::default(),
             step_policy: StepPolicy::default(),
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// The model of route `route`: 0 the session's own, `i` its `i`-th fallback.
+    pub fn route(&self, route: u32) -> ModelRoute {
+        match route.checked_sub(1) {
+            None => ModelRoute {
+                provider: self.provider.clone(),
+                model: self.model.clone(),
+                context_window: self.context.window,
+            },
+            Some(i) => self.fallbacks[i as usize].clone(),
         }
     }
 }
@@ -359,6 +389,9 @@ pub enum Status {
 pub struct ModelRequest {
     /// Answers come back keyed by this id.
     pub request_id: u64,
+    /// Which model of the chain answers: 0 the session's own, `i` its `i`-th fallback
+    /// ([`Config::fallbacks`]).
+    pub route: u32,
     /// The model name.
     pub model: String,
     /// The system prompt.

@@ -34,6 +34,9 @@ pub(crate) struct Turn {
     pub overflowed: bool,
     /// Not a turn but a compaction at idle (`compaction.rs`): no turn events, status idle.
     pub maintenance: bool,
+    /// The model of the session's chain that answers ([`crate::Config::route`]): 0 until a step
+    /// fails over, then the fallback for the rest of the turn.
+    pub route: u32,
     pub stage: Stage,
 }
 
@@ -82,6 +85,7 @@ impl Turn {
             streamed: 0,
             overflowed: false,
             maintenance: false,
+            route: 0,
             stage,
         }
     }
@@ -188,13 +192,13 @@ impl Agent {
         for message in admitted {
             self.emit(EventData::UserMessage(message), None);
         }
-        self.log_header();
+        self.log_header(turn.route);
         self.request_or_compact(turn);
     }
 
     /// `request/header` when the header changed (or first / after a restore), and
-    /// `request/context` when provider or model changed.
-    fn log_header(&mut self) {
+    /// `request/context` when the model of `route` is not the one that answered last.
+    fn log_header(&mut self, route: u32) {
         let header = Header {
             model: self.config.model.clone(),
             system: self.config.system.clone(),
@@ -211,13 +215,20 @@ impl Agent {
         if let Some(reason) = reason {
             self.emit(EventData::RequestHeader(RequestHeader { header, reason }), None);
         }
-        let context = RequestContext {
-            provider: self.config.provider.clone(),
-            model: self.config.model.clone(),
-            context_window: self.config.context.window,
-        };
-        if self.durable.context.as_ref() != Some(&context) {
+        let context = self.context_of(route, None);
+        if !self.durable.context.as_ref().is_some_and(|last| last.same_model(&context)) {
             self.emit(EventData::RequestContext(context), None);
+        }
+    }
+
+    /// The `request/context` of route `route`'s model, taking over after `failover`.
+    fn context_of(&self, route: u32, failover: Option<ModelError>) -> RequestContext {
+        let route = self.config.route(route);
+        RequestContext {
+            provider: route.provider,
+            model: route.model,
+            context_window: route.context_window,
+            failover,
         }
     }
 
@@ -225,7 +236,8 @@ impl Agent {
         let request_id = self.fresh_id();
         self.out.push(Output::CallModel(ModelRequest {
             request_id,
-            model: self.config.model.clone(),
+            route: turn.route,
+            model: self.config.route(turn.route).model,
             system: self.config.system.clone(),
             messages: self.durable.history.clone(),
             tools: self.config.tools.clone(),
@@ -328,7 +340,8 @@ impl Agent {
     }
 
     /// A request failed: a transient error is retried after a backoff (`compaction` says which
-    /// request), anything else ends the turn with it.
+    /// request); past its retries it goes to the next model of the chain, if there is one;
+    /// anything else ends the turn with it.
     pub(crate) fn failed(
         &mut self,
         mut turn: Turn,
@@ -344,8 +357,20 @@ impl Agent {
                 error.message
             );
         }
-        if !error.is_transient() || attempt >= self.config.retry.max_retries || too_long.is_some() {
+        if !error.is_transient() {
             return self.end_in_error(turn, error);
+        }
+        if attempt >= self.config.retry.max_retries || too_long.is_some() {
+            if turn.route as usize >= self.config.fallbacks.len() {
+                return self.end_in_error(turn, error);
+            }
+            turn.route += 1;
+            let context = self.context_of(turn.route, Some(error));
+            self.emit(EventData::RequestContext(context), None);
+            return match compaction {
+                Some(plan) => self.request_summary(turn, plan, 0),
+                None => self.request_model(turn, 0),
+            };
         }
         let attempt = attempt + 1;
         let delay_ms = self.config.retry.delay_ms(attempt, error.retry_after_ms.take());

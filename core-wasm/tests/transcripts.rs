@@ -28,6 +28,7 @@ scenarios! {
     simple_text_turn_in_canonical_order,
     tool_round_trip_second_request_carries_the_result,
     one_send_one_turn,
+    a_step_past_its_retries_fails_over_to_the_next_model,
     idle_steer_starts_a_turn_at_once,
     steer_during_a_tool_lands_at_the_next_step_of_the_same_turn,
     enter_all_writes_the_log_of_a_host_that_enters_every_claim,
@@ -75,5 +76,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 56);
+    assert_eq!(testkit::SCENARIOS.len(), 57);
 }

@@ -280,7 +280,7 @@ pub async fn open_sessions(settings: &Settings) -> Result<Sessions, ServeError> 
     let sessions = Sessions::new(store, Arc::new(host), tools, rules.clone());
     sessions.check_approval_for().map_err(ServeError::Approval)?;
     // The metrics' labels name only what this gateway was set up with.
-    airlock_providers::model::allow_labels(&rules.default_model, &rules.windows);
+    airlock_providers::model::allow_labels(&rules.default_model, &rules.models);
     for tool in sessions.tools().tools() {
         airlock_base::metrics::global().tools.allow(&tool.spec().name);
     }
@@ -289,7 +289,7 @@ pub async fn open_sessions(settings: &Settings) -> Result<Sessions, ServeError> 
 
 /// The store, the core host and the tools `settings` name.
 async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
-    airlock_providers::model::from_name(&settings.rules.default_model)?;
+    settings.rules.models.chain(&settings.rules.default_model, None)?;
     let store = match &settings.shared {
         None => Store::open(&settings.data, settings.durability)?,
         Some(shared) => {

@@ -63,7 +63,14 @@ pub(super) fn summarize(event: &Value) -> String {
         "step/start" | "step/end" => format!("{ty} {}.{}", data["turn"], data["step"]),
         "user/message" => format!("user/message {}", data["id"].as_str().unwrap_or("?")),
         "request/header" => format!("request/header {}", data["reason"].as_str().unwrap_or("?")),
-        "request/context" => "request/context".into(),
+        "request/context" => match data["failover"]["code"].as_str() {
+            None => "request/context".into(),
+            Some(code) => format!(
+                "request/context {}:{} after {code}",
+                data["provider"].as_str().unwrap_or("?"),
+                data["model"].as_str().unwrap_or("?")
+            ),
+        },
         "assistant/chunk" => {
             let chunk = &data["chunk"];
             match chunk["type"].as_str() {

@@ -41,6 +41,11 @@ struct CreateBody {
     session_id: Option<String>,
     /// The model spec, e.g. `demo` or `openai:gpt-4o-mini`; the gateway's default when absent.
     model: Option<String>,
+    /// The models a step fails over to, in order, when `model` keeps failing with an error that
+    /// is not the request's fault (overload, 5xx, a timeout); at most 7. Absent: the gateway's
+    /// settings for `model`; `[]`: none.
+    #[schema(max_items = 7)]
+    fallback: Option<Vec<String>>,
     /// The system prompt.
     system: Option<String>,
     /// The gateway tools the agent may call (all when absent): each a name, or `{name,
@@ -145,6 +150,7 @@ async fn create(
     let session_id = body.session_id.unwrap_or_else(fresh_id);
     let spec = SessionSpec {
         model: body.model.unwrap_or_else(|| state.sessions.default_model().to_owned()),
+        fallback: body.fallback,
         system: body.system,
         tools: body.tools,
         client_tools: body.client_tools,

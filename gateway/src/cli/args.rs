@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::server::Sandbox;
 use airlock_providers::mcp::McpServer;
+use airlock_providers::model::ModelTable;
 use airlock_store::Durability;
 
 /// What runs sandboxed: the core (the built-in one unless `--core` names another component) and
@@ -53,27 +54,49 @@ pub struct EmbeddedArgs {
     /// (continuable subagents then refuse to start).
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// The model of new sessions: `demo` (offline, no key), `openai:<model>` or
-    /// `deepseek:<model>`.
-    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
-    pub model: String,
-    /// The model's context window in tokens (default: known for well-known models and the demo);
-    /// the conversation is compacted before it fills.
-    #[arg(long, env = "AIRLOCK_CONTEXT_WINDOW", value_parser = clap::value_parser!(u64).range(100..))]
-    pub context_window: Option<u64>,
+    /// The model of new sessions, its window and its fallbacks.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// The core and the plugins.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
 
-impl EmbeddedArgs {
-    /// The context windows: `--context-window` for the command's model, else the defaults.
-    pub fn windows(&self) -> airlock_providers::model::ContextWindows {
-        let mut windows = airlock_providers::model::ContextWindows::default();
+/// The model of sessions that name none: `--model`, `--context-window`, `--fallback`.
+#[derive(Clone, Debug, Args)]
+pub struct ModelArgs {
+    /// The model of sessions that name none: `demo` (offline, no key), `openai:<model>`,
+    /// `deepseek:<model>` or `anthropic:<model>`.
+    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
+    pub model: String,
+    /// The context window of `--model` in tokens (default: known for well-known models and the
+    /// demo; others: `[models."NAME"] context_window` in `airlock.toml`); the conversation is
+    /// compacted before it fills.
+    #[arg(long, env = "AIRLOCK_CONTEXT_WINDOW", value_parser = clap::value_parser!(u64).range(100..))]
+    pub context_window: Option<u64>,
+    /// A model the steps of `--model`'s sessions fail over to when it keeps failing (overload,
+    /// 5xx, timeouts), e.g. `openai:gpt-4o`. Repeatable, in order; in the environment,
+    /// comma-separated. Others: `[models."NAME"] fallback` in `airlock.toml`.
+    #[arg(
+        long = "fallback",
+        env = "AIRLOCK_FALLBACK",
+        value_delimiter = ',',
+        value_name = "MODEL"
+    )]
+    pub fallback: Vec<String>,
+}
+
+impl ModelArgs {
+    /// `table` (the file's `[models]`) with `--context-window` and `--fallback` set for
+    /// `--model` over what it says.
+    pub fn table(&self, mut table: ModelTable) -> ModelTable {
         if let Some(window) = self.context_window {
-            windows.set_window(&self.model, window);
+            table.set_window(&self.model, window);
         }
-        windows
+        if !self.fallback.is_empty() {
+            table.set_fallback(&self.model, self.fallback.clone());
+        }
+        table
     }
 }
 

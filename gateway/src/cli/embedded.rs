@@ -7,6 +7,7 @@ use super::CliError;
 use super::args::EmbeddedArgs;
 use super::data_lock::DataLock;
 use crate::server::{Settings, open_sessions};
+use airlock_providers::model::ModelTable;
 use airlock_sessions::{Rules, Sessions};
 use airlock_store::Durability;
 
@@ -47,9 +48,9 @@ impl Embedded {
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
             rules: Rules {
-                default_model: args.model.clone(),
+                default_model: args.model.model.clone(),
                 approval_for: args.sandbox.approval_for.clone(),
-                windows: args.windows(),
+                models: args.model.table(ModelTable::default()),
                 ..Rules::default()
             },
             connections: airlock_http::connections::Connections::default(),

@@ -13,14 +13,14 @@ use serde::Deserialize;
 
 use super::ServeArgs;
 use airlock_providers::mcp::{McpServer, McpSource};
-use airlock_providers::model::{ContextWindows, ModelSettings};
+use airlock_providers::model::{ModelSettings, ModelTable};
 
 /// A settings file, read: the values of flags, and the two tables no flag names.
 pub struct File {
     /// Long flag name → its values, as text clap parses.
     flags: BTreeMap<String, Vec<String>>,
     mcp: Option<Vec<McpServer>>,
-    models: Option<ContextWindows>,
+    models: Option<ModelTable>,
 }
 
 /// One `[mcp.NAME]` table.
@@ -71,7 +71,7 @@ impl File {
                 "mcp" => file.mcp = Some(mcp(value).map_err(|e| format!("{shown}: {e}"))?),
                 "models" => {
                     let models = value.try_into::<BTreeMap<String, ModelSettings>>();
-                    let models = ContextWindows::new(
+                    let models = ModelTable::new(
                         models.map_err(|e| format!("{shown} is not valid: models: {e}"))?,
                     );
                     models.check().map_err(|e| format!("{shown}: {e}"))?;

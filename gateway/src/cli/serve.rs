@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::{DurabilityArg, LimitsArgs, SandboxArgs};
+use super::args::{DurabilityArg, LimitsArgs, ModelArgs, SandboxArgs};
 use super::data_lock::DataLock;
 use crate::server::{Gateway, Settings, Shared, shutdown_signal};
 use airlock_http::DEFAULT_MAX_BODY;
@@ -29,16 +29,13 @@ pub struct ServeArgs {
     /// Where the store is, when not in `--data`.
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// The model for sessions that name none.
-    #[arg(long, env = "AIRLOCK_MODEL", default_value = "demo")]
-    pub model: String,
-    /// The context window of `--model` in tokens (default: known for well-known models and the
-    /// demo; others: `[models."NAME"] context_window` in `airlock.toml`).
-    #[arg(long, env = "AIRLOCK_CONTEXT_WINDOW", value_parser = clap::value_parser!(u64).range(100..))]
-    pub context_window: Option<u64>,
-    /// `[models."NAME"]` of `airlock.toml`: each model's context window and compaction share.
+    /// The model of sessions that name none, its window and its fallbacks.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// `[models."NAME"]` of `airlock.toml`: each model's context window and compaction share,
+    /// endpoint, fallbacks and retries.
     #[arg(skip)]
-    pub models: airlock_providers::model::ContextWindows,
+    pub models: airlock_providers::model::ModelTable,
     /// `full` survives power loss; `normal` is faster and may lose the last commits then.
     #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
     pub durability: DurabilityArg,
@@ -157,14 +154,11 @@ pub async fn serve(
             return ExitCode::FAILURE;
         }
     };
-    let mut windows = args.models;
-    if let Some(window) = args.context_window {
-        windows.set_window(&args.model, window);
-    }
+    let models = args.model.table(args.models);
     let rules = Rules {
         approval_for: args.sandbox.approval_for.clone(),
-        default_model: args.model,
-        windows,
+        default_model: args.model.model,
+        models,
         eviction: Eviction { idle: args.idle_evict, max_live: args.max_live_sessions },
         limits: (&args.limits).into(),
         admission: Limits {

@@ -12,6 +12,7 @@ mod compaction;
 mod connections;
 mod continuable;
 mod e2e;
+mod failover;
 mod forks;
 mod goals;
 mod limits;

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply, request_texts};
-use crate::io::{Input, StepDecision};
+use crate::io::{Input, ModelRoute, StepDecision};
+use crate::testkit::config;
 use crate::wire::CancelCause;
 
 /// Cancel mid-stream commits the streamed prefix as an interrupted message; the next request has it.
@@ -208,6 +209,63 @@ pub fn persistent_failure_ends_the_turn_with_error_and_no_message(b: &dyn Backen
         ["step/end 1.1", "turn/end 1 error AUTH", "status idle"],
         "AUTH is not retried"
     );
+    h.log
+}
+
+/// Past its retries, a transient failure moves the step to the next model of the chain: the log
+/// names that model and why, the step completes on it, the turn's later steps stay on it, and the
+/// next turn starts on the session's own model again. A terminal error does not fail over.
+pub fn a_step_past_its_retries_fails_over_to_the_next_model(b: &dyn Backend) -> Vec<String> {
+    let mut config = config();
+    config.retry.max_retries = 2;
+    let backup =
+        ModelRoute { provider: "backup".into(), model: "b-1".into(), context_window: None };
+    config.fallbacks = vec![backup];
+    let mut h = Harness::with_config(b, config.clone());
+    h.script([
+        Reply::Fail("SERVICE_UNAVAILABLE", None),
+        Reply::Fail("SERVICE_UNAVAILABLE", None),
+        Reply::Fail("SERVICE_UNAVAILABLE", None),
+        Reply::Calls(vec![("c1", "echo", "{}")]),
+        Reply::Text("done"),
+        Reply::Text("again"),
+    ]);
+    h.followup("m1", "hi");
+    assert_eq!(
+        h.since(7),
+        [
+            "request/context",
+            "llm/retry 1 500ms SERVICE_UNAVAILABLE",
+            "llm/retry 2 1000ms SERVICE_UNAVAILABLE",
+            "request/context backup:b-1 after SERVICE_UNAVAILABLE",
+            "chunk call c1",
+            "chunk finish tool-calls",
+            "assistant/message [call c1 echo]",
+            "tool/call c1 echo",
+            "tool/result c1 [\"echo: {}\"]",
+            "step/end 1.1",
+            "step/start 1.2",
+            "chunk \"done\"",
+            "chunk finish stop",
+            "assistant/message [\"done\"]",
+            "step/end 1.2",
+            "turn/end 1 completed",
+            "status idle",
+        ]
+    );
+    let routes: Vec<_> = h.requests.iter().map(|r| (r.route, r.model.as_str())).collect();
+    let own = (0, "scripted-1");
+    assert_eq!(routes, [own, own, own, (1, "b-1"), (1, "b-1")]);
+    let mark = h.transcript.len();
+    h.followup("m2", "more");
+    assert_eq!(h.only(&["request/context"])[2..], ["request/context"], "back on its own model");
+    assert_eq!(h.requests.last().map(|r| r.route), Some(0));
+    assert!(h.since(mark).ends_with(&["turn/end 2 completed", "status idle"]));
+
+    let mut h = Harness::with_config(b, config);
+    h.script([Reply::Fail("AUTH", None)]).followup("m1", "hi");
+    assert_eq!(h.since(8), ["step/end 1.1", "turn/end 1 error AUTH", "status idle"]);
+    assert_eq!(h.requests.len(), 1, "AUTH does not fail over");
     h.log
 }
 

@@ -67,6 +67,10 @@ pub const ALL: &[(&str, Scenario)] = &[
         tool_round_trip_second_request_carries_the_result,
     ),
     ("one_send_one_turn", one_send_one_turn),
+    (
+        "a_step_past_its_retries_fails_over_to_the_next_model",
+        a_step_past_its_retries_fails_over_to_the_next_model,
+    ),
     ("idle_steer_starts_a_turn_at_once", idle_steer_starts_a_turn_at_once),
     (
         "steer_during_a_tool_lands_at_the_next_step_of_the_same_turn",

@@ -12,7 +12,7 @@ mod demo;
 pub mod openai;
 #[cfg(feature = "remote")]
 pub mod remote;
-mod window;
+mod table;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use futures::Stream;
 pub use demo::Demo;
 #[cfg(feature = "remote")]
 pub use remote::{Remote, RemoteConfig, Timeouts, Wire};
-pub use window::{ContextWindows, DEMO_WINDOW, ModelSettings};
+pub use table::{Chain, DEMO_WINDOW, MOST_IN_CHAIN, ModelSettings, ModelTable};
 
 /// A model response: chunks until the stream ends, or an error.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk, ModelError>> + Send>>;
@@ -106,6 +106,22 @@ pub enum ModelSetupError {
     /// The HTTP client could not be built.
     #[error("could not set up the HTTP client: {0}")]
     Client(String),
+    /// A model of a chain's fallbacks gives no provider.
+    #[error("fallback `{name}`: {source}")]
+    Fallback {
+        /// The fallback as given.
+        name: String,
+        /// Why it gives none.
+        source: Box<ModelSetupError>,
+    },
+    /// A chain of more models than a session may fail over through.
+    #[error("`{model}` falls back to too many models: a chain holds at most {most}")]
+    LongChain {
+        /// The session's own model.
+        model: String,
+        /// The most models in a chain.
+        most: usize,
+    },
 }
 
 /// The models [`from_name`] knows, as an error says them.
@@ -118,6 +134,17 @@ const OFFERED: &str = "`demo` (offline, no key needed): it was built without the
 /// Picks the provider a `--model` value names: `demo`, `openai:<model>`, `deepseek:<model>` or
 /// `anthropic:<model>` (those over HTTP read their endpoint and key from the environment).
 pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> {
+    from_name_at(name, None)
+}
+
+/// [`from_name`], a model over HTTP served at `base_url` when one is given (instead of
+/// `AIRLOCK_BASE_URL` or the provider's own).
+fn from_name_at(
+    name: &str,
+    base_url: Option<&str>,
+) -> Result<Arc<dyn ModelProvider>, ModelSetupError> {
+    #[cfg(not(feature = "remote"))]
+    let _ = base_url;
     match name.split_once(':') {
         None if name == "demo" => Ok(Arc::new(Demo)),
         #[cfg(feature = "remote")]
@@ -131,7 +158,10 @@ pub fn from_name(name: &str) -> Result<Arc<dyn ModelProvider>, ModelSetupError> 
                     shown,
                 });
             }
-            let config = RemoteConfig::from_env(provider, model)?;
+            let config = RemoteConfig::from_vars(provider, model, |variable| match base_url {
+                Some(url) if variable == "AIRLOCK_BASE_URL" => Some(url.to_owned()),
+                _ => std::env::var(variable).ok(),
+            })?;
             Ok(Arc::new(Remote::new(config)?))
         }
         _ => Err(ModelSetupError::Unknown(name.chars().take(MODEL_NAME_MOST).collect())),
@@ -148,15 +178,16 @@ pub fn valid_model_name(model: &str) -> bool {
     airlock_base::input::plain_name(model, MODEL_NAME_MOST, &['.', '_', ':', '/', '@', '+', '-'])
 }
 
-/// Lets the models this gateway is configured with (its default and those of `windows`) and the
-/// well-known ones be `model` label values of the metrics; every other name is `other`.
-pub fn allow_labels(default: &str, windows: &ContextWindows) {
+/// Lets the models this gateway is configured with (its default and those of `table`, with their
+/// fallbacks) and the well-known ones be `model` label values of the metrics; every other name is
+/// `other`.
+pub fn allow_labels(default: &str, table: &ModelTable) {
     let models = &airlock_base::metrics::global().models;
-    let configured = std::iter::once(default).chain(windows.names());
+    let configured = std::iter::once(default).chain(table.names());
     for name in configured {
         models.allow(name.split_once(':').map_or(name, |(_, model)| model));
     }
-    for name in window::WELL_KNOWN {
+    for name in table::WELL_KNOWN {
         models.allow(name);
     }
 }

@@ -342,6 +342,7 @@ mod tests {
     fn request(messages: Vec<Arc<Message>>) -> ModelRequest {
         ModelRequest {
             request_id: 1,
+            route: 0,
             model: "m".into(),
             system: Some("be brief".into()),
             messages,

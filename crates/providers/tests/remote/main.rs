@@ -51,6 +51,7 @@ fn text(text: &str) -> ContentBlock {
 fn request(messages: Vec<Arc<Message>>) -> ModelRequest {
     ModelRequest {
         request_id: 1,
+        route: 0,
         model: "test-model".into(),
         system: None,
         messages,

@@ -50,6 +50,15 @@ pub(super) fn config_to(c: &Config) -> wit::Config {
             StepPolicy::Ask => wit::StepPolicy::Ask,
             StepPolicy::EnterAll => wit::StepPolicy::EnterAll,
         },
+        fallbacks: c
+            .fallbacks
+            .iter()
+            .map(|r| wit::ModelRoute {
+                provider: r.provider.clone(),
+                model: r.model.clone(),
+                context_window: r.context_window,
+            })
+            .collect(),
     }
 }
 
@@ -188,6 +197,7 @@ pub(super) fn output_from(
             sent.extend(fresh);
             Output::CallModel(ModelRequest {
                 request_id: r.request_id,
+                route: r.route,
                 model: r.model,
                 system: r.system,
                 messages: sent.clone(),
@@ -275,6 +285,7 @@ mod tests {
             messages.iter().map(|id| Message::user(id.to_string(), Vec::new())).collect();
         wit::Output::CallModel(wit::ModelRequest {
             request_id: 1,
+            route: 0,
             model: "m".into(),
             system: None,
             reused,

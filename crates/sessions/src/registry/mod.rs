@@ -27,7 +27,7 @@ use crate::actor::SessionHandle;
 use crate::admission::Admission;
 use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
 use airlock_base::input::plain_name;
-use airlock_providers::model;
+use airlock_providers::model::{self, ModelSetupError};
 use airlock_providers::tools::{ToolRegistry, offered_tools};
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
@@ -86,8 +86,8 @@ pub struct Rules {
     /// The tools whose calls wait for a person's approval unless a session says otherwise
     /// (`all`: every one); [`Sessions::check_approval_for`](crate::Sessions::check_approval_for) says whether each exists.
     pub approval_for: Vec<String>,
-    /// The models' context windows.
-    pub windows: model::ContextWindows,
+    /// The `[models]` table: windows, endpoints, fallbacks.
+    pub models: model::ModelTable,
     /// The limits every session and turn is admitted by.
     pub admission: crate::admission::Limits,
 }
@@ -420,8 +420,15 @@ impl Registry {
         outbox: Arc<Outbox>,
         accounting: Accounting,
     ) -> Result<SessionParts, RegistryError> {
-        let model = model::from_name(&spec.model)
-            .map_err(|e| RegistryError::BadSpec { field: "model", message: e.to_string() })?;
+        let chain = self.rules.models.chain(&spec.model, spec.fallback.as_deref());
+        let chain = chain.map_err(|e| {
+            let field = match e {
+                ModelSetupError::Fallback { .. } | ModelSetupError::LongChain { .. } => "fallback",
+                _ => "model",
+            };
+            RegistryError::BadSpec { field, message: e.to_string() }
+        })?;
+        let model = chain.providers[0].clone();
         let client = spec.client_tools.as_deref().unwrap_or_default();
         let asking = &self.rules.approval_for;
         let mut tools = offered_tools(&self.tools, spec.tools.as_deref(), client, asking)
@@ -435,9 +442,12 @@ impl Registry {
         // The gateway enters every claim whole; `Session::decide` still answers a core that asks.
         config.step_policy = StepPolicy::EnterAll;
         config.limits = self.rules.limits.clone();
-        config.context = self.rules.windows.policy(&spec.model, model.model());
+        config.context = self.rules.models.policy(&spec.model, model.model());
+        config.retry = chain.retry;
+        config.fallbacks = chain.fallbacks;
         let log = Arc::new(self.store.clone());
-        Ok(SessionParts { host: self.host.clone(), config, model, tools, log, outbox, accounting })
+        let models = chain.providers;
+        Ok(SessionParts { host: self.host.clone(), config, models, tools, log, outbox, accounting })
     }
 }
 

@@ -12,6 +12,10 @@ use airlock_store::SessionRow;
 pub struct SessionSpec {
     /// `demo`, `openai:<model>`, ...
     pub model: String,
+    /// The models its steps fail over to, in order (`docs/semantics.md`, "Failover"); absent:
+    /// what the gateway's settings say for `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Vec<String>>,
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,

@@ -31,9 +31,10 @@ impl Session {
     /// at most one batch per [`chunks::WINDOW`], its text merged ([`chunks`]).
     fn start_model_stream(&mut self, request: airlock_core::ModelRequest) {
         let request_id = request.request_id;
-        let (provider, model) = (self.model.provider(), self.model.model());
-        let mut call = measure::ModelCall::start(self.id(), provider, model);
-        let mut stream = self.model.stream(request);
+        // The core routes only to the models its config names, which are these.
+        let model = &self.models[(request.route as usize).min(self.models.len() - 1)];
+        let mut call = measure::ModelCall::start(self.id(), model.provider(), model.model());
+        let mut stream = model.stream(request);
         let send_all = self.batch_sender();
         let handle = self.tasks.spawn(async move {
             let mut pending = Pending::default();

@@ -191,8 +191,9 @@ pub struct SessionParts {
     pub host: Arc<CoreHost>,
     /// Its settings; `tools` is filled from `tools`.
     pub config: Config,
-    /// Its model.
-    pub model: Arc<dyn ModelProvider>,
+    /// Its models: its own, then its fallbacks ([`Config::fallbacks`]), one for each route of
+    /// a model request.
+    pub models: Vec<Arc<dyn ModelProvider>>,
     /// The tools its model sees.
     pub tools: ToolRegistry,
     /// Where its events go.

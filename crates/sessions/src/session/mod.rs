@@ -74,7 +74,8 @@ pub struct Session {
     /// by itself) until it is idle again.
     held: Option<Held>,
     log: Arc<dyn SessionLog>,
-    model: Arc<dyn ModelProvider>,
+    /// Its own model, then its fallbacks: a model request's `route` picks one.
+    models: Vec<Arc<dyn ModelProvider>>,
     tools: ToolRegistry,
     status: Status,
     /// Where notices go, with what subscribers have been told (changed together under a lock).
@@ -142,7 +143,7 @@ impl Session {
         loaded: Loaded,
         instance: Instance,
     ) -> Session {
-        let SessionParts { host, model, tools, log, outbox, accounting, .. } = parts;
+        let SessionParts { host, models, tools, log, outbox, accounting, .. } = parts;
         outbox.reset(loaded.next_seq);
         Session {
             host,
@@ -152,7 +153,7 @@ impl Session {
             accounting,
             held: None,
             log,
-            model,
+            models,
             tools,
             status: Status::Idle,
             outbox,

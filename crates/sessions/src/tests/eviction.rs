@@ -118,7 +118,16 @@ fn session_on(store: Store) -> crate::session::Session {
     let tools = ToolRegistry::builtin();
     let (log, outbox) = (Arc::new(store), Outbox::new());
     let accounting = Default::default();
-    Session::create(SessionParts { host, config, model, tools, log, outbox, accounting }).unwrap()
+    Session::create(SessionParts {
+        host,
+        config,
+        models: vec![model],
+        tools,
+        log,
+        outbox,
+        accounting,
+    })
+    .unwrap()
 }
 
 #[tokio::test]

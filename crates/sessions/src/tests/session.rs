@@ -22,7 +22,16 @@ fn session_on(log: Arc<MemoryLog>) -> Session {
     let config = Config::new("s1", model.provider(), model.model());
     let tools = ToolRegistry::builtin();
     let (outbox, accounting) = (Outbox::new(), Default::default());
-    Session::create(SessionParts { host, config, model, tools, log, outbox, accounting }).unwrap()
+    Session::create(SessionParts {
+        host,
+        config,
+        models: vec![model],
+        tools,
+        log,
+        outbox,
+        accounting,
+    })
+    .unwrap()
 }
 
 fn followup(id: &str, text: &str) -> Input {

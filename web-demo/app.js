@@ -68,9 +68,12 @@ function select(id, { disposed = false } = {}) {
     if (event.type === "agent/inbox/spliced") applySplice(event.data);
     if (event.type === "user/message") sessions.sawMessage(id, event.data.content);
     if (event.type === "goal/change") goal.refresh();
+    if (event.type === "context/compaction") showUsage(id);
   });
   source.addEventListener("session.status", (frame) => {
-    if (!state.disposed) setStatus(JSON.parse(frame.data).status);
+    const { status } = JSON.parse(frame.data);
+    if (!state.disposed) setStatus(status);
+    if (status === "idle") showUsage(id);
   });
   source.addEventListener("session.queue", (frame) => setQueue(JSON.parse(frame.data).items));
   source.addEventListener("subagent.started", (frame) => {
@@ -96,6 +99,20 @@ function showHeader() {
   }
   $("#session-id").textContent = session ? `${when(session.createdAt)} · ${id}` : id;
   document.title = `${sessions.nameOf(id)} · Airlock`;
+  $("#session-usage").textContent = "";
+  showUsage(id);
+}
+
+// What the session's responses used so far: tokens in and out, and dollars where priced.
+async function showUsage(id) {
+  const spent = await api("GET", sessionPath(id, "/usage")).catch(() => null);
+  if (!spent || state.current !== id) return;
+  const { inputTokens, outputTokens, cacheReadTokens } = spent.usage;
+  const count = (n) => n.toLocaleString("en");
+  let text = `· ${count(inputTokens)} in · ${count(outputTokens)} out`;
+  if (cacheReadTokens > 0) text += ` (${count(cacheReadTokens)} cached)`;
+  if (spent.costUsd > 0) text += ` · $${spent.costUsd.toFixed(4)}${spent.estimate ? " est." : ""}`;
+  $("#session-usage").textContent = text;
 }
 
 function setStatus(status) {

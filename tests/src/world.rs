@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::gateway::{Frame, Gateway, Sse};
+use crate::gateway::{Frame, Gateway, Sse, keys};
 use crate::{MockModel, Reply};
 
 /// A mock model and a gateway whose `openai:` sessions it answers.
@@ -17,6 +17,40 @@ pub struct World {
     pub mock: MockModel,
     /// The gateway.
     pub gw: Gateway,
+}
+
+/// A gateway whose data file has keys for tenants `a` and `b` and an admin key (of tenant `ops`).
+pub struct Tenants {
+    /// The temp dir holding the data file.
+    pub dir: tempfile::TempDir,
+    /// The model.
+    pub mock: MockModel,
+    /// The gateway.
+    pub gw: Gateway,
+    /// The data file.
+    pub data: std::path::PathBuf,
+    /// Tenant `a`'s key.
+    pub a: String,
+    /// Tenant `b`'s key.
+    pub b: String,
+    /// The admin key.
+    pub admin: String,
+}
+
+/// [`Tenants`] on a fresh data file.
+pub async fn tenants() -> Tenants {
+    tenants_with(&[]).await
+}
+
+/// [`tenants`] whose gateway gets extra environment.
+pub async fn tenants_with(env: &[(&str, &str)]) -> Tenants {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start().await;
+    let data = dir.path().join("airlock.db");
+    let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
+    let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
+    let gw = Gateway::start_with(&data, &mock.base_url(), env);
+    Tenants { dir, mock, gw, data, a, b, admin }
 }
 
 /// A fresh world.

@@ -45,6 +45,21 @@ def test_run_in_a_given_session_owns_the_interval_after_the_earlier_log(airlock:
     assert second.events[0].type == "agent/inbox/spliced"
 
 
+def test_a_sessions_usage_is_what_its_runs_used_and_the_demo_costs_nothing(
+    airlock: Airlock,
+) -> None:
+    session = airlock.create_session()
+    runs = [airlock.run(text, session_id=session.session_id) for text in ("hello", "again")]
+    spent = airlock.session_usage(session.session_id)
+    assert spent.usage.input_tokens == sum(r.usage.input_tokens for r in runs if r.usage)
+    assert spent.usage.output_tokens == sum(r.usage.output_tokens for r in runs if r.usage)
+    [demo] = spent.models
+    assert (demo.provider, demo.model, demo.responses) == ("demo", "demo", 2)
+    assert (spent.cost_usd, spent.estimate, spent.unpriced_responses) == (0.0, False, 0)
+    assert airlock.usage().usage.output_tokens >= spent.usage.output_tokens
+    assert airlock.usage(since=2**53).usage.output_tokens == 0
+
+
 def test_a_run_in_a_new_session_takes_its_model_and_system(airlock: Airlock) -> None:
     result = airlock.run("hello", model="demo", system="Be brief.")
     header = next(e for e in result.events if e.type == "request/header")

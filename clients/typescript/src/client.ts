@@ -16,6 +16,7 @@ import type {
   Session,
   SessionPage,
   SessionStatus,
+  Spending,
   Tool,
   WaitingCall,
 } from "./types.js";
@@ -139,6 +140,17 @@ export class Airlock {
 
   status(sessionId: string): Promise<SessionStatus> {
     return this.#json("GET", `${session(sessionId)}/status`);
+  }
+
+  /** What the session's own responses spent (steps and compaction summaries). */
+  usage(sessionId: string): Promise<Spending> {
+    return this.#json("GET", `${session(sessionId)}/usage`);
+  }
+
+  /** What the responses since `since` (ms since the epoch) of the key's tenant spent; with an
+   * admin key, every tenant's. */
+  tenantUsage(options: { since?: number } = {}): Promise<Spending> {
+    return this.#json("GET", `/v1/usage${query(options)}`);
   }
 
   async children(sessionId: string): Promise<Session[]> {

@@ -8,6 +8,8 @@ type Schemas = components["schemas"];
 export type Session = Schemas["SessionView"];
 export type SessionStatus = Schemas["StatusView"];
 export type SessionPage = Schemas["SessionPage"];
+/** What sessions spent: tokens in all and by model, and their cost in US dollars. */
+export type Spending = Schemas["UsageView"];
 export type Receipt = Schemas["Receipt"];
 export type Goal = Schemas["GoalView"];
 export type Tool = Schemas["ToolView"];

@@ -229,6 +229,24 @@ check("cancel and compact: cancel at idle keeps the queue, compact logs a manual
   assert.equal((await airlock.status(sessionId)).status, "idle");
 });
 
+check("usage counts a session's run and its compaction summary, at no cost on the demo", async (airlock) => {
+  const { sessionId } = await airlock.createSession();
+  const run = await airlock.run("hello", { sessionId });
+  await airlock.compact(sessionId);
+  let summary = 0;
+  for await (const event of airlock.events(sessionId)) {
+    if (event.type !== "context/compaction") continue;
+    summary = event.data.usage?.outputTokens ?? 0;
+    break;
+  }
+  assert.ok(summary > 0, "the demo counts its summary");
+  const spent = await airlock.usage(sessionId);
+  assert.equal(spent.usage.outputTokens, (run.usage?.outputTokens ?? 0) + summary);
+  assert.equal(spent.models[0]?.responses, 2);
+  assert.equal(spent.costUsd, 0);
+  assert.equal((await airlock.tenantUsage({ since: 2 ** 53 })).usage.outputTokens, 0);
+});
+
 check("goals are set, paused, resumed, completed and cleared", async (airlock) => {
   const { sessionId } = await airlock.createSession();
   await rejectsWith(airlock.getGoal(sessionId), 404, "goal-not-found");

@@ -27,6 +27,7 @@ mod signin;
 mod sse;
 mod tool_calls;
 mod tools;
+mod usage;
 
 use std::sync::Arc;
 
@@ -127,6 +128,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(forks::router())
         .merge(tools::router())
         .merge(events::router())
+        .merge(usage::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

@@ -37,6 +37,7 @@ use super::{AppState, ErrorBody};
             it starts, through the next whole-agent idle."),
         (name = "observation", description = "A session's log as SSE or JSON pages, and the \
             cross-session stream."),
+        (name = "usage", description = "What sessions spent: tokens by model, and their cost."),
         (name = "service", description = "Health, readiness and this document."),
     ),
     components(schemas(ErrorBody))

@@ -35,7 +35,9 @@ mod subagents;
 pub use actor::{SessionHandle, View};
 pub use admission::{Exceeded, Limit, Limits, Slot, TenantLimits};
 pub use follow::{Follower, Update};
-pub use front::{HubEvent, InputError, Overview, Sent, Sessions};
+pub use front::{
+    HubEvent, InputError, ModelSpending, ModelUsage, Overview, Sent, Sessions, Spending, Tokens,
+};
 pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
 pub use owned::{OwnError, OwnedRun, RunResult, Summary};
 pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};

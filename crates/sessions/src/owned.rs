@@ -186,9 +186,9 @@ pub struct Summary {
     /// The last `turn/end`'s reason kind (`completed`, `max-tokens`, `error`, ...; `null` if no
     /// turn ended).
     pub finish_reason: Option<&'static str>,
-    /// Token usage summed over the assistant messages that carried it: `{inputTokens,
-    /// outputTokens, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?}`; absent when the
-    /// provider sent none.
+    /// Token usage summed over the assistant messages and compaction summaries that carried it:
+    /// `{inputTokens, outputTokens, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?}`;
+    /// absent when the provider sent none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// The last `turn/end`'s full reason.
@@ -205,6 +205,11 @@ pub fn summarize<S: AsRef<str>>(events: &[S]) -> Summary {
             Ok(Some(Event { data: EventData::AssistantMessage(assistant), .. })) => {
                 summary.final_response = text_of(&assistant.message.content);
                 if let Some(usage) = &assistant.usage {
+                    add_usage(summary.usage.get_or_insert_default(), usage);
+                }
+            }
+            Ok(Some(Event { data: EventData::ContextCompaction(compaction), .. })) => {
+                if let Some(usage) = &compaction.usage {
                     add_usage(summary.usage.get_or_insert_default(), usage);
                 }
             }

@@ -18,6 +18,7 @@ mod postgres;
 pub mod receipts;
 mod sessions;
 mod sqlite;
+mod usage;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ pub use indexes::Snapshot;
 pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash};
 pub use postgres::{Cluster, Owner};
 pub use sessions::SessionRow;
+pub use usage::{ModelUsage, Spent, Tokens};
 pub use writer::Durability;
 
 /// Why storage failed.
@@ -102,6 +104,8 @@ pub struct Index {
     /// The session is at rest after these events (idle, inbox empty): recovery at start passes
     /// it by.
     pub at_rest: bool,
+    /// What the responses these events log cost.
+    pub spent: Vec<Spent>,
 }
 
 /// An idempotency record: the answer given to the first request with this key.
@@ -226,6 +230,12 @@ impl Store {
         pub async fn tenant_sessions(&self, tenant: &str) -> u64;
         /// How many bytes of log the sessions of `tenant` that are not disposed keep.
         pub async fn tenant_bytes(&self, tenant: &str) -> u64;
+        /// What a session's own events spent, by model.
+        pub async fn session_usage(&self, session_id: &str) -> Vec<ModelUsage>;
+        /// What the events since `since` (ms since the epoch) of `tenant`'s sessions spent, by
+        /// model (disposed sessions included: the money is spent); every tenant's, by tenant, when
+        /// `None`.
+        pub async fn tenant_usage(&self, tenant: Option<&str>, since: u64) -> Vec<ModelUsage>;
         /// Whether `session_id` exists and belongs to `tenant`.
         pub async fn session_of_tenant(&self, session_id: &str, tenant: &str) -> bool;
         /// Sessions recovery must visit, ordered by id, after `cursor`, at most `limit`: those

@@ -13,12 +13,13 @@ use super::writer::{Barrier, Durability, Job, Writer};
 use super::{Faults, IdempotencyRecord, Index, MEMORY, Segment, SessionRow, StoreError};
 
 /// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
-fn migrations() -> Migrations<'static> {
+pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../migrations/0001_init.sql")),
         M::up(include_str!("../migrations/0002_indexes.sql")),
         M::up(include_str!("../migrations/0003_keys.sql")),
         M::up(include_str!("../migrations/0004_logins_forks_bytes.sql")),
+        M::up(include_str!("../migrations/0005_usage.sql")),
     ])
 }
 

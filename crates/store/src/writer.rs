@@ -305,6 +305,7 @@ fn append(
         None => last_seq(tx, session_id)?.map_or(0, |last| last + 1),
     };
     let mut next = expected;
+    let mut times = Vec::with_capacity(events.len());
     let mut last_time = None;
     let mut bytes = 0;
     let mut goal = None;
@@ -322,6 +323,7 @@ fn append(
         }
         insert.execute(params![session_id, head.seq as i64, head.kind, head.time as i64, body])?;
         last_time = Some(head.time);
+        times.push(head.time);
         bytes += body.len() as i64;
         if head.kind == "goal/change" {
             goal = Some(body);
@@ -337,6 +339,8 @@ fn append(
     for mark in &index.marks {
         mark_receipt(tx, session_id, mark)?;
     }
+    let time_of = |seq: u64| times.get(seq.checked_sub(expected)? as usize).copied();
+    crate::usage::write_sqlite(tx, session_id, &index.spent, time_of)?;
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
         tx.prepare_cached(

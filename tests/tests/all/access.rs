@@ -3,34 +3,9 @@
 
 use airlock_tests::MockModel;
 use airlock_tests::gateway::{Frame, Gateway, Sse, keyed_client, keys};
-use airlock_tests::world::held;
+use airlock_tests::world::{held, tenants, tenants_with};
 use reqwest::{Client, Method};
 use serde_json::{Value, json};
-
-/// A gateway whose data file has keys for tenants `a` and `b` and an admin key.
-struct Tenants {
-    _dir: tempfile::TempDir,
-    mock: MockModel,
-    gw: Gateway,
-    data: std::path::PathBuf,
-    a: String,
-    b: String,
-    admin: String,
-}
-
-async fn tenants() -> Tenants {
-    tenants_with(&[]).await
-}
-
-async fn tenants_with(env: &[(&str, &str)]) -> Tenants {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start().await;
-    let data = dir.path().join("airlock.db");
-    let [a, b] = ["a", "b"].map(|tenant| keys(&data, &["create", "--tenant", tenant]));
-    let admin = keys(&data, &["create", "--tenant", "ops", "--admin"]);
-    let gw = Gateway::start_with(&data, &mock.base_url(), env);
-    Tenants { _dir: dir, mock, gw, data, a, b, admin }
-}
 
 async fn call(client: &Client, method: Method, url: String, body: Option<Value>) -> (u16, Value) {
     let mut request = client.request(method, url);

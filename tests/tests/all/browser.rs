@@ -189,6 +189,11 @@ async fn the_page_shows_a_compaction_as_a_folded_earlier_conversation_summarized
     page.wait_text(".turn-end", "completed").await;
     // The status shown went running before the turn's events, so idle now is the turn's end.
     page.wait_text("#session-status", "idle").await;
+    // The header shows what the turn used (`GET …/usage`).
+    let spent = w.gw.get(&format!("/v1/sessions/{session}/usage")).await.1;
+    let output = spent["usage"]["outputTokens"].as_u64().unwrap();
+    assert!(output > 0, "{spent}");
+    page.wait_text("#session-usage", &format!("{output} out")).await;
 
     // At idle it compacts: the mock's next reply is the summary, which arrives as a folded block
     // after the conversation it stands for, and that conversation stays on the page.

@@ -26,4 +26,5 @@ mod scale;
 mod schemathesis;
 mod storage;
 mod subagents;
+mod usage;
 mod web_demo;

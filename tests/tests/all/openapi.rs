@@ -15,6 +15,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/sessions/{id}"),
     ("DELETE", "/v1/sessions/{id}"),
     ("GET", "/v1/sessions/{id}/status"),
+    ("GET", "/v1/sessions/{id}/usage"),
+    ("GET", "/v1/usage"),
     ("POST", "/v1/sessions/{id}/messages"),
     ("GET", "/v1/sessions/{id}/messages/{message_id}"),
     ("GET", "/v1/sessions/{id}/queue"),

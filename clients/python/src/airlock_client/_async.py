@@ -83,6 +83,15 @@ class AsyncAirlock:
         """Returns whether the session is ``idle`` or ``running``, and its last seq."""
         return await self._do(api.session_status(session_id))
 
+    async def session_usage(self, session_id: str) -> m.Spending:
+        """Returns what the session's own responses spent (steps and compaction summaries)."""
+        return await self._do(api.session_usage(session_id))
+
+    async def usage(self, *, since: int | None = None) -> m.Spending:
+        """Returns what the key's tenant spent since ``since`` (ms since the epoch); with an
+        admin key, every tenant's."""
+        return await self._do(api.usage(since))
+
     async def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""
         return await self._do(api.children(session_id))

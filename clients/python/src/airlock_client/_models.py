@@ -291,6 +291,54 @@ class SessionStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSpending:
+    """What one model's responses spent; ``cost_usd`` is ``None`` when the model has no price,
+    and ``estimate`` says the price is the gateway's default for a well-known model."""
+
+    provider: str
+    model: str
+    responses: int
+    usage: Usage
+    cost_usd: float | None
+    estimate: bool
+    tenant: str | None = None
+
+    @classmethod
+    def from_json(cls, obj: Json) -> ModelSpending:
+        return cls(
+            obj["provider"],
+            obj["model"],
+            obj["responses"],
+            Usage.from_json(obj["usage"]),
+            obj.get("costUsd"),
+            obj["estimate"],
+            obj.get("tenant"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Spending:
+    """What sessions spent: every token, the cost of the priced models in US dollars, how many
+    responses had no price, and the same by model (by tenant too, for an admin key)."""
+
+    usage: Usage
+    cost_usd: float
+    estimate: bool
+    unpriced_responses: int
+    models: list[ModelSpending]
+
+    @classmethod
+    def from_json(cls, obj: Json) -> Spending:
+        return cls(
+            Usage.from_json(obj["usage"]),
+            obj["costUsd"],
+            obj["estimate"],
+            obj["unpricedResponses"],
+            [ModelSpending.from_json(m) for m in obj["models"]],
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SessionPage:
     """One page of sessions, ordered by id; pass ``next_cursor`` as ``cursor`` for the next
     page (``None`` after the last)."""

@@ -108,6 +108,14 @@ def session_status(session_id: str) -> Call[m.SessionStatus]:
     return Call("GET", _session(session_id, "status"), m.SessionStatus.from_json)
 
 
+def session_usage(session_id: str) -> Call[m.Spending]:
+    return Call("GET", _session(session_id, "usage"), m.Spending.from_json)
+
+
+def usage(since: int | None) -> Call[m.Spending]:
+    return Call("GET", "/v1/usage", m.Spending.from_json, params=_compact(since=since))
+
+
 def children(session_id: str) -> Call[list[m.Session]]:
     def parse(obj: Any) -> list[m.Session]:
         return [m.Session.from_json(s) for s in obj["items"]]

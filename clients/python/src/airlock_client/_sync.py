@@ -94,6 +94,15 @@ class Airlock:
         """Returns whether the session is ``idle`` or ``running``, and its last seq."""
         return self._do(api.session_status(session_id))
 
+    def session_usage(self, session_id: str) -> m.Spending:
+        """Returns what the session's own responses spent (steps and compaction summaries)."""
+        return self._do(api.session_usage(session_id))
+
+    def usage(self, *, since: int | None = None) -> m.Spending:
+        """Returns what the key's tenant spent since ``since`` (ms since the epoch); with an
+        admin key, every tenant's."""
+        return self._do(api.usage(since))
+
     def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""
         return self._do(api.children(session_id))

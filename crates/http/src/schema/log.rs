@@ -33,6 +33,11 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
                     "provider": {"type": "string", "description": "e.g. `demo`, `openai`."},
                     "model": {"type": "string"},
                     "contextWindow": uint("The model's context window in tokens, when known."),
+                    "failover": {
+                        "allOf": [reference("ModelError")],
+                        "description": "A fallback took over the step: the error that ended \
+                            the previous model's retries.",
+                    },
                 }),
             ),
         ),
@@ -249,6 +254,10 @@ fn compaction() -> Value {
             "tokensBefore": uint("The estimated prompt tokens before."),
             "tokensAfter": uint("The estimated prompt tokens after."),
             "trigger": {"type": "string", "enum": ["pressure", "overflow", "manual"]},
+            "usage": {
+                "allOf": [reference("Usage")],
+                "description": "What the summary request cost, as the provider reported it.",
+            },
         }),
     );
     compaction["description"] =

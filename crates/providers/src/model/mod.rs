@@ -23,7 +23,7 @@ use futures::Stream;
 pub use demo::Demo;
 #[cfg(feature = "remote")]
 pub use remote::{Remote, RemoteConfig, Timeouts, Wire};
-pub use table::{Chain, DEMO_WINDOW, MOST_IN_CHAIN, ModelSettings, ModelTable};
+pub use table::{Chain, DEMO_WINDOW, MOST_IN_CHAIN, ModelSettings, ModelTable, Price};
 
 /// A model response: chunks until the stream ends, or an error.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk, ModelError>> + Send>>;

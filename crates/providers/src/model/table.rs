@@ -9,6 +9,9 @@
 //! - **Endpoint**: `base_url`, where this model is served (else the provider's variables).
 //! - **Failover**: `fallback = ["openai:gpt-4o", …]`, the models a step goes on with when this one
 //!   keeps failing (`--fallback` for the command's own model), after `retries` retries.
+//! - **Prices**: `input_per_mtok`, `output_per_mtok`, `cache_read_per_mtok`,
+//!   `cache_write_per_mtok` in US dollars per million tokens, which turn usage into cost; well-known
+//!   models have defaults below, marked as estimates.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,6 +44,43 @@ pub struct ModelSettings {
     /// How many times a session on this model retries a failed request before its step fails
     /// over or its turn ends (default 4), on each model of its chain.
     pub retries: Option<u32>,
+    /// US dollars per million prompt tokens (not read from or written to a cache).
+    pub input_per_mtok: Option<f64>,
+    /// US dollars per million completion tokens.
+    pub output_per_mtok: Option<f64>,
+    /// US dollars per million prompt tokens read from a cache (default: `input_per_mtok`).
+    pub cache_read_per_mtok: Option<f64>,
+    /// US dollars per million prompt tokens written to a cache (default: `input_per_mtok`).
+    pub cache_write_per_mtok: Option<f64>,
+}
+
+/// What a model's tokens cost, in US dollars per million.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    /// Prompt tokens neither read from nor written to a cache.
+    pub input: f64,
+    /// Completion tokens.
+    pub output: f64,
+    /// Prompt tokens read from a cache.
+    pub cache_read: f64,
+    /// Prompt tokens written to a cache.
+    pub cache_write: f64,
+    /// From this build's defaults for a well-known model, not from the settings: list prices
+    /// when it was made, which may have changed.
+    pub estimate: bool,
+}
+
+impl Price {
+    /// The cost in US dollars of `input` prompt tokens (of which `cache_read` were read from a
+    /// cache and `cache_write` written to one) and `output` completion tokens.
+    pub fn cost(&self, input: u64, output: u64, cache_read: u64, cache_write: u64) -> f64 {
+        let fresh = input.saturating_sub(cache_read + cache_write);
+        let millions = |tokens: u64, per_mtok: f64| tokens as f64 * per_mtok / 1e6;
+        millions(fresh, self.input)
+            + millions(output, self.output)
+            + millions(cache_read, self.cache_read)
+            + millions(cache_write, self.cache_write)
+    }
 }
 
 /// The `[models]` table: every model the settings name, by `--model` value.
@@ -127,6 +167,37 @@ impl ModelTable {
         Ok(Chain { providers, fallbacks, retry })
     }
 
+    /// What the tokens of `provider`'s `model` cost: the settings' prices for its model spec
+    /// (`provider:model`, or `demo`), else this build's estimate for a well-known model, else
+    /// unknown.
+    pub fn price(&self, provider: &str, model: &str) -> Option<Price> {
+        let name = match provider {
+            "demo" => "demo".to_owned(),
+            _ => format!("{provider}:{model}"),
+        };
+        let settings = self.models.get(&name);
+        if let Some(s) = settings
+            && let (Some(input), Some(output)) = (s.input_per_mtok, s.output_per_mtok)
+        {
+            let cache_read = s.cache_read_per_mtok.unwrap_or(input);
+            let cache_write = s.cache_write_per_mtok.unwrap_or(input);
+            return Some(Price { input, output, cache_read, cache_write, estimate: false });
+        }
+        if provider == "demo" {
+            return Some(Price {
+                input: 0.0,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+                estimate: false,
+            });
+        }
+        let (_, [input, output, cache_read, cache_write]) =
+            PRICES.iter().find(|(prefix, _)| model.starts_with(prefix))?;
+        let (input, output, cache_read, cache_write) = (*input, *output, *cache_read, *cache_write);
+        Some(Price { input, output, cache_read, cache_write, estimate: true })
+    }
+
     /// The model specs the settings name, with those they fall back to.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         let fallbacks = self.models.values().flat_map(|s| s.fallback.iter().flatten());
@@ -168,10 +239,51 @@ impl ModelTable {
             if settings.retries.is_some_and(|retries| retries > 10) {
                 return Err(format!("models.{name:?}: retries must be 0 to 10"));
             }
+            let prices = [
+                ("input_per_mtok", settings.input_per_mtok),
+                ("output_per_mtok", settings.output_per_mtok),
+                ("cache_read_per_mtok", settings.cache_read_per_mtok),
+                ("cache_write_per_mtok", settings.cache_write_per_mtok),
+            ];
+            for (key, price) in prices {
+                if price.is_some_and(|p| !p.is_finite() || p < 0.0) {
+                    return Err(format!("models.{name:?}: {key} must be a price of 0 or more"));
+                }
+            }
+            if settings.input_per_mtok.is_some() != settings.output_per_mtok.is_some() {
+                return Err(format!(
+                    "models.{name:?}: give input_per_mtok and output_per_mtok together (or neither)"
+                ));
+            }
         }
         Ok(())
     }
 }
+
+/// List prices of well-known models in US dollars per million tokens (input, output, cache
+/// read, cache write), by the start of their upstream name (most specific first), as published
+/// when this build was made: estimates, which `[models."NAME"]` prices replace.
+const PRICES: &[(&str, [f64; 4])] = &[
+    ("claude-opus-4-5", [5.0, 25.0, 0.5, 6.25]),
+    ("claude-opus-4", [15.0, 75.0, 1.5, 18.75]),
+    ("claude-sonnet-4", [3.0, 15.0, 0.3, 3.75]),
+    ("claude-3-7-sonnet", [3.0, 15.0, 0.3, 3.75]),
+    ("claude-haiku-4-5", [1.0, 5.0, 0.1, 1.25]),
+    ("claude-3-5-haiku", [0.8, 4.0, 0.08, 1.0]),
+    ("gpt-5-mini", [0.25, 2.0, 0.025, 0.25]),
+    ("gpt-5-nano", [0.05, 0.4, 0.005, 0.05]),
+    ("gpt-5", [1.25, 10.0, 0.125, 1.25]),
+    ("gpt-4.1-mini", [0.4, 1.6, 0.1, 0.4]),
+    ("gpt-4.1-nano", [0.1, 0.4, 0.025, 0.1]),
+    ("gpt-4.1", [2.0, 8.0, 0.5, 2.0]),
+    ("gpt-4o-mini", [0.15, 0.6, 0.075, 0.15]),
+    ("gpt-4o", [2.5, 10.0, 1.25, 2.5]),
+    ("o4-mini", [1.1, 4.4, 0.275, 1.1]),
+    ("o3-mini", [1.1, 4.4, 0.55, 1.1]),
+    ("o3", [2.0, 8.0, 0.5, 2.0]),
+    ("deepseek-chat", [0.28, 0.42, 0.028, 0.28]),
+    ("deepseek-reasoner", [0.28, 0.42, 0.028, 0.28]),
+];
 
 /// The windows of well-known models, by the start of their upstream name (most specific first).
 const KNOWN: &[(&str, u64)] = &[
@@ -243,6 +355,30 @@ mod tests {
         windows.set_window("openai:gpt-4o", 5_000);
         let policy = windows.policy("openai:gpt-4o", "gpt-4o");
         assert_eq!((policy.window, policy.compact_at_percent), (Some(5_000), 80));
+    }
+
+    #[test]
+    fn a_configured_price_wins_over_an_estimate_and_a_cache_costs_what_it_says() {
+        let mut settings = ModelSettings {
+            input_per_mtok: Some(2.0),
+            output_per_mtok: Some(10.0),
+            cache_read_per_mtok: Some(0.2),
+            ..Default::default()
+        };
+        let table = ModelTable::new(BTreeMap::from([("openai:mine".to_owned(), settings.clone())]));
+        let price = table.price("openai", "mine").unwrap();
+        assert!(!price.estimate);
+        assert_eq!(price.cache_write, 2.0, "an unpriced cache write costs what input does");
+        // 1M prompt tokens, 400k of them from the cache; 100k out.
+        let cost = price.cost(1_000_000, 100_000, 400_000, 0);
+        assert!((cost - (0.6 * 2.0 + 0.1 * 10.0 + 0.4 * 0.2)).abs() < 1e-9, "{cost}");
+        let claude = table.price("anthropic", "claude-sonnet-4-5").unwrap();
+        assert!(claude.estimate && claude.cache_read < claude.input);
+        assert_eq!(table.price("openai", "something-else"), None);
+        assert_eq!(table.price("demo", "demo").unwrap().cost(9, 9, 0, 0), 0.0);
+        settings.output_per_mtok = None;
+        let table = ModelTable::new(BTreeMap::from([("openai:mine".to_owned(), settings)]));
+        assert!(table.check().unwrap_err().contains("together"));
     }
 
     #[test]

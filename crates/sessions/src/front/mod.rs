@@ -3,9 +3,12 @@
 
 mod hub;
 mod input;
+mod usage;
 
+pub use airlock_store::{ModelUsage, Tokens};
 pub use hub::HubEvent;
 pub use input::{InputError, Sent};
+pub use usage::{ModelSpending, Spending};
 
 use std::sync::Arc;
 

@@ -173,6 +173,11 @@ impl Registry {
         &self.store
     }
 
+    /// What every session is built with.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
     /// Every tool sessions may be given.
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools

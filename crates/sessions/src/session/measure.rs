@@ -40,9 +40,13 @@ impl ModelCall {
                     metrics.model_first_chunk_seconds.get_or_create(&self.labels).observe(took);
                 }
                 if let StreamChunk::Usage { usage } = chunk {
-                    for (kind, tokens) in
-                        [("input", usage.input_tokens), ("output", usage.output_tokens)]
-                    {
+                    let counts = [
+                        ("input", Some(usage.input_tokens)),
+                        ("output", Some(usage.output_tokens)),
+                        ("cache_read", usage.cache_read_tokens),
+                        ("cache_write", usage.cache_write_tokens),
+                    ];
+                    for (kind, tokens) in counts.into_iter().filter_map(|(k, n)| Some((k, n?))) {
                         let labels =
                             [self.labels.clone(), vec![("kind", kind.to_owned())]].concat();
                         metrics.model_tokens.get_or_create(&labels).inc_by(tokens);

@@ -76,6 +76,9 @@ pub struct Session {
     log: Arc<dyn SessionLog>,
     /// Its own model, then its fallbacks: a model request's `route` picks one.
     models: Vec<Arc<dyn ModelProvider>>,
+    /// The provider and model the log last named in `request/context` (its own model until one
+    /// is named): what a response's usage is credited to.
+    answering: (String, String),
     tools: ToolRegistry,
     status: Status,
     /// Where notices go, with what subscribers have been told (changed together under a lock).
@@ -153,6 +156,7 @@ impl Session {
             accounting,
             held: None,
             log,
+            answering: (models[0].provider().to_owned(), models[0].model().to_owned()),
             models,
             tools,
             status: Status::Idle,

@@ -11,7 +11,7 @@ use super::child::Parent;
 use super::{Committed, Session};
 use crate::goal::Driver;
 use airlock_store::receipts::Mark;
-use airlock_store::{IdempotencyRecord, Index};
+use airlock_store::{IdempotencyRecord, Index, Spent, Tokens};
 
 /// The event types some part follows; the others are not parsed at all.
 const OBSERVED: [&str; 8] = [
@@ -140,25 +140,48 @@ impl Session {
     /// the outputs, and whether the session rests after it) as long as the session is idle once
     /// they are done.
     pub(super) fn index(
-        &self,
+        &mut self,
         first: u64,
         outputs: &mut [Output],
         idempotency: Vec<IdempotencyRecord>,
     ) -> Index {
         let (mut marks, mut at_rest, mut status, mut seq) = (Vec::new(), false, self.status, first);
+        let mut spent = Vec::new();
         for output in outputs {
             match output {
                 Output::AppendEvent(appended) => {
                     let taken = std::mem::take(&mut appended.marks);
                     marks.extend(taken.into_iter().map(|mark| Mark::new(seq, mark)));
                     at_rest = appended.at_rest;
+                    spent.extend(self.spent(seq, &appended.json));
                     seq += 1;
                 }
                 Output::Status(now) => status = *now,
                 _ => {}
             }
         }
-        Index { idempotency, marks, at_rest: at_rest && status == Status::Idle }
+        Index { idempotency, marks, at_rest: at_rest && status == Status::Idle, spent }
+    }
+
+    /// What the response event `json` (at `seq`) logs cost, credited to the model the log last
+    /// named; a `request/context` names another.
+    fn spent(&mut self, seq: u64, json: &str) -> Option<Spent> {
+        let kind = Event::type_of(json)?;
+        if !matches!(kind.as_str(), "request/context" | "assistant/message" | "context/compaction")
+        {
+            return None;
+        }
+        let usage = match Event::parse(json).ok().flatten()?.data {
+            EventData::RequestContext(context) => {
+                self.answering = (context.provider, context.model);
+                return None;
+            }
+            EventData::AssistantMessage(message) => message.usage?,
+            EventData::ContextCompaction(compaction) => compaction.usage?,
+            _ => return None,
+        };
+        let (provider, model) = self.answering.clone();
+        Some(Spent { seq, provider, model, tokens: Tokens::from(&usage) })
     }
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about

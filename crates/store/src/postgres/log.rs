@@ -126,6 +126,37 @@ pub(super) async fn write_events(
     for mark in &index.marks {
         mark_receipt(tx, session_id, mark).await?;
     }
+    if !index.spent.is_empty() {
+        let first = heads.first().map_or(0, |h| h.seq);
+        let time_of = |seq: u64| {
+            let i = seq.checked_sub(first)? as usize;
+            heads.get(i).map(|h| h.time as i64)
+        };
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO usage (session_id, seq, time, provider, model, input, output, \
+                 cache_read, cache_write, reasoning) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .await?;
+        for s in &index.spent {
+            let [input, output, cache_read, cache_write, reasoning] = s.tokens.columns();
+            let (seq, time) = (s.seq as i64, time_of(s.seq).unwrap_or(0));
+            let params: [&(dyn ToSql + Sync); 10] = [
+                &session_id,
+                &seq,
+                &time,
+                &s.provider,
+                &s.model,
+                &input,
+                &output,
+                &cache_read,
+                &cache_write,
+                &reasoning,
+            ];
+            tx.execute(&insert, &params).await?;
+        }
+    }
     if let Some(last) = heads.last() {
         let goal = heads.iter().zip(events).rev().find(|(h, _)| h.kind == "goal/change");
         let goal = goal.map(|(_, body)| body.as_str());

@@ -25,6 +25,7 @@ use log::write_events;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0001_init.sql"),
     include_str!("../../migrations/postgres/0002_logins_forks_bytes.sql"),
+    include_str!("../../migrations/postgres/0003_usage.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most.

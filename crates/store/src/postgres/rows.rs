@@ -6,6 +6,7 @@ use tokio_postgres::types::ToSql;
 
 use super::Postgres;
 use crate::receipts::Receipt;
+use crate::usage::{ModelUsage, Scope, sum_sql};
 use crate::{IdempotencyRecord, Key, SessionRow, StoreError};
 
 const SESSION_COLUMNS: &str = "SELECT s.session_id, s.created_at, s.updated_at, s.spec, s.disposed, \
@@ -97,6 +98,41 @@ impl Postgres {
                    WHERE tenant = $1 AND NOT disposed";
         let row = self.client().await?.query_one(sql, &[&tenant]).await?;
         Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    /// See [`crate::Store::session_usage`].
+    pub async fn session_usage(&self, session_id: &str) -> Result<Vec<ModelUsage>, StoreError> {
+        let sql = sum_sql(Scope::Session, |n| format!("${n}"));
+        self.sums(&sql, &[&session_id]).await
+    }
+
+    /// See [`crate::Store::tenant_usage`].
+    pub async fn tenant_usage(
+        &self,
+        tenant: Option<&str>,
+        since: u64,
+    ) -> Result<Vec<ModelUsage>, StoreError> {
+        let since = since.min(i64::MAX as u64) as i64;
+        match tenant {
+            Some(tenant) => {
+                let sql = sum_sql(Scope::Tenant, |n| format!("${n}"));
+                self.sums(&sql, &[&since, &tenant]).await
+            }
+            None => self.sums(&sum_sql(Scope::All, |n| format!("${n}")), &[&since]).await,
+        }
+    }
+
+    async fn sums(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<ModelUsage>, StoreError> {
+        let rows = self.client().await?.query(sql, params).await?;
+        let sum = |row: &Row| {
+            let counts = std::array::from_fn(|i| row.get::<_, i64>(3 + i));
+            ModelUsage::of(row.get(0), row.get(1), row.get(2), counts)
+        };
+        Ok(rows.iter().map(sum).collect())
     }
 
     /// See [`crate::Store::session_of_tenant`].

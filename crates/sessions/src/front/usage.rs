@@ -1,0 +1,78 @@
+//! What sessions spent: the store's sums of their responses' usage, priced by the `[models]`
+//! table.
+
+use airlock_providers::model::ModelTable;
+use airlock_store::{ModelUsage, Tokens};
+
+use super::Sessions;
+use crate::registry::RegistryError;
+
+/// What some sessions spent: in all, and by model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Spending {
+    /// Every token counted.
+    pub tokens: Tokens,
+    /// What the priced models' tokens cost, in US dollars.
+    pub cost_usd: f64,
+    /// Some of that cost comes from this build's default prices, not the settings.
+    pub estimate: bool,
+    /// Responses of models without a price, whose cost `cost_usd` leaves out.
+    pub unpriced_responses: u64,
+    /// By model (and by tenant, in a gateway-wide sum).
+    pub models: Vec<ModelSpending>,
+}
+
+/// What one model's responses spent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSpending {
+    /// The sums.
+    pub usage: ModelUsage,
+    /// Their cost in US dollars, when the model has a price.
+    pub cost_usd: Option<f64>,
+    /// The price is this build's default for a well-known model.
+    pub estimate: bool,
+}
+
+impl Spending {
+    /// `sums` priced by `table`.
+    fn priced(sums: Vec<ModelUsage>, table: &ModelTable) -> Spending {
+        let mut spending = Spending::default();
+        for usage in sums {
+            let t = usage.tokens;
+            let price = table.price(&usage.provider, &usage.model);
+            let cost_usd = price.map(|p| {
+                p.cost(t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens)
+            });
+            let estimate = price.is_some_and(|p| p.estimate);
+            spending.tokens += t;
+            spending.cost_usd += cost_usd.unwrap_or(0.0);
+            spending.estimate |= estimate;
+            if cost_usd.is_none() {
+                spending.unpriced_responses += usage.responses;
+            }
+            spending.models.push(ModelSpending { usage, cost_usd, estimate });
+        }
+        spending
+    }
+}
+
+impl Sessions {
+    /// What a session's own responses spent (a fork's: since it was forked), summaries of its
+    /// compactions included.
+    pub async fn usage(&self, session_id: &str) -> Result<Spending, RegistryError> {
+        self.row(session_id).await?;
+        let sums = self.registry.store().session_usage(session_id).await?;
+        Ok(Spending::priced(sums, &self.registry.rules().models))
+    }
+
+    /// What the responses since `since` (ms since the epoch) of `tenant`'s sessions spent, its
+    /// subagents' and disposed sessions' included; every tenant's, by tenant, when `None`.
+    pub async fn tenant_usage(
+        &self,
+        tenant: Option<&str>,
+        since: u64,
+    ) -> Result<Spending, RegistryError> {
+        let sums = self.registry.store().tenant_usage(tenant, since).await?;
+        Ok(Spending::priced(sums, &self.registry.rules().models))
+    }
+}

@@ -48,7 +48,8 @@ def test_run_in_a_given_session_owns_the_interval_after_the_earlier_log(airlock:
 def test_a_sessions_usage_is_what_its_runs_used_and_the_demo_costs_nothing(
     airlock: Airlock,
 ) -> None:
-    session = airlock.create_session()
+    session = airlock.create_session(fallback=[])
+    assert session.fallback == []
     runs = [airlock.run(text, session_id=session.session_id) for text in ("hello", "again")]
     spent = airlock.session_usage(session.session_id)
     assert spent.usage.input_tokens == sum(r.usage.input_tokens for r in runs if r.usage)

@@ -76,6 +76,10 @@ pub(super) struct SessionView {
     /// Milliseconds since the Unix epoch.
     updated_at: u64,
     model: String,
+    /// The models its steps fail over to, when it was created with its own list (else the
+    /// gateway's settings for `model` apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback: Option<Vec<String>>,
     /// Disposed: the log stays readable, input is refused with 409 `session-disposed`.
     disposed: bool,
     /// The session that spawned this one, for a subagent.
@@ -302,6 +306,7 @@ pub(super) async fn view(state: &AppState, row: SessionRow) -> Answer<SessionVie
         created_at: row.created_at,
         updated_at: row.updated_at,
         model: spec.model,
+        fallback: spec.fallback,
         disposed: row.disposed,
         parent_session_id: row.parent_session_id,
         goal: goal.map(GoalView::of),

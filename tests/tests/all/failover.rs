@@ -86,6 +86,7 @@ async fn a_session_names_its_own_fallbacks_and_a_bad_one_is_refused() {
     let spec = json!({"model": "anthropic:mock", "fallback": []});
     let (code, session) = w.gw.post("/v1/sessions", spec).await;
     assert_eq!(code, 201, "{session}");
+    assert_eq!(session["fallback"], json!([]), "the session shows its own list");
     let s = session["sessionId"].as_str().unwrap();
     for _ in 0..3 {
         w.mock.push(Reply::status(529));

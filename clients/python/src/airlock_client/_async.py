@@ -62,11 +62,14 @@ class AsyncAirlock:
         tools: Sequence[ToolChoice] | None = None,
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
+        fallback: Sequence[str] | None = None,
     ) -> m.Session:
         """Creates a session (or returns the existing one with the same settings); ``tools``
         may carry approval policies, ``client_tools`` are tools the client runs."""
         return await self._do(
-            api.create_session(session_id, model, system, tools, client_tools, metadata)
+            api.create_session(
+                session_id, model, system, tools, client_tools, metadata, fallback
+            )
         )
 
     async def get_session(self, session_id: str) -> m.Session:

@@ -240,7 +240,8 @@ class Session:
 
     ``last_seq`` is -1 for an empty log; ``pending_next_turn`` and ``pending_next_step`` count
     the queued items; ``created_at`` and ``updated_at`` are epoch milliseconds;
-    ``forked_from`` names a fork's source (``None`` for a session that is not a fork).
+    ``forked_from`` names a fork's source (``None`` for a session that is not a fork);
+    ``fallback`` the models its steps fail over to, when it was created with its own list.
     """
 
     session_id: str
@@ -255,6 +256,7 @@ class Session:
     parent_session_id: str | None = None
     goal: Goal | None = None
     forked_from: ForkedFrom | None = None
+    fallback: list[str] | None = None
 
     @classmethod
     def from_json(cls, obj: Json) -> Session:
@@ -274,6 +276,7 @@ class Session:
             parent_session_id=obj.get("parentSessionId"),
             goal=Goal.from_json(goal) if goal else None,
             forked_from=ForkedFrom.from_json(forked_from) if forked_from else None,
+            fallback=obj.get("fallback"),
         )
 
 

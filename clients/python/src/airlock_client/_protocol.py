@@ -83,10 +83,12 @@ def create_session(
     tools: Sequence[ToolChoice] | None,
     client_tools: Sequence[Mapping[str, Any]] | None,
     metadata: Any,
+    fallback: Sequence[str] | None,
 ) -> Call[m.Session]:
     body = _compact(
         sessionId=session_id,
         model=model,
+        fallback=list(fallback) if fallback is not None else None,
         system=system,
         tools=[_tool_choice(t) for t in tools] if tools is not None else None,
         clientTools=[dict(t) for t in client_tools] if client_tools is not None else None,

@@ -66,10 +66,13 @@ class Airlock:
         tools: Sequence[ToolChoice] | None = None,
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
+        fallback: Sequence[str] | None = None,
     ) -> m.Session:
         """Creates a session (or returns the existing one if ``session_id`` exists with the same
         settings). ``model`` defaults to the gateway's, ``tools`` to all of them; ``metadata``
-        is any JSON, kept with the session.
+        is any JSON, kept with the session. ``fallback`` lists the models its steps fail over to
+        when ``model`` keeps failing (overload, 5xx, timeouts); ``[]`` for none; by default the
+        gateway's settings for ``model``.
 
         Each of ``tools`` is a gateway tool's name, or a name with an approval policy
         (``tool_policy("echo", "always")``: each call waits for ``approve`` or ``deny``).
@@ -77,7 +80,9 @@ class Airlock:
         waits for ``post_tool_result``.
         """
         return self._do(
-            api.create_session(session_id, model, system, tools, client_tools, metadata)
+            api.create_session(
+                session_id, model, system, tools, client_tools, metadata, fallback
+            )
         )
 
     def get_session(self, session_id: str) -> m.Session:

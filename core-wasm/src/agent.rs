@@ -1,11 +1,10 @@
 //! [`Agent`]: one session's core, its inputs and the inbox operations.
 
+use crate::config::{Config, StepPolicy};
 use crate::durable::Durable;
 use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
-use crate::io::{
-    Config, HostEvent, Input, Output, RefusalCode, Status, StepDecision, StepPolicy, WaitingCall,
-};
+use crate::io::{HostEvent, Input, Output, RefusalCode, Status, StepDecision, WaitingCall};
 use crate::turn::{Stop, Turn};
 use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 

@@ -22,8 +22,9 @@
 use std::sync::Arc;
 
 use crate::agent::{Agent, Phase};
+use crate::config::ToolSpec;
 use crate::event::{CompactionTrigger, ContextCompaction, EventData};
-use crate::io::{ModelRequest, Output, RefusalCode, Status, ToolSpec};
+use crate::io::{ModelRequest, Output, RefusalCode, Status};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, ModelError, Role, Source, StreamChunk, Usage};
 

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use airlock::core::types as wit;
 use exports::airlock::core::session::{Guest, GuestAgent};
 
+use crate::config::{Config, ContextPolicy, Limits, ModelRoute, RetryPolicy, StepPolicy, ToolSpec};
 use crate::inbox::{ReceiptChange, ReceiptMark};
 use crate::io::{
-    Appended, CallAnswer, Config, ContextPolicy, HostEvent, Input, Limits, ModelRoute, Output,
-    RefusalCode, RetryPolicy, Status, StepDecision, StepPolicy, ToolOutcome, ToolSpec, WaitKind,
+    Appended, CallAnswer, HostEvent, Input, Output, RefusalCode, Status, StepDecision, ToolOutcome,
+    WaitKind,
 };
 use crate::wire::{CancelCause, Message, Target};
 

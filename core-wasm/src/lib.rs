@@ -31,7 +31,9 @@ mod guest;
 pub mod testkit;
 
 pub use agent::Agent;
+mod config;
 pub use compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX, estimate, estimate_request};
+pub use config::*;
 pub use durable::{Durable, OpenStep, OpenTurn, PromptMark};
 pub use event::*;
 pub use inbox::{Delivery, Inbox, ReceiptChange, ReceiptMark};

@@ -1,9 +1,10 @@
 //! Rebuilding a session from its log, and crash repair: both pure functions of the log.
 
 use crate::agent::Agent;
+use crate::config::Config;
 use crate::durable::{Durable, OpenTurn, Wait};
 use crate::event::{Event, EventData, StepMark, ToolError, ToolResultEvent, TurnEnd};
-use crate::io::{Config, Output, WaitKind};
+use crate::io::{Output, WaitKind};
 use crate::tools::{CallState, ToolBatch};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};

@@ -11,12 +11,11 @@
 //! [`Input::Answer`]: crate::Input::Answer
 
 use crate::agent::{Agent, Phase};
+use crate::config::ToolSpec;
 use crate::event::{
     ApprovalState, EventData, ToolApproval, ToolCallEvent, ToolError, ToolResultEvent,
 };
-use crate::io::{
-    CallAnswer, Output, RefusalCode, ToolCall, ToolOutcome, ToolSpec, WaitKind, WaitingCall,
-};
+use crate::io::{CallAnswer, Output, RefusalCode, ToolCall, ToolOutcome, WaitKind, WaitingCall};
 use crate::turn::{Stage, StepEnd, Stop, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, Target};
 

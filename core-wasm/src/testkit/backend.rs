@@ -1,7 +1,8 @@
 //! The cores a [`super::Harness`] drives: the native agent here; the gateway's wasm parity test
 //! brings the component.
 
-use crate::io::{Config, Input, Output};
+use crate::config::Config;
+use crate::io::{Input, Output};
 
 /// One session's core, however it runs.
 pub trait Core {

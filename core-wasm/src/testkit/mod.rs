@@ -20,9 +20,9 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use crate::config::{Config, Limits, ToolSpec};
 use crate::io::{
-    Appended, CallAnswer, Config, Input, Limits, ModelRequest, Output, RefusalCode, StepDecision,
-    ToolOutcome, ToolSpec,
+    Appended, CallAnswer, Input, ModelRequest, Output, RefusalCode, StepDecision, ToolOutcome,
 };
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, StreamChunk, Target, Usage,

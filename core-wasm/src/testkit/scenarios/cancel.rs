@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply, request_texts};
-use crate::io::{Input, ModelRoute, StepDecision};
+use crate::config::ModelRoute;
+use crate::io::{Input, StepDecision};
 use crate::testkit::config;
 use crate::wire::CancelCause;
 

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::{Backend, Harness, Reply, request_texts};
 use crate::compaction::{COMPACTION_INSTRUCTION, SUMMARY_PREFIX};
-use crate::io::{ContextPolicy, Input, RefusalCode};
+use crate::config::ContextPolicy;
+use crate::io::{Input, RefusalCode};
 
 /// The harness session with a context window of `window` tokens, compacting at 80 %.
 fn windowed(b: &dyn Backend, window: u64) -> Harness<'_> {

@@ -2,7 +2,7 @@
 //! ends it `error` with its own code.
 
 use super::{Backend, Harness, Reply};
-use crate::io::Limits;
+use crate::config::Limits;
 
 fn limited(b: &dyn Backend, limits: Limits) -> Harness<'_> {
     let mut config = super::super::config();

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::{Backend, Harness, Reply, block_text, request_texts, user};
-use crate::io::{Input, RefusalCode, StepDecision, StepPolicy};
+use crate::config::StepPolicy;
+use crate::io::{Input, RefusalCode, StepDecision};
 use crate::wire::Target;
 
 /// The text turn of `events.md`, in its canonical order.

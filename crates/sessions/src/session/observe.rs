@@ -166,22 +166,29 @@ impl Session {
     /// What the response event `json` (at `seq`) logs cost, credited to the model the log last
     /// named; a `request/context` names another.
     fn spent(&mut self, seq: u64, json: &str) -> Option<Spent> {
+        // Only the fields read here are deserialized: a step's message is skipped, not built.
+        #[derive(serde::Deserialize)]
+        struct Fields {
+            data: Data,
+        }
+        #[derive(serde::Deserialize)]
+        struct Data {
+            provider: Option<String>,
+            model: Option<String>,
+            usage: Option<airlock_core::Usage>,
+        }
         let kind = Event::type_of(json)?;
         if !matches!(kind.as_str(), "request/context" | "assistant/message" | "context/compaction")
         {
             return None;
         }
-        let usage = match Event::parse(json).ok().flatten()?.data {
-            EventData::RequestContext(context) => {
-                self.answering = (context.provider, context.model);
-                return None;
-            }
-            EventData::AssistantMessage(message) => message.usage?,
-            EventData::ContextCompaction(compaction) => compaction.usage?,
-            _ => return None,
-        };
+        let data = serde_json::from_str::<Fields>(json).ok()?.data;
+        if let (Some(provider), Some(model)) = (data.provider, data.model) {
+            self.answering = (provider, model);
+            return None;
+        }
         let (provider, model) = self.answering.clone();
-        Some(Spent { seq, provider, model, tokens: Tokens::from(&usage) })
+        Some(Spent { seq, provider, model, tokens: Tokens::from(&data.usage?) })
     }
 
     /// Shows each committed event to the parts that follow the log, then tells subscribers about

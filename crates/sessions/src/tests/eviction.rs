@@ -111,23 +111,7 @@ async fn session_over(dir: &tempfile::TempDir) -> crate::session::Session {
 
 /// A fresh session `s` of the demo model, logging to `store`.
 fn session_on(store: Store) -> crate::session::Session {
-    use crate::session::{Outbox, Session, SessionParts};
-    let host = super::host();
-    let model = airlock_providers::model::from_name("demo").unwrap();
-    let config = airlock_core::Config::new("s", model.provider(), model.model());
-    let tools = ToolRegistry::builtin();
-    let (log, outbox) = (Arc::new(store), Outbox::new());
-    let accounting = Default::default();
-    Session::create(SessionParts {
-        host,
-        config,
-        models: vec![model],
-        tools,
-        log,
-        outbox,
-        accounting,
-    })
-    .unwrap()
+    super::demo_session("s", Arc::new(store))
 }
 
 #[tokio::test]

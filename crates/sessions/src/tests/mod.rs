@@ -21,6 +21,17 @@ fn host() -> Arc<CoreHost> {
     HOST.get_or_init(|| Arc::new(CoreHost::new(None).expect("the embedded core loads"))).clone()
 }
 
+/// A fresh session `id` of the demo model with the built-in tools, logging to `log`.
+fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::session::Session {
+    use crate::session::{Outbox, Session, SessionParts};
+    let model = airlock_providers::model::from_name("demo").unwrap();
+    let config = airlock_core::Config::new(id, model.provider(), model.model());
+    let tools = airlock_providers::tools::ToolRegistry::builtin();
+    let (host, outbox, accounting) = (host(), Outbox::new(), Default::default());
+    let parts = SessionParts { host, config, models: vec![model], tools, log, outbox, accounting };
+    Session::create(parts).unwrap()
+}
+
 /// What the tests' sessions are built with: the demo model, every default.
 fn demo_rules() -> Rules {
     Rules { default_model: "demo".into(), ..Rules::default() }

@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use super::MemoryLog;
 use crate::owned::summarize;
-use crate::session::{Outbox, Session, SessionError, SessionParts};
-use airlock_core::{Config, ContentBlock, Input, Message, Role, Source, Status, Target};
-use airlock_providers::model;
+use crate::session::{Session, SessionError};
+use airlock_core::{ContentBlock, Input, Message, Role, Source, Status, Target};
 use airlock_providers::tools::ToolRegistry;
 
 use super::demo_rules;
@@ -17,21 +16,7 @@ fn session() -> Session {
 
 /// A fresh session `s1` of the demo model, logging to `log`.
 fn session_on(log: Arc<MemoryLog>) -> Session {
-    let host = super::host();
-    let model = model::from_name("demo").unwrap();
-    let config = Config::new("s1", model.provider(), model.model());
-    let tools = ToolRegistry::builtin();
-    let (outbox, accounting) = (Outbox::new(), Default::default());
-    Session::create(SessionParts {
-        host,
-        config,
-        models: vec![model],
-        tools,
-        log,
-        outbox,
-        accounting,
-    })
-    .unwrap()
+    super::demo_session("s1", log)
 }
 
 fn followup(id: &str, text: &str) -> Input {

@@ -19,7 +19,7 @@ pub struct ToolSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approval: bool,
     /// A client tool: the session's client runs each call and answers with its result
-    /// ([`CallAnswer::Result`]); a call without one after this many milliseconds fails
+    /// ([`crate::CallAnswer::Result`]); a call without one after this many milliseconds fails
     /// `TOOL_TIMEOUT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_timeout_ms: Option<u64>,
@@ -154,7 +154,8 @@ pub struct ModelRoute {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepPolicy {
-    /// The host: each claim is an [`Output::DecideStep`], answered with [`Input::Decided`].
+    /// The host: each claim is an [`crate::Output::DecideStep`], answered with
+    /// [`crate::Input::Decided`].
     #[default]
     Ask,
     /// Everything claimed enters, in order, without asking: the same log as a host that always

@@ -182,7 +182,7 @@ pub struct ModelRequest {
     /// Answers come back keyed by this id.
     pub request_id: u64,
     /// Which model of the chain answers: 0 the session's own, `i` its `i`-th fallback
-    /// ([`Config::fallbacks`]).
+    /// ([`crate::Config::fallbacks`]).
     pub route: u32,
     /// The model name.
     pub model: String,

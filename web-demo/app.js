@@ -17,12 +17,28 @@
 // (`ask_user`, a client tool this page declares on its sessions) a box for the answer, and every
 // message a "fork from here" action (js/person.js).
 //
+// A session with a budget shows it in the header (`GET …/budget`), with "paused: budget spent"
+// once its spend reached it; "raise" opens a small form that replaces the budget
+// (`PATCH …/budget`), and a paused session resumes where it stopped. The log's
+// `budget/exhausted` and `budget/resumed` events are drawn in the conversation.
+//
 // `/compact` typed alone in the composer is a command, not a message: it asks the gateway to
 // summarize the conversation so far (`POST /v1/sessions/{id}/compact`). Its result comes back on
 // the log as a `context/compaction` event, shown as a folded summary; the messages above it stay,
 // since only the model forgets them.
 
-import { $, api, onUnauthorized, sessionLink, sessionPath, state, when } from "./js/api.js";
+import {
+  $,
+  api,
+  count,
+  dollars,
+  limitsText,
+  onUnauthorized,
+  sessionLink,
+  sessionPath,
+  state,
+  when,
+} from "./js/api.js";
 import * as conversation from "./js/conversation.js";
 import * as goal from "./js/goal.js";
 import * as person from "./js/person.js";
@@ -69,11 +85,15 @@ function select(id, { disposed = false } = {}) {
     if (event.type === "user/message") sessions.sawMessage(id, event.data.content);
     if (event.type === "goal/change") goal.refresh();
     if (event.type === "context/compaction") showUsage(id);
+    if (event.type === "budget/exhausted" || event.type === "budget/resumed") showBudget(id);
   });
   source.addEventListener("session.status", (frame) => {
     const { status } = JSON.parse(frame.data);
     if (!state.disposed) setStatus(status);
-    if (status === "idle") showUsage(id);
+    if (status === "idle") {
+      showUsage(id);
+      showBudget(id);
+    }
   });
   source.addEventListener("session.queue", (frame) => setQueue(JSON.parse(frame.data).items));
   source.addEventListener("subagent.started", (frame) => {
@@ -101,6 +121,8 @@ function showHeader() {
   document.title = `${sessions.nameOf(id)} · Airlock`;
   $("#session-usage").textContent = "";
   showUsage(id);
+  if (budget.id !== id) renderBudget(id, null);
+  showBudget(id);
 }
 
 // What the session's responses used so far: tokens in and out, and dollars where priced.
@@ -113,6 +135,90 @@ async function showUsage(id) {
   if (cacheReadTokens > 0) text += ` (${count(cacheReadTokens)} cached)`;
   if (spent.costUsd > 0) text += ` · $${spent.costUsd.toFixed(4)}${spent.estimate ? " est." : ""}`;
   $("#session-usage").textContent = text;
+}
+
+// ---- its budget ----
+
+const budget = {
+  id: null, // the session the header's budget is of
+  view: null, // its BudgetState ({budget, spent, paused}), or null before the first answer
+  started: 0, // requests started, reads and changes alike
+  shown: 0, // the number of the request whose answer is shown
+};
+
+// Reads the budget (or changes it, with `PATCH` and a body) and shows the answer, unless a
+// request started later was shown first (a slow read never puts back what a change answered) or
+// another session was selected meanwhile. Answers the BudgetState; a failure throws.
+async function askBudget(id, method = "GET", body) {
+  const number = ++budget.started;
+  const view = method === "GET"
+    ? await readBudget(id)
+    : await api(method, sessionPath(id, "/budget"), body);
+  if (state.current === id && number > budget.shown) {
+    budget.shown = number;
+    renderBudget(id, view);
+  }
+  return view;
+}
+
+function showBudget(id) {
+  askBudget(id).catch(() => {}); // the header stays as it was
+}
+
+// The session's view says whether it has a budget and is paused; only then is `GET …/budget`
+// asked what it spent. So a session without a budget is not woken for it, and a disposed one
+// (which that route refuses, 409) shows its limits without the spend.
+async function readBudget(id) {
+  const session = await api("GET", sessionPath(id));
+  if (session.budget && !session.disposed) return api("GET", sessionPath(id, "/budget"));
+  return { budget: session.budget || null, spent: null, paused: Boolean(session.paused) };
+}
+
+// The header's budget: nothing for a session without one; its limits, and "paused: budget
+// spent" while it holds the session. When the session pauses, the form to raise it opens.
+function renderBudget(id, view) {
+  const before = budget.id === id ? budget.view : null;
+  Object.assign(budget, { id, view });
+  const limits = view?.budget;
+  const paused = Boolean(limits && view.paused);
+  const span = $("#session-budget");
+  span.dataset.paused = String(paused);
+  span.textContent = limits ? budgetLine(view) : "";
+  $("#budget").hidden = !limits;
+  $("#budget-raise").hidden = state.disposed;
+  const form = $("#budget-form");
+  // Shown afresh (another session, or its first answer): closed unless paused.
+  if (!limits || state.disposed || (!before && !paused)) form.hidden = true;
+  if (paused && !before?.paused && !state.disposed) openBudgetForm();
+  updateControls();
+}
+
+// "budget 10,000 tokens · spent 12,345 tokens · paused: budget spent"
+function budgetLine({ budget: limits, spent, paused }) {
+  let text = `budget ${limitsText(limits)}`;
+  if (spent) text += ` · spent ${count(spent.tokens)} tokens`;
+  if (spent?.costUsd > 0) text += `, ${dollars(spent.costUsd)}`;
+  if (paused) text += " · paused: budget spent";
+  return text;
+}
+
+// The form, filled with the budget's limits (an empty field is no limit of that kind).
+function openBudgetForm() {
+  const limits = budget.view?.budget || {};
+  $("#budget-tokens").value = limits.tokens ?? "";
+  $("#budget-cost").value = limits.costUsd ?? "";
+  $("#budget-form").hidden = false;
+}
+
+// Replaces the budget with the form's limits. A paused session whose new budget is not spent
+// resumes; one still spent stays paused, and the form stays open to raise it further.
+async function setBudget() {
+  const id = state.current;
+  if (!id || state.disposed) return;
+  const limit = (input) => (input.value.trim() === "" ? null : Number(input.value));
+  const body = { tokens: limit($("#budget-tokens")), costUsd: limit($("#budget-cost")) };
+  const view = await askBudget(id, "PATCH", body).catch(report);
+  if (view && !view.paused && state.current === id) $("#budget-form").hidden = true;
 }
 
 function setStatus(status) {
@@ -136,6 +242,8 @@ function updateControls() {
   $("#cancel").disabled = !running;
   $("#cancel-clear").disabled = !running;
   $("#dispose").disabled = !live;
+  $("#budget-raise").disabled = !live;
+  for (const control of $("#budget-form").elements) control.disabled = !live;
   for (const b of $("#queue-items").querySelectorAll("button")) b.disabled = !live;
   goal.render();
 }
@@ -222,6 +330,17 @@ document.addEventListener("keydown", (event) => {
 $("#cancel").addEventListener("click", () => cancel(true));
 $("#cancel-clear").addEventListener("click", () => cancel(false));
 $("#dispose").addEventListener("click", dispose);
+$("#budget-raise").addEventListener("click", () => {
+  if ($("#budget-form").hidden) openBudgetForm();
+  else $("#budget-form").hidden = true;
+});
+$("#budget-close").addEventListener("click", () => {
+  $("#budget-form").hidden = true;
+});
+$("#budget-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  setBudget();
+});
 $("#new-session").addEventListener("click", newSession);
 window.addEventListener("hashchange", openFromHash); // a session link, back or forward
 

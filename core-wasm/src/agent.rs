@@ -6,7 +6,7 @@ use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
 use crate::io::{HostEvent, Input, Output, RefusalCode, Status, StepDecision, WaitingCall};
 use crate::turn::{Stop, Turn};
-use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
+use crate::wire::{AbortReason, CancelCause, Message, Role, Target, TurnEndReason};
 
 /// One session's agent core: a deterministic, sans-IO state machine.
 ///
@@ -122,6 +122,7 @@ impl Agent {
             Input::Recover => self.recover(),
             Input::Compact => self.compact_at_idle(),
             Input::Log(event) => self.log(event),
+            Input::Resume(data) => self.resume(data),
         }
         if self.config.step_policy == StepPolicy::EnterAll {
             self.enter_all_claimed();
@@ -191,6 +192,28 @@ impl Agent {
         }
     }
 
+    /// Takes a paused session up where it stopped: a turn paused after its tool calls ran owes
+    /// the model their results, so its first step runs with or without new input.
+    fn resume(&mut self, data: String) {
+        if !self.durable.paused {
+            return;
+        }
+        let data = match RawJson::object(data) {
+            Ok(data) => data,
+            Err(message) => return self.refuse(RefusalCode::BadInput, message),
+        };
+        self.emit(EventData::BudgetResumed(data), None);
+        let owed = self.durable.history.last().is_some_and(|m| m.role == Role::Tool);
+        match &mut self.phase {
+            Phase::Idle if owed || self.durable.inbox.has_waking_work() => {
+                self.out.push(Output::Status(Status::Running));
+                self.start_turn_owing(owed);
+            }
+            Phase::Idle => {}
+            Phase::Running(_) => self.latched = true, // a compaction at idle: the work waits for it
+        }
+    }
+
     fn send(&mut self, mut message: Message, target: Target, wakeup: bool) {
         if self.durable.inbox.contains(&message.id) {
             let text = format!(
@@ -233,11 +256,12 @@ impl Agent {
         self.wake();
     }
 
-    /// A waking input: an idle agent starts a turn now; a cancelled turn that is still draining,
-    /// or a compaction at idle, latches it; a running turn picks the work up at its next
-    /// boundary.
+    /// A waking input: an idle agent starts a turn now (unless it is paused: the work waits for
+    /// the resume); a cancelled turn that is still draining, or a compaction at idle, latches it;
+    /// a running turn picks the work up at its next boundary.
     fn wake(&mut self) {
         match &self.phase {
+            Phase::Idle if self.durable.paused => {}
             Phase::Idle => {
                 self.out.push(Output::Status(Status::Running));
                 self.start_turn();
@@ -281,7 +305,7 @@ impl Agent {
     /// Called when a turn has ended: drain on, or go idle.
     pub(crate) fn after_turn(&mut self, reason: &TurnEndReason) {
         let drain = reason.continues_drain() || std::mem::take(&mut self.latched);
-        if drain && self.durable.inbox.has_waking_work() {
+        if drain && !self.durable.paused && self.durable.inbox.has_waking_work() {
             self.start_turn();
         } else {
             self.phase = Phase::Idle;

@@ -39,6 +39,9 @@ pub struct Durable {
     pub context: Option<RequestContext>,
     /// A turn without its `turn/end`.
     pub open_turn: Option<OpenTurn>,
+    /// `budget/exhausted` without a `budget/resumed` after it: waking input starts nothing.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// The prompt tokens a provider counted for a request, and how many leading messages of the
@@ -88,14 +91,16 @@ pub struct Wait {
 
 impl Durable {
     /// Folds an event the core logs and answers it as the host appends it: with what it does to
-    /// receipts and whether the session is at rest after it (no turn open, nothing pending).
+    /// receipts and whether the session is at rest after it (no turn open, nothing pending or
+    /// paused).
     pub fn append(&mut self, event: &Event) -> Appended {
         let marks = match &event.data {
             EventData::InboxSpliced(splice) => self.inbox.marks(splice, self.turns),
             _ => Vec::new(),
         };
         self.fold(event);
-        let at_rest = self.open_turn.is_none() && self.inbox.pending().next().is_none();
+        let at_rest =
+            self.open_turn.is_none() && (self.paused || self.inbox.pending().next().is_none());
         Appended { json: event.to_json(), marks, at_rest }
     }
 
@@ -176,6 +181,8 @@ impl Durable {
                 }
             }
             EventData::TurnEnd(_) => self.open_turn = None,
+            EventData::BudgetExhausted(_) => self.paused = true,
+            EventData::BudgetResumed(_) => self.paused = false,
             EventData::AssistantChunk(_)
             | EventData::LlmRetry(_)
             | EventData::GoalChange(_)

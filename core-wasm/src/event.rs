@@ -378,6 +378,8 @@ event_types! {
     EndSeed(EndSeed) = "session/end-seed",
     ToolApproval(ToolApproval) = "tool/approval",
     ContextCompaction(ContextCompaction) = "context/compaction",
+    BudgetExhausted(RawJson) = "budget/exhausted",
+    BudgetResumed(RawJson) = "budget/resumed",
 }
 
 impl Serialize for Event {

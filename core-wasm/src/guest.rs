@@ -163,6 +163,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
             decision: match d.decision {
                 wit::StepDecision::Enter(ids) => StepDecision::Enter(ids),
                 wit::StepDecision::Reject => StepDecision::Reject,
+                wit::StepDecision::Pause(why) => StepDecision::Pause(why),
             },
         },
         wit::Input::ModelChunk(c) => {
@@ -208,6 +209,7 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
         wit::Input::Log(wit::HostEvent::SubagentDescriptor(data)) => {
             Input::Log(HostEvent::SubagentDescriptor(data))
         }
+        wit::Input::Resume(data) => Input::Resume(data),
     })
 }
 

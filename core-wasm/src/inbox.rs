@@ -66,6 +66,14 @@ impl Delivery {
         crate::io::Input::Send { message, target, wakeup }
     }
 
+    /// The list a message stamped with its delivery waits in.
+    pub fn target_of(message: &Message) -> Target {
+        match Delivery::stamped(message) {
+            Delivery::Followup => Target::NextTurn,
+            Delivery::Steer | Delivery::Inject => Target::NextStep,
+        }
+    }
+
     /// The wire name.
     pub fn name(self) -> &'static str {
         match self {

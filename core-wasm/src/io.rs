@@ -15,6 +15,10 @@ pub enum StepDecision {
     Enter(Vec<MessageId>),
     /// End the turn `blocked`; the claimed work is dropped.
     Reject,
+    /// Pause the session: log `budget/exhausted` with this data (a JSON object saying why), put
+    /// the claimed work back where it was and end the turn `paused`. Until [`Input::Resume`],
+    /// waking input queues and starts nothing.
+    Pause(String),
 }
 
 /// What a tool call returned.
@@ -103,6 +107,10 @@ pub enum Input {
     /// Log an event the host made: it gets the next seq and the input's time, nothing else
     /// changes.
     Log(HostEvent),
+    /// Resume a paused session: log `budget/resumed` with this data (a JSON object), then take
+    /// up where it stopped: a turn paused after its tools ran asks the model again, and queued
+    /// work runs. Does nothing when the session is not paused.
+    Resume(String),
 }
 
 /// What a waiting call is told.
@@ -217,7 +225,8 @@ pub struct Appended {
     /// What the event (a splice) does to the receipts of the messages it moves; empty for any
     /// other event.
     pub marks: Vec<ReceiptMark>,
-    /// After it the session is at rest: no turn open, no message pending. Recovery at start
+    /// After it the session is at rest: no turn open, no message pending (or paused, when what
+    /// is pending waits for a resume). Recovery at start
     /// passes a session by whose last event says so.
     pub at_rest: bool,
 }

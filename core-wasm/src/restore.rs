@@ -186,7 +186,8 @@ impl Agent {
     }
 
     /// After a restart: a turn whose step waits for a person or a client goes on waiting;
-    /// any other open turn is closed. Then run the accepted followups that never ran.
+    /// any other open turn is closed. Then run the accepted followups that never ran, unless the
+    /// session is paused.
     pub(crate) fn recover(&mut self) {
         if !matches!(self.phase, crate::agent::Phase::Idle) {
             return; // a live turn is not a crash
@@ -198,7 +199,7 @@ impl Agent {
         }
         self.close_open_turn();
         self.resumed = true;
-        if self.durable.inbox.has_waking_work() {
+        if !self.durable.paused && self.durable.inbox.has_waking_work() {
             self.out.push(crate::io::Output::Status(crate::io::Status::Running));
             self.start_turn();
         }

@@ -4,15 +4,16 @@
 use crate::agent::{Agent, Phase};
 use crate::compaction::{Compacting, Plan};
 use crate::event::{
-    AssistantChunk, AssistantMessage, EventData, Header, HeaderReason, LlmRetry, RequestContext,
-    RequestHeader, StepMark, TurnStart,
+    AssistantChunk, AssistantMessage, EventData, Header, HeaderReason, LlmRetry, RawJson,
+    RequestContext, RequestHeader, Splice, StepMark, TurnStart,
 };
+use crate::inbox::Delivery;
 use crate::io::{ModelRequest, Output, StepDecision};
 use crate::stream::{assemble, without_tool_calls};
 use crate::tools::ToolBatch;
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, Role, Source, StreamChunk,
-    TurnEndReason,
+    Target, TurnEndReason,
 };
 
 /// The running turn.
@@ -37,6 +38,9 @@ pub(crate) struct Turn {
     /// The model of the session's chain that answers ([`crate::Config::route`]): 0 until a step
     /// fails over, then the fallback for the rest of the turn.
     pub route: u32,
+    /// A resumed turn whose first step owes the model the results of the paused turn's tool
+    /// calls: it runs even if nothing is claimed.
+    pub owed: bool,
     pub stage: Stage,
 }
 
@@ -86,6 +90,7 @@ impl Turn {
             overflowed: false,
             maintenance: false,
             route: 0,
+            owed: false,
             stage,
         }
     }
@@ -122,11 +127,17 @@ impl Agent {
     }
 
     pub(crate) fn start_turn(&mut self) {
+        self.start_turn_owing(false);
+    }
+
+    /// Starts a turn; an `owed` one (resumed after its tool calls ran) claims as a later step
+    /// does, so its first step carries on the paused turn and the next followup gets its own.
+    pub(crate) fn start_turn_owing(&mut self, owed: bool) {
         let number = self.durable.turns + 1;
         self.emit(EventData::TurnStart(TurnStart { turn: number }), None);
-        let stage = self.claim(number, 1);
+        let stage = self.claim(number, 1, !owed);
         let deadline = self.deadline();
-        self.phase = Phase::Running(Turn::new(number, deadline, stage));
+        self.phase = Phase::Running(Turn { owed, ..Turn::new(number, deadline, stage) });
     }
 
     /// Starts the timer of a turn's wall-time limit, if it has one.
@@ -151,11 +162,11 @@ impl Agent {
         self.abort_turn();
     }
 
-    /// Claims pending input (a `next-turn` item only for the first step) and asks the pre-step
-    /// policy about it.
-    fn claim(&mut self, turn: u32, step: u32) -> Stage {
+    /// Claims pending input (a `next-turn` item too when `followup`: the first step of a turn)
+    /// and asks the pre-step policy about it.
+    fn claim(&mut self, turn: u32, step: u32, followup: bool) -> Stage {
         let mut claimed = Vec::new();
-        for splice in self.durable.inbox.claim(step == 1) {
+        for splice in self.durable.inbox.claim(followup) {
             let removed = self.durable.inbox.removed_by(&splice);
             self.splice(splice);
             claimed.extend(removed);
@@ -173,14 +184,41 @@ impl Agent {
         let Stage::Deciding { claimed, .. } = &turn.stage else { unreachable!() };
         let admitted: Vec<Message> = match decision {
             StepDecision::Reject => return self.end_turn(turn.number, TurnEndReason::Blocked),
+            StepDecision::Pause(why) => return self.pause(&turn, why),
             StepDecision::Enter(ids) => {
                 ids.iter().filter_map(|id| claimed.iter().find(|m| &m.id == id).cloned()).collect()
             }
         };
-        if admitted.is_empty() && (turn.step == 0 || turn.wants_end) {
+        let owed = turn.owed && turn.step == 0;
+        if admitted.is_empty() && !owed && (turn.step == 0 || turn.wants_end) {
             return self.end_turn(turn.number, turn.reason());
         }
         self.start_step(turn, admitted);
+    }
+
+    /// The pre-step policy paused the session: `budget/exhausted` says why, the claimed work goes
+    /// back to the front of its lists as it was, and the turn ends `paused`.
+    fn pause(&mut self, turn: &Turn, why: String) {
+        let Stage::Deciding { claimed, .. } = &turn.stage else { unreachable!("deciding") };
+        // A host that cannot say why still pauses; the log says what was wrong with its reason.
+        let why = RawJson::object(why).unwrap_or_else(|error| {
+            RawJson::object(serde_json::json!({ "error": error }).to_string()).expect("an object")
+        });
+        self.emit(EventData::BudgetExhausted(why), None);
+        for target in [Target::NextStep, Target::NextTurn] {
+            let back: Vec<Message> =
+                claimed.iter().filter(|m| Delivery::target_of(m) == target).cloned().collect();
+            if !back.is_empty() {
+                self.splice(Splice {
+                    target,
+                    start: 0,
+                    removed_count: None,
+                    inserted: back,
+                    outcome: None,
+                });
+            }
+        }
+        self.end_turn(turn.number, TurnEndReason::Paused);
     }
 
     fn start_step(&mut self, mut turn: Turn, admitted: Vec<Message>) {
@@ -439,7 +477,7 @@ impl Agent {
             };
             return self.end_turn(turn.number, TurnEndReason::Error { error });
         }
-        turn.stage = self.claim(turn.number, turn.step + 1);
+        turn.stage = self.claim(turn.number, turn.step + 1, false);
         self.phase = Phase::Running(turn);
     }
 

@@ -284,6 +284,9 @@ pub enum TurnEndReason {
     },
     /// Closed by crash repair.
     Interrupted,
+    /// The pre-step policy paused the session (a budget ran out): the claimed work went back to
+    /// the inbox, and the session takes up where it stopped when it is resumed.
+    Paused,
 }
 
 impl TurnEndReason {
@@ -296,6 +299,7 @@ impl TurnEndReason {
             TurnEndReason::Blocked => "blocked",
             TurnEndReason::Error { .. } => "error",
             TurnEndReason::Interrupted => "interrupted",
+            TurnEndReason::Paused => "paused",
         }
     }
 

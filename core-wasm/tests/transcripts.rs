@@ -36,6 +36,8 @@ scenarios! {
     inject_during_a_tool_lands_after_that_steps_results,
     pre_step_reject_blocks_the_turn_with_no_step_events,
     blocked_turn_parks_the_rest_of_the_queue,
+    a_paused_step_puts_its_claim_back_and_a_resume_takes_up_where_it_stopped,
+    a_resume_after_a_pause_between_steps_sends_the_tools_result,
     error_turn_parks_the_rest_of_the_queue,
     empty_admitted_batch_makes_no_model_request,
     max_tokens_ends_a_single_step_turn,
@@ -76,5 +78,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 57);
+    assert_eq!(testkit::SCENARIOS.len(), 59);
 }

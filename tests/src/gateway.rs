@@ -356,6 +356,12 @@ impl Gateway {
         (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
     }
 
+    /// PATCH JSON → (status, body).
+    pub async fn patch(&self, path: &str, body: Value) -> (u16, Value) {
+        let res = self.client.patch(self.url(path)).json(&body).send().await.unwrap();
+        (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
+    }
+
     /// GET → (status, body).
     pub async fn get(&self, path: &str) -> (u16, Value) {
         let res = self.client.get(self.url(path)).send().await.unwrap();

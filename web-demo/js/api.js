@@ -90,6 +90,27 @@ export function titleOf(text, max = 80) {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+// Counts and money as a person reads them: "10,000", "$0.50", "$0.0123".
+export const count = (n) => Number(n).toLocaleString("en-US");
+export const dollars = (usd) =>
+  `$${Number(usd).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
+
+// A budget's limits ({tokens?, costUsd?}): "10,000 tokens · $0.50".
+export function limitsText(budget) {
+  const parts = [];
+  if (budget?.tokens != null) parts.push(`${count(budget.tokens)} tokens`);
+  if (budget?.costUsd != null) parts.push(dollars(budget.costUsd));
+  return parts.join(" · ") || "no limit";
+}
+
+// What was spent of each limit of a budget: "12,345 of 10,000 tokens, $0.01 of $0.01".
+export function spentText(budget, spent) {
+  const parts = [];
+  if (budget?.tokens != null) parts.push(`${count(spent?.tokens ?? 0)} of ${count(budget.tokens)} tokens`);
+  if (budget?.costUsd != null) parts.push(`${dollars(spent?.costUsd ?? 0)} of ${dollars(budget.costUsd)}`);
+  return parts.join(", ") || `${count(spent?.tokens ?? 0)} tokens`;
+}
+
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const day = new Intl.DateTimeFormat(undefined, {
   month: "short",

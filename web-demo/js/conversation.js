@@ -4,7 +4,7 @@
 // from the committed message. The view follows the newest event while the person is at the
 // bottom (and from the moment a session opens); scrolling up stops that until they scroll back.
 
-import { $, element, sessionLink, textOf } from "./api.js";
+import { $, count, element, limitsText, sessionLink, spentText, textOf } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import * as person from "./person.js";
 
@@ -141,9 +141,22 @@ const kinds = {
     const line = append(element("div", "turn-end", `turn ${data.turn}: ${reason}`));
     line.dataset.kind = reason;
     if (data.reason.error) line.textContent += ` (${data.reason.error.code})`;
+    if (reason === "paused") line.textContent += " (budget spent)";
+  },
+  // The session's budget stopped it before a step: nothing failed, it waits for more budget.
+  "budget/exhausted": ({ budget, spent }) => {
+    const text = `Paused: the session's budget is spent (${spentText(budget, spent)}); raise it to resume.`;
+    append(element("div", "note budget", text)).dataset.kind = "exhausted";
+  },
+  "budget/resumed": ({ budget, spent }) => {
+    const limits = budget && (budget.tokens != null || budget.costUsd != null);
+    const text = limits
+      ? `Resumed: the budget is now ${limitsText(budget)} (${count(spent?.tokens ?? 0)} tokens spent).`
+      : "Resumed: the budget was removed.";
+    append(element("div", "note budget", text)).dataset.kind = "resumed";
   },
   "goal/change": ({ goal }) => {
-    const why = goal && (goal.paused || goal.blocked);
+    const why = goal && (goal.paused || goal.blocked || goal.waiting);
     const text = goal
       ? `goal ${goal.phase}, round ${goal.roundsStarted}/${goal.maxRounds}: ${goal.objective}${why ? ` (${why.message})` : ""}`
       : "goal cleared";

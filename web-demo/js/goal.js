@@ -75,7 +75,8 @@ export function render() {
   phase.dataset.phase = goal.phase;
   phase.textContent = goal.phase === "active" && !goal.armed ? "active, not running" : goal.phase;
   $("#goal-rounds").textContent = `round ${goal.roundsStarted}/${goal.maxRounds}`;
-  const why = goal.blocked || goal.paused;
+  // Why it stopped, or why its next round waits (its tenant's quota, the session's budget).
+  const why = goal.blocked || goal.paused || goal.waiting;
   const reason = $("#goal-reason");
   reason.textContent = why
     ? `${why.code}: ${why.message}`

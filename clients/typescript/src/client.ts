@@ -1,6 +1,8 @@
 import { AirlockError } from "./errors.js";
 import { readFrames, sleep } from "./sse.js";
 import type {
+  BudgetState,
+  BudgetUpdate,
   Content,
   CreateSessionOptions,
   Delivery,
@@ -151,6 +153,18 @@ export class Airlock {
    * admin key, every tenant's. */
   tenantUsage(options: { since?: number } = {}): Promise<Spending> {
     return this.#json("GET", `/v1/usage${query(options)}`);
+  }
+
+  /** The session's budget (`null`: none), what it spent and whether the budget holds it paused. */
+  budget(sessionId: string): Promise<BudgetState> {
+    return this.#json("GET", `${session(sessionId)}/budget`);
+  }
+
+  /** Replaces the session's budget whole (a limit left out is no limit; `{}` removes it) and
+   * answers the state after the change: a paused session whose new budget is not spent resumes
+   * where it stopped (`paused: false`). */
+  setBudget(sessionId: string, budget: BudgetUpdate): Promise<BudgetState> {
+    return this.#json("PATCH", `${session(sessionId)}/budget`, { body: budget });
   }
 
   async children(sessionId: string): Promise<Session[]> {

@@ -1,15 +1,29 @@
 // The shapes the client hands out, all from the generated `openapi.ts`: the gateway's
 // /openapi.json types every answer, every log event (a union tagged by `type`) and the data of
 // every stream frame.
-import type { components } from "./openapi.js";
+import type { components, paths } from "./openapi.js";
 
 type Schemas = components["schemas"];
+/** The budget's route, whose answer and body name the budget types whatever the document calls
+ * their schemas. */
+type BudgetRoute = paths["/v1/sessions/{id}/budget"];
 
 export type Session = Schemas["SessionView"];
 export type SessionStatus = Schemas["StatusView"];
 export type SessionPage = Schemas["SessionPage"];
 /** What sessions spent: tokens in all and by model, and their cost in US dollars. */
 export type Spending = Schemas["UsageView"];
+/** A session's budget (`null`: it has none), what it spent (`tokens`: input plus output tokens
+ * of every response; `costUsd`: their cost, as `usage()` prices it) and whether the budget holds
+ * it `paused`. */
+export type BudgetState = BudgetRoute["get"]["responses"][200]["content"]["application/json"];
+/** The most a session's responses may spend: `tokens` and `costUsd`; a field absent is no limit
+ * of that kind. */
+export type Budget = NonNullable<BudgetState["budget"]>;
+/** A new budget, replacing the old one whole: a limit absent (or `null`) is no limit, and `{}`
+ * removes the budget. */
+export type BudgetUpdate =
+  NonNullable<BudgetRoute["patch"]["requestBody"]>["content"]["application/json"];
 export type Receipt = Schemas["Receipt"];
 export type Goal = Schemas["GoalView"];
 export type Tool = Schemas["ToolView"];

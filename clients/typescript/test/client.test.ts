@@ -247,6 +247,49 @@ check("usage counts a session's run and its compaction summary, at no cost on th
   assert.equal((await airlock.tenantUsage({ since: 2 ** 53 })).usage.outputTokens, 0);
 });
 
+check("a spent budget pauses the session; setBudget reads, replaces and raises it, and the work resumes", async (airlock) => {
+  const plain = await airlock.createSession();
+  assert.equal(plain.budget ?? null, null);
+  assert.equal(plain.paused, false);
+  await rejectsWith(airlock.createSession({ budget: { tokens: -1 } }), 400, "bad-request");
+
+  // The demo counts tokens, so one answer spends a budget of one token.
+  const { sessionId, budget } = await airlock.createSession({ budget: { tokens: 1 } });
+  assert.deepEqual([budget?.tokens, budget?.costUsd ?? null], [1, null]);
+  const fresh = await airlock.budget(sessionId);
+  assert.deepEqual([fresh.budget?.tokens, fresh.spent.tokens, fresh.paused], [1, 0, false]);
+  assert.equal((await airlock.run("hello", { sessionId })).finishReason, "completed");
+
+  const paused = await airlock.run("again", { sessionId });
+  assert.equal(paused.finishReason, "paused");
+  // `paused` is the `budget/exhausted` data: why the interval ended.
+  const why = (paused as { paused?: { scope?: string; budget?: { tokens?: number } } }).paused;
+  assert.deepEqual([why?.scope, why?.budget?.tokens], ["session", 1]);
+  const types = paused.events.map((event) => event.type as string);
+  assert.ok(types.includes("budget/exhausted"), `${types}`);
+  assert.ok(!types.includes("assistant/message"), "no step ran");
+  const end = paused.events[types.lastIndexOf("turn/end")];
+  assert.deepEqual(end?.type === "turn/end" && end.data.reason, { kind: "paused" });
+  const spent = (await airlock.usage(sessionId)).usage;
+  const state = await airlock.budget(sessionId);
+  assert.equal(state.paused, true);
+  assert.equal(state.spent.tokens, spent.inputTokens + spent.outputTokens);
+  assert.equal((await airlock.getSession(sessionId)).paused, true);
+
+  // Still spent: still paused. Raised: it resumes, and the message that paused runs.
+  assert.equal((await airlock.setBudget(sessionId, { tokens: 2 })).paused, true);
+  const raised = await airlock.setBudget(sessionId, { tokens: 1_000_000, costUsd: 5 });
+  assert.deepEqual([raised.budget?.tokens, raised.budget?.costUsd, raised.paused], [1_000_000, 5, false]);
+  const after: string[] = [];
+  for await (const event of airlock.events(sessionId, { after: paused.lastSeq })) {
+    after.push(event.type);
+    if (event.type === "turn/end") break;
+  }
+  assert.ok(after.includes("budget/resumed"), `${after}`);
+  assert.ok(after.indexOf("budget/resumed") < after.indexOf("assistant/message"), `${after}`);
+  assert.equal((await airlock.setBudget(sessionId, {})).budget, null);
+});
+
 check("goals are set, paused, resumed, completed and cleared", async (airlock) => {
   const { sessionId } = await airlock.createSession();
   await rejectsWith(airlock.getGoal(sessionId), 404, "goal-not-found");

@@ -11,6 +11,7 @@ pub mod connections;
 mod schema;
 
 mod access;
+mod budget;
 mod demo;
 mod error;
 mod events;
@@ -129,6 +130,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(tools::router())
         .merge(events::router())
         .merge(usage::router())
+        .merge(budget::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

@@ -11,6 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::budget::BudgetBody;
 use super::goals::GoalView;
 use super::responses::{BodyRefused, Limited, NoSession, SessionFailed, StorageFailed};
 use super::{
@@ -58,6 +59,9 @@ struct CreateBody {
     /// Anything the caller wants kept with the session (any JSON).
     #[schema(value_type = Option<serde_json::Value>)]
     metadata: Option<Value>,
+    /// What it may spend: a step that would start with the budget spent pauses the session
+    /// until `PATCH …/budget` raises it.
+    budget: Option<BudgetBody>,
 }
 
 /// `Session` as the API shows it.
@@ -92,6 +96,11 @@ pub(super) struct SessionView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<crate::schema::ForkedFrom>)]
     forked_from: Option<ForkedFrom>,
+    /// What it may spend, if it has a budget (`GET …/budget` says what it spent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<BudgetBody>,
+    /// It paused at its budget: messages queue and nothing runs until the budget is raised.
+    paused: bool,
 }
 
 /// Queue counts per inbox list.
@@ -159,6 +168,7 @@ async fn create(
         tools: body.tools,
         client_tools: body.client_tools,
         max_tokens: None,
+        budget: body.budget.map(Into::into),
         metadata: body.metadata,
         forked_from: None,
     };
@@ -295,7 +305,7 @@ async fn dispose(
 
 /// A stored row plus what the live session knows (status, log length, queue counts).
 pub(super) async fn view(state: &AppState, row: SessionRow) -> Answer<SessionView> {
-    let Overview { row, spec, status, last_seq, queue, goal } =
+    let Overview { row, spec, status, last_seq, queue, goal, paused } =
         state.sessions.overview(row).await?;
     let count = |target| queue.iter().filter(|i| i.target == target).count();
     Ok(SessionView {
@@ -311,5 +321,7 @@ pub(super) async fn view(state: &AppState, row: SessionRow) -> Answer<SessionVie
         parent_session_id: row.parent_session_id,
         goal: goal.map(GoalView::of),
         forked_from: spec.forked_from,
+        budget: spec.budget.map(Into::into),
+        paused,
     })
 }

@@ -42,7 +42,8 @@ pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
 pub use owned::{OwnError, OwnedRun, RunResult, Summary};
 pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};
 pub use session::{
-    Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode, SessionError, seq_of,
+    Budget, BudgetState, Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode,
+    SessionError, Spend, seq_of,
 };
 
 #[cfg(test)]

@@ -194,6 +194,10 @@ pub struct Summary {
     /// The last `turn/end`'s full reason.
     #[serde(skip)]
     pub finish: Option<TurnEndReason>,
+    /// Why the interval paused, when its last turn ended `paused`: the `budget/exhausted` data
+    /// (`{scope, budget, spent}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<serde_json::Value>,
 }
 
 /// Summarizes the events of an interval (JSON envelopes, in seq order). Unreadable events are
@@ -214,8 +218,14 @@ pub fn summarize<S: AsRef<str>>(events: &[S]) -> Summary {
                 }
             }
             Ok(Some(Event { data: EventData::TurnEnd(end), .. })) => {
+                if end.reason != TurnEndReason::Paused {
+                    summary.paused = None; // a later turn went on
+                }
                 summary.finish_reason = Some(end.reason.kind());
                 summary.finish = Some(end.reason);
+            }
+            Ok(Some(Event { data: EventData::BudgetExhausted(why), .. })) => {
+                summary.paused = serde_json::from_str(why.get()).ok();
             }
             _ => {}
         }

@@ -197,6 +197,8 @@ impl Store {
         pub async fn append(&self, session_id: &str, events: Vec<String>, index: Index) -> ();
         /// Records that a session is at rest (after recovery found nothing to do).
         pub async fn set_at_rest(&self, session_id: &str) -> ();
+        /// Replaces what a session was asked to be (its spec, as JSON): a changed budget.
+        pub async fn set_spec(&self, session_id: &str, spec: String) -> ();
         /// Marks a session disposed.
         pub async fn dispose_session(&self, session_id: &str, now: u64) -> ();
         /// The durability barrier: resolves once everything sent to the store before it is

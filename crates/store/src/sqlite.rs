@@ -119,6 +119,13 @@ impl Sqlite {
         done.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// See [`super::Store::set_spec`].
+    pub async fn set_spec(&self, session_id: &str, spec: String) -> Result<(), StoreError> {
+        let session_id = session_id.to_owned();
+        let sql = "UPDATE sessions SET spec = ?2 WHERE session_id = ?1";
+        self.direct(move |conn| conn.execute(sql, params![session_id, spec]).map(drop)).await
+    }
+
     /// Inserts a session row, and the first events of its log in the same transaction; `false`
     /// (and nothing written) if a session with that id exists already.
     pub async fn insert_session(

@@ -50,7 +50,7 @@ impl Embedded {
             rules: Rules {
                 default_model: args.model.model.clone(),
                 approval_for: args.sandbox.approval_for.clone(),
-                models: args.model.table(ModelTable::default()),
+                models: std::sync::Arc::new(args.model.table(ModelTable::default())),
                 ..Rules::default()
             },
             connections: airlock_http::connections::Connections::default(),

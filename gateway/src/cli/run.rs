@@ -158,6 +158,9 @@ fn report(summary: &Summary, print: bool) -> ExitCode {
         Some(TurnEndReason::Interrupted) => {
             fail("interrupted", "the run was interrupted by a crash")
         }
+        Some(TurnEndReason::Paused) => {
+            fail("paused", "the session's budget is spent; raise it to let the run go on")
+        }
         None => fail("no-turn", "the task never started a turn"),
     }
 }

@@ -154,7 +154,7 @@ pub async fn serve(
             return ExitCode::FAILURE;
         }
     };
-    let models = args.model.table(args.models);
+    let models = std::sync::Arc::new(args.model.table(args.models));
     let rules = Rules {
         approval_for: args.sandbox.approval_for.clone(),
         default_model: args.model.model,

@@ -270,6 +270,40 @@ async fn acp_turn_that_also_consumed_steering_still_ends_end_turn() {
 }
 
 #[tokio::test]
+async fn acp_a_prompt_past_the_sessions_budget_stops_max_turn_requests_saying_why() {
+    let replies = [Reply::text("First.", 1).usage(10, 2), Reply::text("After the raise.", 1)];
+    let (_dir, mock, mut airlock) = Airlock::answering(replies, true).await;
+    let base = airlock.http.clone().unwrap();
+    airlock
+        .in_session(async |cx, session, mut updates| {
+            let budget = format!("{base}/v1/sessions/{}/budget", session.0);
+            let res = http().patch(&budget).json(&json!({"tokens": 5})).send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            let first = cx.send_request(prompt(&session, "one")).block_task().await?;
+            assert_eq!(first.stop_reason, StopReason::EndTurn, "nothing was spent before it");
+            received(&mut updates);
+            let second = cx.send_request(prompt(&session, "two")).block_task().await?;
+            assert_eq!(second.stop_reason, StopReason::MaxTurnRequests);
+            let said = message_text(&received(&mut updates));
+            assert!(
+                said.contains("Paused: the session's budget is spent (12 of 5 tokens)"),
+                "{said}"
+            );
+            assert_eq!(mock.requests().len(), 1, "the second prompt waits in the queue");
+            let res = http().patch(&budget).json(&json!({"tokens": 100})).send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            let mut said = String::new();
+            while !said.contains("After the raise.") {
+                if let Some(SessionUpdate::AgentMessageChunk(chunk)) = updates.recv().await {
+                    said += &text(&chunk);
+                }
+            }
+            Ok(())
+        })
+        .await;
+}
+
+#[tokio::test]
 async fn acp_prompt_removed_before_it_was_claimed_stops_cancelled() {
     let (reply, gate) = held("Busy with other work.");
     let (_dir, mock, mut airlock) = Airlock::answering([reply], true).await;

@@ -458,3 +458,33 @@ async fn the_page_approves_a_call_from_its_card_answers_ask_user_and_forks_from_
     assert_eq!(w.gw.log(&s).await, log, "the source is unchanged");
     page.assert_clean().await;
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn the_page_shows_a_session_paused_at_its_budget_and_raising_it_resumes() {
+    let (w, mut page) = opened().await;
+    let body = json!({"model": "openai:mock", "budget": {"tokens": 1}});
+    let (code, created) = w.gw.post("/v1/sessions", body).await;
+    assert_eq!(code, 201, "{created}");
+    let s = created["sessionId"].as_str().unwrap();
+    page.run(json!({"do": "open", "url": w.gw.url(&format!("/#{s}"))})).await;
+    page.wait_text("#session-budget", "budget 1 token").await;
+    w.mock.push(Reply::text("First answer.", 2)).push(Reply::text("Resumed answer.", 2));
+
+    // The first turn spends the budget; the next one pauses before its step, and says why.
+    page.send("one", "followup").await;
+    page.wait_text(".msg.assistant", "First answer.").await;
+    page.send("two", "followup").await;
+    page.wait_text(".turn-end", "paused").await;
+    page.wait_text("#session-budget", "paused: budget spent").await;
+    page.wait_text(".note.budget", "Paused: the session's budget is spent").await;
+    assert_eq!(w.mock.requests().len(), 1, "the second message waits");
+
+    // Raising it from the form resumes: the waiting message runs.
+    page.fill("#budget-tokens", "1000000").await;
+    page.click("#budget-set").await;
+    page.wait_text(".note.budget", "Resumed").await;
+    page.wait_text(".msg.assistant", "Resumed answer.").await;
+    assert!(!page.texts("#session-budget").await.concat().contains("paused"));
+    page.assert_clean().await;
+}

@@ -7,6 +7,7 @@ mod access;
 mod admission;
 mod anthropic;
 mod browser;
+mod budget;
 mod cluster;
 mod compaction;
 mod connections;

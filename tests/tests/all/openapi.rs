@@ -17,6 +17,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/sessions/{id}/status"),
     ("GET", "/v1/sessions/{id}/usage"),
     ("GET", "/v1/usage"),
+    ("GET", "/v1/sessions/{id}/budget"),
+    ("PATCH", "/v1/sessions/{id}/budget"),
     ("POST", "/v1/sessions/{id}/messages"),
     ("GET", "/v1/sessions/{id}/messages/{message_id}"),
     ("GET", "/v1/sessions/{id}/queue"),

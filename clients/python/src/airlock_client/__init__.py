@@ -13,6 +13,9 @@ from ._content import image_block, text_block
 from ._errors import AirlockError
 from ._models import (
     Approval,
+    Budget,
+    BudgetPause,
+    BudgetState,
     Delivery,
     Event,
     EventPage,
@@ -31,12 +34,13 @@ from ._models import (
     SessionPage,
     SessionStatus,
     Spending,
+    Spent,
     StatusChange,
     Tool,
     Usage,
     WaitingCall,
 )
-from ._protocol import Content, ToolChoice
+from ._protocol import BudgetLimits, Content, ToolChoice
 from ._stream import AsyncEventStream, EventStream
 from ._sync import Airlock
 from ._tools import client_tool, tool_policy
@@ -48,6 +52,10 @@ __all__ = [
     "Approval",
     "AsyncAirlock",
     "AsyncEventStream",
+    "Budget",
+    "BudgetLimits",
+    "BudgetPause",
+    "BudgetState",
     "Content",
     "Delivery",
     "Event",
@@ -68,6 +76,7 @@ __all__ = [
     "SessionPage",
     "SessionStatus",
     "Spending",
+    "Spent",
     "StatusChange",
     "Tool",
     "ToolChoice",

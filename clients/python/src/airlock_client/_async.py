@@ -63,12 +63,14 @@ class AsyncAirlock:
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
         fallback: Sequence[str] | None = None,
+        budget: api.BudgetLimits | None = None,
     ) -> m.Session:
         """Creates a session (or returns the existing one with the same settings); ``tools``
-        may carry approval policies, ``client_tools`` are tools the client runs."""
+        may carry approval policies, ``client_tools`` are tools the client runs, ``budget``
+        caps what its responses spend."""
         return await self._do(
             api.create_session(
-                session_id, model, system, tools, client_tools, metadata, fallback
+                session_id, model, system, tools, client_tools, metadata, fallback, budget
             )
         )
 
@@ -94,6 +96,20 @@ class AsyncAirlock:
         """Returns what the key's tenant spent since ``since`` (ms since the epoch); with an
         admin key, every tenant's."""
         return await self._do(api.usage(since))
+
+    async def budget(self, session_id: str) -> m.BudgetState:
+        """Returns the session's budget (``None``: it has none), what it spent (the tokens and
+        cost ``session_usage`` counts) and whether the budget holds it paused."""
+        return await self._do(api.budget(session_id))
+
+    async def set_budget(
+        self, session_id: str, *, tokens: int | None = None, cost_usd: float | None = None
+    ) -> m.BudgetState:
+        """Replaces the session's budget whole: at most ``tokens`` tokens and ``cost_usd`` US
+        dollars; a limit left ``None`` is no limit, so with neither the budget is removed.
+        Returns the state after the change: a paused session whose new budget is not spent
+        resumes where it stopped (``paused`` is then ``False``)."""
+        return await self._do(api.set_budget(session_id, tokens, cost_usd))
 
     async def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""

@@ -142,14 +142,88 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """The most a session's model responses may spend: ``tokens`` (input plus output tokens of
+    every response) and ``cost_usd`` (their cost in US dollars); ``None`` is no limit of that
+    kind."""
+
+    tokens: int | None = None
+    cost_usd: float | None = None
+
+    @classmethod
+    def from_json(cls, obj: Json) -> Budget:
+        return cls(tokens=obj.get("tokens"), cost_usd=obj.get("costUsd"))
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form, ``{"tokens"?, "costUsd"?}``, without the limits that are ``None``."""
+        body: dict[str, Any] = {}
+        if self.tokens is not None:
+            body["tokens"] = self.tokens
+        if self.cost_usd is not None:
+            body["costUsd"] = self.cost_usd
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a session's model responses spent: ``tokens`` (input plus output, compaction
+    summaries included) and ``cost_usd``, the same numbers as ``session_usage``."""
+
+    tokens: int
+    cost_usd: float
+
+    @classmethod
+    def from_json(cls, obj: Json) -> Spent:
+        return cls(tokens=obj.get("tokens", 0), cost_usd=obj.get("costUsd", 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    """A session's budget (``None``: it has none), what it spent, and whether the budget holds
+    it ``paused``: its steps wait until the budget is raised (``set_budget``)."""
+
+    budget: Budget | None
+    spent: Spent
+    paused: bool
+
+    @classmethod
+    def from_json(cls, obj: Json) -> BudgetState:
+        budget = obj.get("budget")
+        return cls(
+            budget=Budget.from_json(budget) if budget is not None else None,
+            spent=Spent.from_json(obj["spent"]),
+            paused=bool(obj.get("paused", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetPause:
+    """Why a session paused (the data of its ``budget/exhausted`` event): the ``budget`` it had
+    and what it had ``spent``; ``scope`` is ``session``."""
+
+    scope: str
+    budget: Budget
+    spent: Spent
+
+    @classmethod
+    def from_json(cls, obj: Json) -> BudgetPause:
+        return cls(
+            scope=obj.get("scope", "session"),
+            budget=Budget.from_json(obj.get("budget") or {}),
+            spent=Spent.from_json(obj.get("spent") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """What an owned run produced: the log from its message's insertion to the next idle.
 
     ``final_response`` is the text of the last assistant message in that interval (``""`` if
     none); ``finish_reason`` the kind of the last ``turn/end`` (``completed``, ``aborted``,
-    ``error``, …; ``None`` if no turn ended); ``usage`` the tokens its assistant messages used
-    (``None`` when the provider reported none); ``events`` are the log events
-    ``first_seq..last_seq``.
+    ``error``, ``paused``, …; ``None`` if no turn ended); ``usage`` the tokens its assistant
+    messages used (``None`` when the provider reported none); ``events`` are the log events
+    ``first_seq..last_seq``; ``paused`` says why the session paused, when its budget ended the
+    interval (``finish_reason`` is then ``paused``).
     """
 
     session_id: str
@@ -160,6 +234,7 @@ class RunResult:
     first_seq: int
     last_seq: int
     events: list[Event] = field(repr=False)
+    paused: BudgetPause | None = None
 
     @classmethod
     def from_json(cls, obj: Json) -> RunResult:
@@ -172,6 +247,7 @@ class RunResult:
             first_seq=obj["firstSeq"],
             last_seq=obj["lastSeq"],
             events=[Event.from_json(e) for e in obj.get("events", [])],
+            paused=BudgetPause.from_json(obj["paused"]) if obj.get("paused") else None,
         )
 
 
@@ -241,7 +317,8 @@ class Session:
     ``last_seq`` is -1 for an empty log; ``pending_next_turn`` and ``pending_next_step`` count
     the queued items; ``created_at`` and ``updated_at`` are epoch milliseconds;
     ``forked_from`` names a fork's source (``None`` for a session that is not a fork);
-    ``fallback`` the models its steps fail over to, when it was created with its own list.
+    ``fallback`` the models its steps fail over to, when it was created with its own list;
+    ``budget`` its budget (``None``: none), and ``paused`` whether the budget holds it paused.
     """
 
     session_id: str
@@ -257,12 +334,15 @@ class Session:
     goal: Goal | None = None
     forked_from: ForkedFrom | None = None
     fallback: list[str] | None = None
+    budget: Budget | None = None
+    paused: bool = False
 
     @classmethod
     def from_json(cls, obj: Json) -> Session:
         pending = obj.get("pending") or {}
         goal = obj.get("goal")
         forked_from = obj.get("forkedFrom")
+        budget = obj.get("budget")
         return cls(
             session_id=obj["sessionId"],
             status=obj["status"],
@@ -277,6 +357,8 @@ class Session:
             goal=Goal.from_json(goal) if goal else None,
             forked_from=ForkedFrom.from_json(forked_from) if forked_from else None,
             fallback=obj.get("fallback"),
+            budget=Budget.from_json(budget) if budget is not None else None,
+            paused=bool(obj.get("paused", False)),
         )
 
 

@@ -27,6 +27,9 @@ ToolChoice = str | Mapping[str, Any]
 """A gateway tool a session offers: its name, or its name with an approval policy
 (``{"name", "approval"}``, see ``tool_policy``)."""
 
+BudgetLimits = m.Budget | Mapping[str, Any]
+"""A session's budget: ``{"tokens"?, "costUsd"?}`` as the wire has it, or a ``Budget``."""
+
 NO_BODY: Any = object()
 """A request sent without a body (the gateway reads a body-less POST as ``{}``)."""
 
@@ -84,6 +87,7 @@ def create_session(
     client_tools: Sequence[Mapping[str, Any]] | None,
     metadata: Any,
     fallback: Sequence[str] | None,
+    budget: BudgetLimits | None = None,
 ) -> Call[m.Session]:
     body = _compact(
         sessionId=session_id,
@@ -93,6 +97,7 @@ def create_session(
         tools=[_tool_choice(t) for t in tools] if tools is not None else None,
         clientTools=[dict(t) for t in client_tools] if client_tools is not None else None,
         metadata=metadata,
+        budget=_budget(budget) if budget is not None else None,
     )
     return Call("POST", "/v1/sessions", m.Session.from_json, body=body)
 
@@ -116,6 +121,22 @@ def session_usage(session_id: str) -> Call[m.Spending]:
 
 def usage(since: int | None) -> Call[m.Spending]:
     return Call("GET", "/v1/usage", m.Spending.from_json, params=_compact(since=since))
+
+
+def _budget(budget: BudgetLimits) -> dict[str, Any]:
+    return budget.to_json() if isinstance(budget, m.Budget) else dict(budget)
+
+
+def budget(session_id: str) -> Call[m.BudgetState]:
+    return Call("GET", _session(session_id, "budget"), m.BudgetState.from_json)
+
+
+def set_budget(
+    session_id: str, tokens: int | None, cost_usd: float | None
+) -> Call[m.BudgetState]:
+    # The budget is replaced whole: a limit left out is no limit, and `{}` removes the budget.
+    body = _compact(tokens=tokens, costUsd=cost_usd)
+    return Call("PATCH", _session(session_id, "budget"), m.BudgetState.from_json, body=body)
 
 
 def children(session_id: str) -> Call[list[m.Session]]:

@@ -67,12 +67,15 @@ class Airlock:
         client_tools: Sequence[Mapping[str, Any]] | None = None,
         metadata: Any = None,
         fallback: Sequence[str] | None = None,
+        budget: api.BudgetLimits | None = None,
     ) -> m.Session:
         """Creates a session (or returns the existing one if ``session_id`` exists with the same
         settings). ``model`` defaults to the gateway's, ``tools`` to all of them; ``metadata``
         is any JSON, kept with the session. ``fallback`` lists the models its steps fail over to
         when ``model`` keeps failing (overload, 5xx, timeouts); ``[]`` for none; by default the
-        gateway's settings for ``model``.
+        gateway's settings for ``model``. ``budget`` (``{"tokens": …, "costUsd": …}``, either
+        optional, or a ``Budget``) caps what its responses spend: once it is spent the session
+        pauses before its next step until ``set_budget`` raises it.
 
         Each of ``tools`` is a gateway tool's name, or a name with an approval policy
         (``tool_policy("echo", "always")``: each call waits for ``approve`` or ``deny``).
@@ -81,7 +84,7 @@ class Airlock:
         """
         return self._do(
             api.create_session(
-                session_id, model, system, tools, client_tools, metadata, fallback
+                session_id, model, system, tools, client_tools, metadata, fallback, budget
             )
         )
 
@@ -107,6 +110,20 @@ class Airlock:
         """Returns what the key's tenant spent since ``since`` (ms since the epoch); with an
         admin key, every tenant's."""
         return self._do(api.usage(since))
+
+    def budget(self, session_id: str) -> m.BudgetState:
+        """Returns the session's budget (``None``: it has none), what it spent (the tokens and
+        cost ``session_usage`` counts) and whether the budget holds it paused."""
+        return self._do(api.budget(session_id))
+
+    def set_budget(
+        self, session_id: str, *, tokens: int | None = None, cost_usd: float | None = None
+    ) -> m.BudgetState:
+        """Replaces the session's budget whole: at most ``tokens`` tokens and ``cost_usd`` US
+        dollars; a limit left ``None`` is no limit, so with neither the budget is removed.
+        Returns the state after the change: a paused session whose new budget is not spent
+        resumes where it stopped (``paused`` is then ``False``)."""
+        return self._do(api.set_budget(session_id, tokens, cost_usd))
 
     def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""

@@ -5,6 +5,7 @@
 mod cancel;
 mod compaction;
 mod limits;
+mod pause;
 mod person;
 mod recovery;
 mod turns;
@@ -12,6 +13,7 @@ mod turns;
 pub use cancel::*;
 pub use compaction::*;
 pub use limits::*;
+pub use pause::*;
 pub use person::*;
 pub use recovery::*;
 pub use turns::*;
@@ -93,6 +95,14 @@ pub const ALL: &[(&str, Scenario)] = &[
         pre_step_reject_blocks_the_turn_with_no_step_events,
     ),
     ("blocked_turn_parks_the_rest_of_the_queue", blocked_turn_parks_the_rest_of_the_queue),
+    (
+        "a_paused_step_puts_its_claim_back_and_a_resume_takes_up_where_it_stopped",
+        a_paused_step_puts_its_claim_back_and_a_resume_takes_up_where_it_stopped,
+    ),
+    (
+        "a_resume_after_a_pause_between_steps_sends_the_tools_result",
+        a_resume_after_a_pause_between_steps_sends_the_tools_result,
+    ),
     ("error_turn_parks_the_rest_of_the_queue", error_turn_parks_the_rest_of_the_queue),
     ("empty_admitted_batch_makes_no_model_request", empty_admitted_batch_makes_no_model_request),
     ("max_tokens_ends_a_single_step_turn", max_tokens_ends_a_single_step_turn),

@@ -31,8 +31,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use airlock_core::{
-    CancelCause, ContentBlock, Delivery, Event, EventData, Message, StreamChunk, TurnEndReason,
-    text_of,
+    CancelCause, ContentBlock, Delivery, Event, EventData, Message, RawJson, StreamChunk,
+    TurnEndReason, text_of,
 };
 use serde_json::json;
 use tokio::sync::watch;
@@ -265,11 +265,6 @@ impl Bridge {
         if in_flight.cancelled.load(Ordering::SeqCst) {
             return Ok(PromptResponse::new(StopReason::Cancelled));
         }
-        let receipt = self.sessions.receipt(handle.id(), &message_id).await;
-        let Some(turn) = receipt.map_err(Error::into_internal_error)?.and_then(|r| r.turn) else {
-            // Never claimed into a turn (removed, or parked behind a failed turn).
-            return Ok(PromptResponse::new(StopReason::Cancelled));
-        };
         // Only the interval is read: its turn ends in it.
         let count = (last_seq + 1).saturating_sub(run.first_seq) as usize;
         let (interval, _) = self
@@ -277,6 +272,19 @@ impl Bridge {
             .events(handle.id(), run.first_seq.checked_sub(1), count)
             .await
             .map_err(Error::into_internal_error)?;
+        let last_end = interval.iter().rev().find_map(|json| match Event::parse(json) {
+            Ok(Some(Event { data: EventData::TurnEnd(end), .. })) => Some(end.reason),
+            _ => None,
+        });
+        if last_end == Some(TurnEndReason::Paused) {
+            // Paused at the budget: the prompt waits in the queue (the updates said why).
+            return Ok(PromptResponse::new(StopReason::MaxTurnRequests));
+        }
+        let receipt = self.sessions.receipt(handle.id(), &message_id).await;
+        let Some(turn) = receipt.map_err(Error::into_internal_error)?.and_then(|r| r.turn) else {
+            // Never claimed into a turn (removed, or parked behind a failed turn).
+            return Ok(PromptResponse::new(StopReason::Cancelled));
+        };
         let ended = interval.iter().find_map(|json| match Event::parse(json) {
             Ok(Some(Event { data: EventData::TurnEnd(end), .. })) if end.turn == turn => {
                 Some(end.reason)
@@ -357,8 +365,30 @@ fn updates_of(data: &EventData) -> Vec<SessionUpdate> {
             _ => Vec::new(),
         },
         EventData::ToolCall(_) | EventData::ToolResult(_) => tool_updates(data),
+        EventData::BudgetExhausted(why) => {
+            vec![SessionUpdate::AgentMessageChunk(chunk_of(&format!("\n\n*{}*", paused(why))))]
+        }
         _ => Vec::new(),
     }
+}
+
+/// What a person reads when the session paused at its budget (`budget/exhausted`'s data).
+fn paused(why: &RawJson) -> String {
+    let why: serde_json::Value = serde_json::from_str(why.get()).unwrap_or_default();
+    let (budget, spent) = (&why["budget"], &why["spent"]);
+    let mut limits = Vec::new();
+    if let Some(tokens) = budget["tokens"].as_u64() {
+        limits.push(format!("{} of {tokens} tokens", spent["tokens"]));
+    }
+    if let Some(cost) = budget["costUsd"].as_f64() {
+        let spent = spent["costUsd"].as_f64().unwrap_or_default();
+        limits.push(format!("${spent:.4} of ${cost:.4}"));
+    }
+    format!(
+        "Paused: the session's budget is spent ({}). Your message waits in the queue; raise the \
+         budget (PATCH /v1/sessions/{{id}}/budget) to resume.",
+        limits.join(", ")
+    )
 }
 
 /// The updates of an event replayed by `session/load`: whole committed messages.
@@ -398,6 +428,7 @@ fn ending(reason: &TurnEndReason) -> Option<String> {
         TurnEndReason::MaxTokens => Some("The answer was cut off at the output limit.".into()),
         TurnEndReason::Blocked => Some("The turn was blocked.".into()),
         TurnEndReason::Interrupted => Some("The turn was interrupted by a restart.".into()),
+        TurnEndReason::Paused => Some("Paused: the session's budget is spent.".into()),
     }
 }
 

@@ -130,7 +130,34 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
             ),
         ),
         ("context/compaction", "ContextCompactionEvent", compaction()),
+        ("budget/exhausted", "BudgetExhaustedEvent", reference("BudgetPause")),
+        ("budget/resumed", "BudgetResumedEvent", budget_said(false)),
     ]
+}
+
+/// `budget/exhausted` (`paused`: with its `scope`; `BudgetPause`) and `budget/resumed`: the
+/// budget and what the session had spent.
+fn budget_said(paused: bool) -> Value {
+    let limits = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "tokens": uint("Prompt plus completion tokens."),
+            "costUsd": {"type": "number", "minimum": 0},
+        },
+    });
+    let spent = object(
+        &["tokens", "costUsd"],
+        json!({"tokens": uint("Prompt plus completion tokens."), "costUsd": {"type": "number"}}),
+    );
+    let mut fields = json!({"budget": limits, "spent": spent});
+    let mut required = vec!["budget", "spent"];
+    if paused {
+        let scope = "Whose budget is spent: the session's own.";
+        fields["scope"] = json!({"type": "string", "enum": ["session"], "description": scope});
+        required.push("scope");
+    }
+    object(&required, fields)
 }
 
 /// The schemas of the log: `Event`, each event type's envelope, and what they hold.
@@ -175,6 +202,7 @@ pub fn components() -> Map<String, Value> {
         ("ModelError", model_error()),
         ("TurnEndReason", turn_end_reason()),
         ("QueueItem", queue_item()),
+        ("BudgetPause", budget_said(true)),
     ];
     schemas.extend(shapes.into_iter().map(|(name, schema)| (name.to_owned(), schema)));
     schemas
@@ -410,8 +438,8 @@ fn model_error() -> Value {
 }
 
 /// The kinds of a turn's end reason (`TurnEndReason` of `airlock-core`).
-pub(super) const TURN_END_KINDS: [&str; 6] =
-    ["completed", "max-tokens", "aborted", "blocked", "error", "interrupted"];
+pub(super) const TURN_END_KINDS: [&str; 7] =
+    ["completed", "max-tokens", "aborted", "blocked", "error", "interrupted", "paused"];
 
 fn turn_end_reason() -> Value {
     let cause = json!({"type": "string", "enum": ["user", "parent", "hook", "disposed"]});

@@ -57,6 +57,11 @@ pub fn finish_reason_schema() -> Object {
         .build()
 }
 
+/// Why an interval paused: its `budget/exhausted` data.
+pub fn paused_schema() -> Ref {
+    Ref::from_schema_name("BudgetPause")
+}
+
 /// `[Event]`: log events in seq order.
 pub fn events_schema() -> Array {
     Array::new(Ref::from_schema_name("Event"))

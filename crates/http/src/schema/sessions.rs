@@ -97,6 +97,11 @@ pub struct Summary {
     #[schema(schema_with = super::usage_schema)]
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<serde_json::Value>,
+    /// When the last turn ended `paused`: why, as its `budget/exhausted` said (`{scope, budget,
+    /// spent}`). The work waits in the queue until the budget is raised.
+    #[schema(schema_with = super::paused_schema)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused: Option<serde_json::Value>,
 }
 
 /// Where a fork's log was copied from.

@@ -123,6 +123,7 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
             decision: match decision {
                 StepDecision::Enter(ids) => wit::StepDecision::Enter(ids),
                 StepDecision::Reject => wit::StepDecision::Reject,
+                StepDecision::Pause(why) => wit::StepDecision::Pause(why),
             },
         }),
         Input::ModelChunk { request_id, chunk } => wit::Input::ModelChunk(wit::ModelChunk {
@@ -165,6 +166,7 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
         Input::Log(HostEvent::SubagentDescriptor(data)) => {
             wit::Input::Log(wit::HostEvent::SubagentDescriptor(data))
         }
+        Input::Resume(data) => wit::Input::Resume(data),
     })
 }
 

@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
-    Accounting, Announced, Fed, IdempotencyKey, Notice, Outbox, QueueItem, Session, SessionError,
-    SharedInbox, Work,
+    Accounting, Announced, Budget, BudgetState, Fed, IdempotencyKey, Notice, Outbox, QueueItem,
+    Session, SessionError, SharedInbox, Work,
 };
 use airlock_base::clock::now_ms;
 use airlock_store::Store;
@@ -68,6 +68,10 @@ pub struct View {
     pub compacting: bool,
     /// The calls of the running step that wait for a person or the client, as of now.
     pub waiting: Arc<Mutex<Vec<WaitingCall>>>,
+    /// What it may spend (`None`: no limit).
+    pub budget: Option<Budget>,
+    /// It paused at its budget: waking input starts nothing until the budget is raised.
+    pub paused: bool,
 }
 
 enum Command {
@@ -84,6 +88,10 @@ enum Command {
     Goal {
         op: GoalOp,
         reply: oneshot::Sender<Result<Option<(Goal, bool)>, SessionError>>,
+    },
+    Budget {
+        budget: Option<Budget>,
+        reply: oneshot::Sender<Result<BudgetState, SessionError>>,
     },
 }
 
@@ -216,6 +224,19 @@ impl SessionHandle {
         answer.await.map_err(|_| SessionError::Gone)?
     }
 
+    /// Replaces the budget (`None`: none); a session paused at its budget resumes when the new one
+    /// is not spent. Answers the state after the change (committed).
+    pub(crate) async fn set_budget(
+        &self,
+        budget: Option<Budget>,
+    ) -> Result<BudgetState, SessionError> {
+        self.touch();
+        let (reply, answer) = oneshot::channel();
+        let command = Box::new(Command::Budget { budget, reply });
+        self.commands.send(command).await.map_err(|_| SessionError::Gone)?;
+        answer.await.map_err(|_| SessionError::Gone)?
+    }
+
     /// Tells the session's subscribers something that is not in its log (a child's progress).
     pub(crate) fn announce(&self, notice: Notice) {
         self.outbox.send(notice);
@@ -287,6 +308,8 @@ fn view_of(session: &Session) -> View {
         parent: session.parent().map(str::to_owned),
         compacting: session.compacting(),
         waiting: session.waiting(),
+        budget: session.budget().budget,
+        paused: session.budget().paused,
     }
 }
 
@@ -415,6 +438,12 @@ async fn obey(
             let result = session.change_goal(op).await;
             drive_goal(session).await;
             let _ = reply.send(result.map(|()| session.goal()));
+            None
+        }
+        Command::Budget { budget, reply } => {
+            let result = session.set_budget(budget).await;
+            drive_goal(session).await;
+            let _ = reply.send(result);
             None
         }
         Command::Feed { input: Some(input), key, owner, work, reply }

@@ -55,6 +55,8 @@ pub struct Overview {
     pub queue: Vec<QueueItem>,
     /// Its goal, and whether it is armed in this process.
     pub goal: Option<(Goal, bool)>,
+    /// It paused at its budget.
+    pub paused: bool,
 }
 
 impl Sessions {
@@ -242,13 +244,20 @@ impl Sessions {
     }
 
     /// What a session is now. One at rest is not woken: it is idle with nothing pending, and
-    /// its goal is disarmed.
+    /// its goal is disarmed; unless it paused at its budget, when work may wait in its queue.
     pub async fn overview(&self, row: SessionRow) -> Result<Overview, RegistryError> {
         let spec: SessionSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
-        let (status, last_seq, queue, goal) = match self.registry.get(&row.session_id) {
+        let live = match self.registry.get(&row.session_id) {
+            Ok(handle) => Ok(handle),
+            Err(_) if spec.budget.is_some() && self.paused_at_rest(&row.session_id).await? => {
+                self.open(&row.session_id).await.map_err(|_| ())
+            }
+            Err(_) => Err(()),
+        };
+        let (status, last_seq, queue, goal, paused) = match live {
             Ok(handle) => {
                 let view = handle.view();
-                (view.status, view.next_seq as i64 - 1, view.queue(), view.goal)
+                (view.status, view.next_seq as i64 - 1, view.queue(), view.goal, view.paused)
             }
             Err(_) => {
                 let last = self.registry.store().last_seq(&row.session_id).await?;
@@ -256,10 +265,10 @@ impl Sessions {
                     let driver = Driver::from_log(std::slice::from_ref(change));
                     driver.goal().map(|goal| (goal.clone(), false))
                 });
-                (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new(), goal)
+                (Status::Idle, last.map_or(-1, |s| s as i64), Vec::new(), goal, false)
             }
         };
-        Ok(Overview { row, spec, status, last_seq, queue, goal })
+        Ok(Overview { row, spec, status, last_seq, queue, goal, paused })
     }
 
     /// Disposes a session: cancels it and clears its inbox (parked items too); its log stays

@@ -1,11 +1,12 @@
 //! What sessions spent: the store's sums of their responses' usage, priced by the `[models]`
-//! table.
+//! table; and a session's budget, which pauses it when spent.
 
 use airlock_providers::model::ModelTable;
 use airlock_store::{ModelUsage, Tokens};
 
 use super::Sessions;
-use crate::registry::RegistryError;
+use crate::registry::{RegistryError, SessionSpec};
+use crate::session::{Budget, BudgetState, Spend, seq_of};
 
 /// What some sessions spent: in all, and by model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -74,5 +75,49 @@ impl Sessions {
     ) -> Result<Spending, RegistryError> {
         let sums = self.registry.store().tenant_usage(tenant, since).await?;
         Ok(Spending::priced(sums, &self.registry.rules().models))
+    }
+
+    /// A session's budget and whether it paused at it, as the session says, and what it spent,
+    /// as the store sums it.
+    pub async fn budget(&self, session_id: &str) -> Result<BudgetState, RegistryError> {
+        let view = self.open(session_id).await?.view();
+        let spending = self.usage(session_id).await?;
+        let tokens = spending.tokens.input_tokens + spending.tokens.output_tokens;
+        let spent = Spend { tokens, cost_usd: spending.cost_usd };
+        Ok(BudgetState { budget: view.budget, spent, paused: view.paused })
+    }
+
+    /// Whether a session that is not in memory paused at its budget: its log's last word on
+    /// the budget is `budget/exhausted`.
+    pub(super) async fn paused_at_rest(&self, session_id: &str) -> Result<bool, RegistryError> {
+        let store = self.registry.store();
+        let exhausted = store.events_of_type(session_id, "budget/exhausted").await?;
+        let resumed = store.events_of_type(session_id, "budget/resumed").await?;
+        let last = |events: &[String]| events.last().and_then(|json| seq_of(json).ok());
+        Ok(last(&exhausted) > last(&resumed))
+    }
+
+    /// Replaces a session's budget (`None`: none), kept with its spec; a session paused at its
+    /// budget resumes where it stopped when the new one is not spent.
+    pub async fn set_budget(
+        &self,
+        session_id: &str,
+        budget: Option<Budget>,
+    ) -> Result<BudgetState, RegistryError> {
+        if let Some(budget) = &budget {
+            budget
+                .check()
+                .map_err(|message| RegistryError::BadSpec { field: "budget", message })?;
+        }
+        let handle = self.open(session_id).await?;
+        let row = self.row(session_id).await?;
+        let mut spec: SessionSpec = serde_json::from_value(row.spec).map_err(|e| {
+            let message = format!("its stored spec does not read ({e})");
+            RegistryError::Unusable { session_id: session_id.to_owned(), message }
+        })?;
+        spec.budget = budget;
+        let spec = serde_json::to_string(&spec).expect("specs serialize");
+        self.registry.store().set_spec(session_id, spec).await?;
+        Ok(handle.set_budget(budget).await?)
     }
 }

@@ -86,8 +86,8 @@ pub struct Rules {
     /// The tools whose calls wait for a person's approval unless a session says otherwise
     /// (`all`: every one); [`Sessions::check_approval_for`](crate::Sessions::check_approval_for) says whether each exists.
     pub approval_for: Vec<String>,
-    /// The `[models]` table: windows, endpoints, fallbacks.
-    pub models: model::ModelTable,
+    /// The `[models]` table: windows, endpoints, fallbacks, prices.
+    pub models: Arc<model::ModelTable>,
     /// The limits every session and turn is admitted by.
     pub admission: crate::admission::Limits,
 }
@@ -433,6 +433,11 @@ impl Registry {
             };
             RegistryError::BadSpec { field, message: e.to_string() }
         })?;
+        if let Some(budget) = &spec.budget {
+            budget
+                .check()
+                .map_err(|message| RegistryError::BadSpec { field: "budget", message })?;
+        }
         let model = chain.providers[0].clone();
         let client = spec.client_tools.as_deref().unwrap_or_default();
         let asking = &self.rules.approval_for;
@@ -444,15 +449,16 @@ impl Registry {
         let mut config = Config::new(session_id, model.provider(), model.model());
         config.system = spec.system.clone();
         config.max_tokens = spec.max_tokens;
-        // The gateway enters every claim whole; `Session::decide` still answers a core that asks.
-        config.step_policy = StepPolicy::EnterAll;
+        // `Session::decide` enters every claim whole, unless the session's budget is spent.
+        config.step_policy = StepPolicy::Ask;
         config.limits = self.rules.limits.clone();
         config.context = self.rules.models.policy(&spec.model, model.model());
         config.retry = chain.retry;
         config.fallbacks = chain.fallbacks;
         let log = Arc::new(self.store.clone());
         let models = chain.providers;
-        Ok(SessionParts { host: self.host.clone(), config, models, tools, log, outbox, accounting })
+        let (host, budget, prices) = (self.host.clone(), spec.budget, self.rules.models.clone());
+        Ok(SessionParts { host, config, models, tools, log, outbox, accounting, budget, prices })
     }
 }
 

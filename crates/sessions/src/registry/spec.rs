@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::Budget;
 use airlock_base::clock::now_ms;
 use airlock_providers::tools::{ClientTool, ToolChoice};
 use airlock_store::SessionRow;
@@ -35,6 +36,9 @@ pub struct SessionSpec {
     /// Anything the client wants kept with the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    /// What it may spend: a step that would start with it spent pauses the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 /// Where a fork's log was copied from.

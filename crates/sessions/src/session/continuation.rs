@@ -29,7 +29,7 @@ impl Session {
     }
 
     /// Feeds what the goal needs now: a pause after a cancelled round, or at whole-agent idle
-    /// the next round or the round limit. Rounds start `ROUND_PACE` apart at the least; one
+    /// the next round or the round limit (none while the session is paused at its budget). Rounds start `ROUND_PACE` apart at the least; one
     /// held back for it is due at [`Session::round_due`]. A round is new work: past its tenant's
     /// rate or turn quota it waits (the goal says so in a `goal/change`) and starts once it fits.
     pub async fn drive_goal(&mut self) -> Result<(), SessionError> {
@@ -40,6 +40,19 @@ impl Session {
         self.pace.held = idle && paced;
         let had_round = self.goal.has_round();
         let ready = idle && !paced;
+        if ready && self.paused {
+            // Paused at its budget: no round starts until the budget is raised (which drives
+            // the goal again); the goal says why it waits.
+            let why = "the session's budget is spent; raise it to go on";
+            let wait = self
+                .goal
+                .would_start_round(&self.inbox.lock())
+                .then(|| self.goal.wait(GoalReason::new("budget", why.to_owned())));
+            if let Some(wait) = wait.flatten() {
+                self.feed_all(vec![wait], None).await?;
+            }
+            return Ok(());
+        }
         if ready && self.goal.would_start_round(&self.inbox.lock()) {
             self.pace.retry = None;
             if let Err(exceeded) = self.admit_round() {

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::chunks::{self, Pending};
 use super::{Answer, Session, measure};
 use airlock_providers::tools::ToolContext;
+use airlock_store::Spent;
 
 impl Session {
     /// Starts the model streams that `outputs` ask for, taking them out, before those outputs are
@@ -191,6 +192,8 @@ pub(super) struct Batch {
     pub(super) outputs: Vec<Output>,
     /// How many of them append an event.
     events: usize,
+    /// What the responses its events log spent.
+    pub(super) spent: Vec<Spent>,
 }
 
 impl Batch {

@@ -37,6 +37,8 @@ pub(super) struct Loaded {
     pub snapshot: SnapshotMark,
     pub goal: Driver,
     pub parent: Parent,
+    /// The log's last word on the budget is `budget/exhausted`.
+    pub paused: bool,
 }
 
 impl Loaded {
@@ -50,6 +52,7 @@ impl Loaded {
             snapshot: SnapshotMark::default(),
             goal,
             parent: Parent::default(),
+            paused: false,
         }
     }
 
@@ -88,21 +91,23 @@ impl Loaded {
             next_seq: u64,
             turns: u32,
             inbox: Inbox,
+            #[serde(default)]
+            paused: bool,
         }
         let head: Head = serde_json::from_str(&snapshot.state).map_err(|e| {
             CoreError::Restore(format!("the snapshot is not the core's state: {e}"))
         })?;
-        let Head { next_seq, turns, inbox } = head;
-        let durable = Durable { next_seq, turns, inbox, ..Durable::default() };
+        let Head { next_seq, turns, inbox, paused } = head;
+        let durable = Durable { next_seq, turns, inbox, paused, ..Durable::default() };
         let durable = airlock_core::fold_after(durable, tail).map_err(CoreError::Restore)?;
         // The goal as its last change left it; a snapshot records no round (a woken goal is
         // disarmed, as after a restart).
         let goal = Driver::from_log(snapshot.goal.as_slice());
         let parent = parent_in(tail).unwrap_or(Parent(snapshot.parent.clone()));
-        let (next_seq, inbox) = (durable.next_seq, durable.inbox);
+        let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
         let logged = tail.iter().map(String::len).sum();
         let snapshot = SnapshotMark { seq: snapshot.next_seq, len: snapshot.state.len(), logged };
-        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent })
+        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent, paused })
     }
 
     /// From the whole log.
@@ -116,9 +121,9 @@ impl Loaded {
         let durable = airlock_core::fold_log(&events).map_err(CoreError::Restore)?;
         let goal = Driver::from_log(&events);
         let parent = parent_in(&events).unwrap_or_default();
-        let (next_seq, inbox) = (durable.next_seq, durable.inbox);
+        let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
         let snapshot = SnapshotMark::default();
-        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent })
+        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent, paused })
     }
 }
 
@@ -143,6 +148,7 @@ impl Session {
         (self.core, self.next_seq) = (Some(loaded.core), loaded.next_seq);
         *self.inbox.lock() = loaded.inbox;
         self.parent = loaded.parent;
+        self.paused = loaded.paused;
         self.goal.abandon_round(); // a round in flight was abandoned with the instance
         self.compacting = false; // and so was a compaction at idle
         self.waiting.lock().expect("waiting lock").clear(); // `recover` tells them again
@@ -203,6 +209,10 @@ pub struct SessionParts {
     pub outbox: Arc<Outbox>,
     /// What its work counts against.
     pub accounting: Accounting,
+    /// What it may spend (`None`: no limit).
+    pub budget: Option<super::Budget>,
+    /// What responses cost, by model.
+    pub prices: Arc<airlock_providers::model::ModelTable>,
 }
 
 /// What a session's work counts against: the gateway's [`Admission`], its tenant, and where it

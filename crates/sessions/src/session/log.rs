@@ -4,7 +4,7 @@
 
 use futures::future::BoxFuture;
 
-use airlock_store::{Index, Snapshot, Store, StoreError};
+use airlock_store::{Index, ModelUsage, Snapshot, Store, StoreError};
 
 /// An append-only, gap-free log of many sessions.
 pub trait SessionLog: Send + Sync {
@@ -44,6 +44,14 @@ pub trait SessionLog: Send + Sync {
     fn keeps_snapshots(&self) -> bool {
         false
     }
+
+    /// What the session's responses spent, by model (a log that keeps no usage: nothing).
+    fn usage<'a>(
+        &'a self,
+        _session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<ModelUsage>, StoreError>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 impl SessionLog for Store {
@@ -77,6 +85,13 @@ impl SessionLog for Store {
 
     fn save_snapshot(&self, snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(Store::save_snapshot(self, snapshot))
+    }
+
+    fn usage<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<ModelUsage>, StoreError>> {
+        Box::pin(self.session_usage(session_id))
     }
 
     fn keeps_snapshots(&self) -> bool {

@@ -11,6 +11,7 @@
 //! If the core traps, the instance is dropped, in-flight work is abandoned, and a fresh instance
 //! is rebuilt from the log and given `recover`.
 
+mod budget;
 pub mod child;
 mod chunks;
 mod continuation;
@@ -33,6 +34,7 @@ use airlock_core::{CancelCause, Config, Input, Output, Status, StepDecision, Wai
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
+pub use budget::{Budget, BudgetState, Spend};
 pub use error::SessionError;
 pub use log::{SessionLog, seq_of};
 pub use notice::{
@@ -42,7 +44,7 @@ pub use notice::{
 use crate::admission::{Instance, Slot};
 use crate::goal::Driver;
 use airlock_base::clock::now_ms;
-use airlock_providers::model::ModelProvider;
+use airlock_providers::model::{ModelProvider, ModelTable};
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost, WasmCore};
 use airlock_store::{IdempotencyRecord, StoreError};
@@ -114,6 +116,15 @@ pub struct Session {
     pace: continuation::Pace,
     /// The parent of a continuable child, whose inbox only that parent may fill (see [`child`]).
     parent: Parent,
+    /// What it may spend (`None`: no limit); its pre-step policy pauses it there.
+    budget: Option<Budget>,
+    /// What its committed responses spent: read from the store when a budget first needs it,
+    /// then counted commit by commit.
+    spent: Option<Spend>,
+    /// Its log's last word on the budget is `budget/exhausted`: waking input starts nothing.
+    paused: bool,
+    /// What responses cost.
+    prices: Arc<ModelTable>,
 }
 
 impl Session {
@@ -123,7 +134,9 @@ impl Session {
         let instance = parts.accounting.admission.instance()?;
         let config = parts.config();
         let core = parts.host.create(&config, now_ms())?;
-        Ok(Self::assemble(parts, config, Loaded::fresh(core), instance))
+        let mut session = Self::assemble(parts, config, Loaded::fresh(core), instance);
+        session.spent = Some(Spend::default());
+        Ok(session)
     }
 
     /// A session rebuilt from its log (after a restart or an eviction). Feed it
@@ -137,7 +150,11 @@ impl Session {
         };
         let config = parts.config();
         let loaded = Loaded::load(&parts.host, &config, parts.log.as_ref()).await?;
-        Ok(Self::assemble(parts, config, loaded, instance))
+        let mut session = Self::assemble(parts, config, loaded, instance);
+        if session.budget.is_some() {
+            session.count_spend().await?;
+        }
+        Ok(session)
     }
 
     fn assemble(
@@ -146,7 +163,8 @@ impl Session {
         loaded: Loaded,
         instance: Instance,
     ) -> Session {
-        let SessionParts { host, models, tools, log, outbox, accounting, .. } = parts;
+        let SessionParts { host, models, tools, log, outbox, accounting, budget, prices, .. } =
+            parts;
         outbox.reset(loaded.next_seq);
         Session {
             host,
@@ -178,6 +196,10 @@ impl Session {
             goal: loaded.goal,
             pace: continuation::Pace::default(),
             parent: loaded.parent,
+            budget,
+            spent: None,
+            paused: loaded.paused,
+            prices,
         }
     }
 
@@ -348,8 +370,8 @@ impl Session {
         Ok(fed)
     }
 
-    /// Hands one input to the core, answering the pre-step policy (enter everything claimed)
-    /// in the same pass; the outputs go to `batch`. Answers the core's refusal, if it refused.
+    /// Hands one input to the core, answering the pre-step policy in the same pass (enter
+    /// everything claimed, or pause at the budget); the outputs go to `batch`. Answers the core's refusal, if it refused.
     fn decide(&mut self, input: Input, batch: &mut Batch) -> Result<Option<Refusal>, CoreError> {
         let mut queue = VecDeque::from([input]);
         let mut refusal = None;
@@ -357,11 +379,18 @@ impl Session {
             for output in self.core_mut().handle(input, now_ms())? {
                 match output {
                     Output::DecideStep { decision_id, claimed, .. } => {
-                        let ids = claimed.into_iter().map(|m| m.id).collect();
-                        queue.push_back(Input::Decided {
-                            decision_id,
-                            decision: StepDecision::Enter(ids),
-                        });
+                        let decision = match self.exhausted(&batch.spent) {
+                            Some(why) => StepDecision::Pause(why),
+                            None => {
+                                StepDecision::Enter(claimed.into_iter().map(|m| m.id).collect())
+                            }
+                        };
+                        queue.push_back(Input::Decided { decision_id, decision });
+                    }
+                    Output::AppendEvent(appended) => {
+                        let seq = self.next_seq + batch.events() as u64;
+                        batch.spent.extend(self.follow(seq, &appended.json));
+                        batch.push(Output::AppendEvent(appended));
                     }
                     Output::Refused { code, message } => {
                         refusal = Some(Refusal::new(RefusalCode::Core(code), message))
@@ -439,7 +468,8 @@ impl Session {
         if let Some(first) = first_seq {
             let count = events.len() as u64;
             let bytes: usize = events.iter().map(String::len).sum();
-            let index = self.index(first, &mut batch.outputs, records);
+            let spent = std::mem::take(&mut batch.spent);
+            let index = self.index(first, &mut batch.outputs, records, spent.clone());
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.
@@ -455,6 +485,7 @@ impl Session {
             }
             self.next_seq = first + count;
             self.snapshot.logged += bytes;
+            self.count(&spent);
         }
         Ok(first_seq)
     }

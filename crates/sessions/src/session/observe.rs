@@ -136,24 +136,23 @@ fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, event: &Event) {
 
 impl Session {
     /// What a commit of `outputs`' events, the first at seq `first`, keeps beside them: the
-    /// idempotency record, and what the core said of each event (its receipt marks, taken from
-    /// the outputs, and whether the session rests after it) as long as the session is idle once
-    /// they are done.
+    /// idempotency record, what the responses among them `spent`, and what the core said of each
+    /// event (its receipt marks, taken from the outputs, and whether the session rests after it)
+    /// as long as the session is idle once they are done.
     pub(super) fn index(
         &mut self,
         first: u64,
         outputs: &mut [Output],
         idempotency: Vec<IdempotencyRecord>,
+        spent: Vec<Spent>,
     ) -> Index {
         let (mut marks, mut at_rest, mut status, mut seq) = (Vec::new(), false, self.status, first);
-        let mut spent = Vec::new();
         for output in outputs {
             match output {
                 Output::AppendEvent(appended) => {
                     let taken = std::mem::take(&mut appended.marks);
                     marks.extend(taken.into_iter().map(|mark| Mark::new(seq, mark)));
                     at_rest = appended.at_rest;
-                    spent.extend(self.spent(seq, &appended.json));
                     seq += 1;
                 }
                 Output::Status(now) => status = *now,
@@ -163,9 +162,10 @@ impl Session {
         Index { idempotency, marks, at_rest: at_rest && status == Status::Idle, spent }
     }
 
-    /// What the response event `json` (at `seq`) logs cost, credited to the model the log last
-    /// named; a `request/context` names another.
-    fn spent(&mut self, seq: u64, json: &str) -> Option<Spent> {
+    /// Follows an event the core just logged (`json`, at `seq`) where the session keeps
+    /// something of it before it is committed: the budget's pause, the model the log last named
+    /// (a `request/context`), and what a response cost, credited to that model (answered).
+    pub(super) fn follow(&mut self, seq: u64, json: &str) -> Option<Spent> {
         // Only the fields read here are deserialized: a step's message is skipped, not built.
         #[derive(serde::Deserialize)]
         struct Fields {
@@ -178,9 +178,13 @@ impl Session {
             usage: Option<airlock_core::Usage>,
         }
         let kind = Event::type_of(json)?;
-        if !matches!(kind.as_str(), "request/context" | "assistant/message" | "context/compaction")
-        {
-            return None;
+        match kind.as_str() {
+            "request/context" | "assistant/message" | "context/compaction" => {}
+            "budget/exhausted" | "budget/resumed" => {
+                self.paused = kind == "budget/exhausted";
+                return None;
+            }
+            _ => return None,
         }
         let data = serde_json::from_str::<Fields>(json).ok()?.data;
         if let (Some(provider), Some(model)) = (data.provider, data.model) {

@@ -157,7 +157,7 @@ pub(crate) fn refused(error: RegistryError) -> ToolOutput {
 pub(crate) struct ChildResult {
     /// The child's last non-empty assistant message.
     pub output: String,
-    /// `completed`, `aborted`, `error`, `max-tokens` or `refusal`.
+    /// `completed`, `aborted`, `error`, `max-tokens`, `refusal` or `paused`.
     pub stop_reason: &'static str,
     /// The error of a turn that ended `error` (or that a restart interrupted).
     pub error: Option<serde_json::Value>,
@@ -174,12 +174,18 @@ impl ChildResult {
             Some(TurnEndReason::MaxTokens) => "max-tokens",
             Some(TurnEndReason::Aborted { .. }) => "aborted",
             Some(TurnEndReason::Blocked) => "refusal",
+            Some(TurnEndReason::Paused) => "paused",
             Some(TurnEndReason::Error { .. } | TurnEndReason::Interrupted) | None => "error",
         };
         let error = match &summary.finish {
             Some(TurnEndReason::Error { error }) => {
                 Some(json!({"code": error.code, "message": error.message}))
             }
+            Some(TurnEndReason::Paused) => Some(json!({
+                "code": "BUDGET_EXHAUSTED",
+                "message": "the subagent paused at its budget with its work kept; it goes on once \
+                    its budget is raised",
+            })),
             Some(TurnEndReason::Interrupted) => Some(json!({
                 "code": "INTERRUPTED",
                 "message": "the gateway stopped while the subagent's turn ran; the turn was \

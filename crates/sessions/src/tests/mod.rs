@@ -28,7 +28,10 @@ fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::se
     let config = airlock_core::Config::new(id, model.provider(), model.model());
     let tools = airlock_providers::tools::ToolRegistry::builtin();
     let (host, outbox, accounting) = (host(), Outbox::new(), Default::default());
-    let parts = SessionParts { host, config, models: vec![model], tools, log, outbox, accounting };
+    let (budget, prices) = (None, Default::default());
+    let models = vec![model];
+    let parts =
+        SessionParts { host, config, models, tools, log, outbox, accounting, budget, prices };
     Session::create(parts).unwrap()
 }
 

@@ -56,8 +56,17 @@ async fn a_session_retries_a_server_error_then_completes_the_turn() {
     let log = Arc::new(MemoryLog::default());
     let tools = ToolRegistry::builtin();
     let (outbox, accounting) = (Outbox::new(), Default::default());
-    let parts =
-        SessionParts { host, config, models: vec![model.clone()], tools, log, outbox, accounting };
+    let parts = SessionParts {
+        host,
+        config,
+        models: vec![model.clone()],
+        tools,
+        log,
+        outbox,
+        accounting,
+        budget: None,
+        prices: Default::default(),
+    };
     let mut session = Session::create(parts).unwrap();
 
     let text = ContentBlock::Text { text: "hello".into() };

@@ -149,6 +149,13 @@ impl Postgres {
         Ok(self.inner.pool.get().await?)
     }
 
+    /// See [`super::Store::set_spec`].
+    pub async fn set_spec(&self, session_id: &str, spec: String) -> Result<(), StoreError> {
+        let sql = "UPDATE sessions SET spec = $2 WHERE session_id = $1";
+        self.client().await?.execute(sql, &[&session_id, &spec]).await?;
+        Ok(())
+    }
+
     /// See [`super::Store::set_at_rest`].
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
         let sql = "UPDATE sessions SET needs_recovery = false WHERE session_id = $1";

@@ -3,13 +3,16 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::error::RequiredJsonBody;
 use super::responses::{BodyRefused, Disposed, Limited, NoSession, SessionFailed};
-use super::{Answer, AppState, JsonBody, SessionId, fields};
+use super::{Answer, AppState, SessionId, fields};
 use airlock_sessions::{Budget, BudgetState};
 
 /// The budget routes (paths in the annotations).
@@ -19,18 +22,39 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// What a session may spend; a limit left out (or `null`) is no limit. A step that would start
 /// with either limit reached does not start: the session pauses.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, Default, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct BudgetBody {
     /// Prompt tokens (cached ones included) plus completion tokens of its model responses,
     /// compaction summaries included.
-    #[serde(default, deserialize_with = "fields::whole", skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 0)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 9007199254740991.0)]
     tokens: Option<u64>,
     /// Their cost in US dollars, by the gateway's prices (`GET …/usage` shows the same cost).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0)]
     cost_usd: Option<f64>,
+}
+
+/// Only from a JSON object: serde would take a struct from an array too (`[null, null]`).
+impl<'de> Deserialize<'de> for BudgetBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<BudgetBody, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Fields {
+            #[serde(default, deserialize_with = "fields::whole")]
+            tokens: Option<u64>,
+            #[serde(default)]
+            cost_usd: Option<f64>,
+        }
+        let value = Value::deserialize(deserializer)?;
+        if !value.is_object() {
+            return Err(D::Error::custom("a budget is a JSON object: {tokens?, costUsd?}"));
+        }
+        let Fields { tokens, cost_usd } = serde_path_to_error::deserialize(value)
+            .map_err(|e| D::Error::custom(format_args!("{}: {}", e.path(), e.inner())))?;
+        Ok(BudgetBody { tokens, cost_usd })
+    }
 }
 
 impl From<BudgetBody> for Budget {
@@ -102,7 +126,7 @@ async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Answer<J
 async fn set(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<BudgetBody>,
+    RequiredJsonBody(body): RequiredJsonBody<BudgetBody>,
 ) -> Answer<Json<BudgetView>> {
     let budget = (body.tokens.is_some() || body.cost_usd.is_some()).then(|| body.into());
     Ok(Json(state.sessions.set_budget(&id, budget).await?.into()))

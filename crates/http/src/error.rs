@@ -340,53 +340,78 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
-        let within = state.body_timeout;
-        let read = tokio::time::timeout(within, Bytes::from_request(req, state)).await;
-        let read = read.map_err(|_| {
-            ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "request-timeout",
-                format!(
-                    "the request body did not arrive within {} s; send it at once",
-                    within.as_secs()
-                ),
-            )
-        })?;
-        let bytes = read.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload-too-large",
-                    "the request body is over the size limit; send less, or raise --max-body",
-                )
-            } else {
-                ApiError::bad_request(
-                    "body",
-                    format!("the request body could not be read: {rejection}"),
-                )
-            }
-        })?;
-        let is_json = content_type
-            .as_ref()
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
-        if !bytes.is_empty() && !is_json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported-media-type",
-                "the request body must be JSON; send it with `content-type: application/json`",
-            ));
-        }
-        let body: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
-        let mut de = serde_json::Deserializer::from_slice(body);
-        serde_path_to_error::deserialize(&mut de).map(JsonBody).map_err(|e| {
-            let field = e.path().to_string();
-            ApiError::bad_request(
-                if field == "." { "body" } else { &field },
-                format!("the request body is not valid: {}", e.inner()),
-            )
-        })
+        json_body(req, state, false).await.map(JsonBody)
     }
+}
+
+/// A [`JsonBody`] that must be sent: no body at all is 400 (`{}` is a body), for a request whose
+/// empty body would mean something nobody should get by accident.
+pub struct RequiredJsonBody<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for RequiredJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        json_body(req, state, true).await.map(RequiredJsonBody)
+    }
+}
+
+/// Reads a JSON body (see [`JsonBody`]); with `required`, no body at all is 400.
+async fn json_body<T: DeserializeOwned>(
+    req: Request,
+    state: &AppState,
+    required: bool,
+) -> Result<T, ApiError> {
+    let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
+    let within = state.body_timeout;
+    let read = tokio::time::timeout(within, Bytes::from_request(req, state)).await;
+    let read = read.map_err(|_| {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request-timeout",
+            format!(
+                "the request body did not arrive within {} s; send it at once",
+                within.as_secs()
+            ),
+        )
+    })?;
+    let bytes = read.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload-too-large",
+                "the request body is over the size limit; send less, or raise --max-body",
+            )
+        } else {
+            ApiError::bad_request(
+                "body",
+                format!("the request body could not be read: {rejection}"),
+            )
+        }
+    })?;
+    let is_json = content_type
+        .as_ref()
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
+    if !bytes.is_empty() && !is_json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "the request body must be JSON; send it with `content-type: application/json`",
+        ));
+    }
+    if required && bytes.is_empty() {
+        let message = "the request needs a JSON body; send `{}` to mean none of its fields";
+        return Err(ApiError::bad_request("body", message));
+    }
+    let body: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+    let mut de = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = e.path().to_string();
+        ApiError::bad_request(
+            if field == "." { "body" } else { &field },
+            format!("the request body is not valid: {}", e.inner()),
+        )
+    })
 }

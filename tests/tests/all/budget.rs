@@ -68,11 +68,8 @@ async fn a_session_stops_at_its_token_budget_with_nothing_lost_and_a_raise_resum
     );
     let (code, refused) =
         gw.patch(&format!("/v1/sessions/{s}/budget"), json!({"tokens": -1})).await;
-    assert_eq!(
-        (code, refused["error"]["details"]["field"].as_str()),
-        (400, Some("tokens")),
-        "{refused}"
-    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(code == 400 && message.contains("tokens: -1 is not a whole number"), "{refused}");
     let (code, still) = gw.patch(&format!("/v1/sessions/{s}/budget"), json!({"tokens": 60})).await;
     assert_eq!((code, still["paused"].as_bool()), (200, Some(true)), "{still}");
     assert_eq!(w.mock.requests().len(), 1, "still spent: nothing ran");

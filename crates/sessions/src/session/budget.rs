@@ -22,10 +22,18 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// The most tokens a budget may name: the largest whole number every JSON client keeps
+    /// exactly (2^53 - 1).
+    pub const MAX_TOKENS: u64 = (1 << 53) - 1;
+
     /// Why this budget cannot be kept, if it cannot.
     pub fn check(&self) -> Result<(), String> {
-        match self.cost_usd {
-            Some(cost) if !cost.is_finite() || cost < 0.0 => Err(format!(
+        match (self.tokens, self.cost_usd) {
+            (Some(tokens), _) if tokens > Self::MAX_TOKENS => Err(format!(
+                "tokens {tokens} is over {}, the most a budget may name; leave it out for no limit",
+                Self::MAX_TOKENS
+            )),
+            (_, Some(cost)) if !cost.is_finite() || cost < 0.0 => Err(format!(
                 "costUsd {cost} is not a cost: give a number of US dollars of 0 or more"
             )),
             _ => Ok(()),
@@ -156,5 +164,6 @@ mod tests {
         assert!(!Budget::default().spent_by(&Spend { tokens: u64::MAX, cost_usd: 1e9 }));
         assert!(Budget { tokens: None, cost_usd: Some(-1.0) }.check().is_err());
         assert!(Budget { tokens: Some(0), cost_usd: Some(0.0) }.check().is_ok());
+        assert!(Budget { tokens: Some(Budget::MAX_TOKENS + 1), cost_usd: None }.check().is_err());
     }
 }

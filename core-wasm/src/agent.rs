@@ -6,7 +6,7 @@ use crate::event::{Event, EventData, RawJson, Splice, TurnEnd};
 use crate::inbox::Delivery;
 use crate::io::{HostEvent, Input, Output, RefusalCode, Status, StepDecision, WaitingCall};
 use crate::turn::{Stop, Turn};
-use crate::wire::{AbortReason, CancelCause, Message, Role, Target, TurnEndReason};
+use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 
 /// One session's agent core: a deterministic, sans-IO state machine.
 ///
@@ -189,28 +189,6 @@ impl Agent {
                 self.emit(wrap(data), None);
             }
             Err(message) => self.refuse(RefusalCode::BadInput, message),
-        }
-    }
-
-    /// Takes a paused session up where it stopped: a turn paused after its tool calls ran owes
-    /// the model their results, so its first step runs with or without new input.
-    fn resume(&mut self, data: String) {
-        if !self.durable.paused {
-            return;
-        }
-        let data = match RawJson::object(data) {
-            Ok(data) => data,
-            Err(message) => return self.refuse(RefusalCode::BadInput, message),
-        };
-        self.emit(EventData::BudgetResumed(data), None);
-        let owed = self.durable.history.last().is_some_and(|m| m.role == Role::Tool);
-        match &mut self.phase {
-            Phase::Idle if owed || self.durable.inbox.has_waking_work() => {
-                self.out.push(Output::Status(Status::Running));
-                self.start_turn_owing(owed);
-            }
-            Phase::Idle => {}
-            Phase::Running(_) => self.latched = true, // a compaction at idle: the work waits for it
         }
     }
 

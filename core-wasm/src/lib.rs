@@ -17,6 +17,7 @@ mod durable;
 mod event;
 mod inbox;
 mod io;
+mod pause;
 mod restore;
 mod stream;
 mod tools;

@@ -1,19 +1,18 @@
 //! The turn loop: claim, pre-step policy, steps, the model stream, and how a turn ends (its tool
-//! calls in `tools.rs`, its compactions in `compaction.rs`).
+//! calls in `tools.rs`, its compactions in `compaction.rs`, a pause and its resume in `pause.rs`).
 
 use crate::agent::{Agent, Phase};
 use crate::compaction::{Compacting, Plan};
 use crate::event::{
-    AssistantChunk, AssistantMessage, EventData, Header, HeaderReason, LlmRetry, RawJson,
-    RequestContext, RequestHeader, Splice, StepMark, TurnStart,
+    AssistantChunk, AssistantMessage, EventData, Header, HeaderReason, LlmRetry, RequestContext,
+    RequestHeader, StepMark, TurnStart,
 };
-use crate::inbox::Delivery;
 use crate::io::{ModelRequest, Output, StepDecision};
 use crate::stream::{assemble, without_tool_calls};
 use crate::tools::ToolBatch;
 use crate::wire::{
     CancelCause, ContentBlock, FinishReason, Message, ModelError, Role, Source, StreamChunk,
-    Target, TurnEndReason,
+    TurnEndReason,
 };
 
 /// The running turn.
@@ -194,31 +193,6 @@ impl Agent {
             return self.end_turn(turn.number, turn.reason());
         }
         self.start_step(turn, admitted);
-    }
-
-    /// The pre-step policy paused the session: `budget/exhausted` says why, the claimed work goes
-    /// back to the front of its lists as it was, and the turn ends `paused`.
-    fn pause(&mut self, turn: &Turn, why: String) {
-        let Stage::Deciding { claimed, .. } = &turn.stage else { unreachable!("deciding") };
-        // A host that cannot say why still pauses; the log says what was wrong with its reason.
-        let why = RawJson::object(why).unwrap_or_else(|error| {
-            RawJson::object(serde_json::json!({ "error": error }).to_string()).expect("an object")
-        });
-        self.emit(EventData::BudgetExhausted(why), None);
-        for target in [Target::NextStep, Target::NextTurn] {
-            let back: Vec<Message> =
-                claimed.iter().filter(|m| Delivery::target_of(m) == target).cloned().collect();
-            if !back.is_empty() {
-                self.splice(Splice {
-                    target,
-                    start: 0,
-                    removed_count: None,
-                    inserted: back,
-                    outcome: None,
-                });
-            }
-        }
-        self.end_turn(turn.number, TurnEndReason::Paused);
     }
 
     fn start_step(&mut self, mut turn: Turn, admitted: Vec<Message>) {

@@ -1,6 +1,6 @@
 //! Budgets that pause (`docs/semantics.md`, "Budgets"): a session stops at its token budget with
-//! nothing lost, says why over HTTP and SSE (ACP: `gateway/tests/gateway/acp.rs`), keeps the pause
-//! across a `kill -9`, and a raised budget resumes it where it stopped.
+//! nothing lost, says why over HTTP and SSE (ACP: `gateway/tests/gateway/acp/mod.rs`), keeps the
+//! pause across a `kill -9`, and a raised budget resumes it where it stopped.
 
 use airlock_tests::Reply;
 use airlock_tests::gateway::Frame;

@@ -9,22 +9,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use airlock_core::{Input, Status, WaitingCall};
+use airlock_core::{Input, Status};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::goal::{Goal, GoalOp};
 use crate::session::{
     Accounting, Announced, Budget, BudgetState, Fed, IdempotencyKey, Notice, Outbox, QueueItem,
-    Session, SessionError, SharedInbox, Work,
+    Session, SessionError, Work,
 };
 use airlock_base::clock::now_ms;
 use airlock_store::Store;
 use group::{Member, feed_group, gather, groupable};
 use owners::Owners;
+pub use view::View;
 
 mod group;
 mod owners;
+mod view;
 
 /// The most task answers (model chunks, tool results) folded into one commit.
 const MAX_ANSWERS_PER_COMMIT: usize = 256;
@@ -49,29 +51,6 @@ pub enum Admission {
     Replayed(String),
     /// The idempotency key was seen before with another request or session.
     KeyConflict,
-}
-
-/// What a handle can read without asking the actor.
-#[derive(Clone, Debug)]
-pub struct View {
-    /// Whole-agent status.
-    pub status: Status,
-    /// The log's length.
-    pub next_seq: u64,
-    /// Pending input, as of now.
-    pub inbox: SharedInbox,
-    /// The goal, and whether it is armed in this process.
-    pub goal: Option<(Goal, bool)>,
-    /// The parent of a continuable child, which alone may give it work.
-    pub parent: Option<String>,
-    /// A compaction at idle runs: not at rest.
-    pub compacting: bool,
-    /// The calls of the running step that wait for a person or the client, as of now.
-    pub waiting: Arc<Mutex<Vec<WaitingCall>>>,
-    /// What it may spend (`None`: no limit).
-    pub budget: Option<Budget>,
-    /// It paused at its budget: waking input starts nothing until the budget is raised.
-    pub paused: bool,
 }
 
 enum Command {
@@ -118,7 +97,7 @@ impl SessionHandle {
     /// Starts the actor task for a session.
     pub(crate) fn spawn(mut session: Session, store: Option<Store>) -> SessionHandle {
         session.take_went_idle(); // idle before any owner existed ends no interval
-        let view = Arc::new(Mutex::new(view_of(&session)));
+        let view = Arc::new(Mutex::new(View::of(&session)));
         let (commands, inbox) = mpsc::channel::<Box<Command>>(256);
         let handle = SessionHandle {
             id: Arc::from(session.id()),
@@ -287,32 +266,6 @@ impl SessionHandle {
     }
 }
 
-impl View {
-    /// Pending input, `next-step` first.
-    pub fn queue(&self) -> Vec<QueueItem> {
-        self.inbox.items()
-    }
-
-    /// The calls of the running step that wait for an answer.
-    pub fn waiting(&self) -> Vec<WaitingCall> {
-        self.waiting.lock().expect("waiting lock").clone()
-    }
-}
-
-fn view_of(session: &Session) -> View {
-    View {
-        status: session.status(),
-        next_seq: session.next_seq(),
-        inbox: session.inbox(),
-        goal: session.goal(),
-        parent: session.parent().map(str::to_owned),
-        compacting: session.compacting(),
-        waiting: session.waiting(),
-        budget: session.budget().budget,
-        paused: session.budget().paused,
-    }
-}
-
 async fn run(
     mut session: Session,
     store: Option<Store>,
@@ -334,7 +287,7 @@ async fn run(
         }
         if let Some(command) = held.take() {
             held = obey(command, &mut session, store.as_ref(), &mut commands, &mut owners).await;
-            *view.lock().expect("view lock") = view_of(&session);
+            *view.lock().expect("view lock") = View::of(&session);
             continue;
         }
         let due = next_deadline(&session, repair_in, Instant::now());
@@ -362,7 +315,7 @@ async fn run(
                 }
                 Duty::Round => {
                     drive_goal(&mut session).await;
-                    *view.lock().expect("view lock") = view_of(&session);
+                    *view.lock().expect("view lock") = View::of(&session);
                 }
                 Duty::Repair => {
                     repair_in = match session.repair().await {
@@ -374,19 +327,19 @@ async fn run(
                     };
                     owners.settle(&mut session);
                     drive_goal(&mut session).await;
-                    *view.lock().expect("view lock") = view_of(&session);
+                    *view.lock().expect("view lock") = View::of(&session);
                 }
             },
             () = slot_freed => {
                 drive_goal(&mut session).await;
-                *view.lock().expect("view lock") = view_of(&session);
+                *view.lock().expect("view lock") = View::of(&session);
             }
             command = commands.recv() => match command {
                 None => break,
                 Some(command) => {
                     held = obey(*command, &mut session, store.as_ref(), &mut commands, &mut owners)
                         .await;
-                    *view.lock().expect("view lock") = view_of(&session);
+                    *view.lock().expect("view lock") = View::of(&session);
                 }
             },
             mut answers = session.next_answers() => {
@@ -398,7 +351,7 @@ async fn run(
                 }
                 owners.settle(&mut session);
                 drive_goal(&mut session).await;
-                *view.lock().expect("view lock") = view_of(&session);
+                *view.lock().expect("view lock") = View::of(&session);
             }
         }
     }

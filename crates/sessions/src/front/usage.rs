@@ -6,7 +6,7 @@ use airlock_store::{ModelUsage, Tokens};
 
 use super::Sessions;
 use crate::registry::{RegistryError, SessionSpec};
-use crate::session::{Budget, BudgetState, Spend, seq_of};
+use crate::session::{Budget, BudgetState, Spend, cost, seq_of};
 
 /// What some sessions spent: in all, and by model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,9 +41,7 @@ impl Spending {
         for usage in sums {
             let t = usage.tokens;
             let price = table.price(&usage.provider, &usage.model);
-            let cost_usd = price.map(|p| {
-                p.cost(t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens)
-            });
+            let cost_usd = price.map(|price| cost(&price, &t));
             let estimate = price.is_some_and(|p| p.estimate);
             spending.tokens += t;
             spending.cost_usd += cost_usd.unwrap_or(0.0);
@@ -81,9 +79,8 @@ impl Sessions {
     /// as the store sums it.
     pub async fn budget(&self, session_id: &str) -> Result<BudgetState, RegistryError> {
         let view = self.open(session_id).await?.view();
-        let spending = self.usage(session_id).await?;
-        let tokens = spending.tokens.input_tokens + spending.tokens.output_tokens;
-        let spent = Spend { tokens, cost_usd: spending.cost_usd };
+        let sums = self.registry.store().session_usage(session_id).await?;
+        let spent = Spend::of(&sums, &self.registry.rules().models);
         Ok(BudgetState { budget: view.budget, spent, paused: view.paused })
     }
 
@@ -92,6 +89,9 @@ impl Sessions {
     pub(super) async fn paused_at_rest(&self, session_id: &str) -> Result<bool, RegistryError> {
         let store = self.registry.store();
         let exhausted = store.events_of_type(session_id, "budget/exhausted").await?;
+        if exhausted.is_empty() {
+            return Ok(false); // never paused: one read
+        }
         let resumed = store.events_of_type(session_id, "budget/resumed").await?;
         let last = |events: &[String]| events.last().and_then(|json| seq_of(json).ok());
         Ok(last(&exhausted) > last(&resumed))

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{Session, SessionError};
 use airlock_core::Input;
-use airlock_providers::model::ModelTable;
+use airlock_providers::model::{ModelTable, Price};
 use airlock_store::{ModelUsage, Spent, Tokens};
 
 /// What a session may spend; a limit left out is no limit.
@@ -64,7 +64,7 @@ impl Spend {
     }
 
     /// What the store's sums for a session add up to, priced by `prices`.
-    fn of(sums: &[ModelUsage], prices: &ModelTable) -> Spend {
+    pub(crate) fn of(sums: &[ModelUsage], prices: &ModelTable) -> Spend {
         let mut spend = Spend::default();
         for sum in sums {
             spend.add_tokens(&sum.provider, &sum.model, sum.tokens, prices);
@@ -75,10 +75,14 @@ impl Spend {
     fn add_tokens(&mut self, provider: &str, model: &str, t: Tokens, prices: &ModelTable) {
         self.tokens += t.input_tokens + t.output_tokens;
         if let Some(price) = prices.price(provider, model) {
-            let (input, output) = (t.input_tokens, t.output_tokens);
-            self.cost_usd += price.cost(input, output, t.cache_read_tokens, t.cache_write_tokens);
+            self.cost_usd += cost(&price, &t);
         }
     }
+}
+
+/// What `tokens` cost at `price`, in US dollars.
+pub(crate) fn cost(price: &Price, t: &Tokens) -> f64 {
+    price.cost(t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens)
 }
 
 /// A session's budget, what it spent and whether it waits for more.

@@ -35,6 +35,7 @@ use airlock_core::{Config, Input, Status, WaitingCall};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
+pub(crate) use budget::cost;
 pub use budget::{Budget, BudgetState, Spend};
 pub use error::SessionError;
 pub use log::{SessionLog, seq_of};

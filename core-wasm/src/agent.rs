@@ -41,6 +41,9 @@ pub struct Agent {
     pub(crate) next_id: u64,
     /// A waking send arrived while a cancelled turn drained.
     pub(crate) latched: bool,
+    /// A resume arrived while a compaction at idle ran: the turn it starts once that settles owes
+    /// the model the paused turn's tool results (`pause.rs`).
+    pub(crate) owed: bool,
     /// The next request logs `request/header {reason: "resume"}`.
     pub(crate) resumed: bool,
     pub(crate) now: u64,
@@ -69,6 +72,7 @@ impl Agent {
             phase: Phase::Idle,
             next_id: 1,
             latched: false,
+            owed: false,
             resumed: false,
             now,
             out: Vec::new(),
@@ -270,7 +274,8 @@ impl Agent {
         let first = turn.stop.is_none();
         turn.stop.get_or_insert(Stop::Cancel(cause));
         if turn.maintenance {
-            self.latched = false; // cancelling a compaction at idle runs nothing it held back
+            // Cancelling a compaction at idle runs nothing it held back.
+            (self.latched, self.owed) = (false, false);
         }
         if !keep_inbox {
             self.clear();
@@ -283,12 +288,17 @@ impl Agent {
     /// Called when a turn has ended: drain on, or go idle.
     pub(crate) fn after_turn(&mut self, reason: &TurnEndReason) {
         let drain = reason.continues_drain() || std::mem::take(&mut self.latched);
-        if drain && !self.durable.paused && self.durable.inbox.has_waking_work() {
+        if drain && self.has_runnable_work() {
             self.start_turn();
         } else {
             self.phase = Phase::Idle;
             self.out.push(Output::Status(Status::Idle));
         }
+    }
+
+    /// Whether pending input would start a turn now: waking work, and the session not paused.
+    pub(crate) fn has_runnable_work(&self) -> bool {
+        !self.durable.paused && self.durable.inbox.has_waking_work()
     }
 
     pub(crate) fn end_turn(&mut self, number: u32, reason: TurnEndReason) {

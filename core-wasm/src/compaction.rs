@@ -309,9 +309,10 @@ impl Agent {
     pub(crate) fn settle_compaction(&mut self) {
         self.phase = Phase::Idle;
         self.out.push(Output::Compacting(false));
-        if std::mem::take(&mut self.latched) && self.durable.inbox.has_waking_work() {
+        let owed = std::mem::take(&mut self.owed);
+        if std::mem::take(&mut self.latched) && (owed || self.has_runnable_work()) {
             self.out.push(Output::Status(Status::Running));
-            self.start_turn();
+            self.start_turn_owing(owed);
         }
     }
 }

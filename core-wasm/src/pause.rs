@@ -46,13 +46,14 @@ impl Agent {
         };
         self.emit(EventData::BudgetResumed(data), None);
         let owed = self.durable.history.last().is_some_and(|m| m.role == Role::Tool);
-        match &mut self.phase {
-            Phase::Idle if owed || self.durable.inbox.has_waking_work() => {
+        match &self.phase {
+            Phase::Idle if owed || self.has_runnable_work() => {
                 self.out.push(Output::Status(Status::Running));
                 self.start_turn_owing(owed);
             }
             Phase::Idle => {}
-            Phase::Running(_) => self.latched = true, // a compaction at idle: the work waits for it
+            // A compaction at idle runs: the turn starts once it settles.
+            Phase::Running(_) => (self.latched, self.owed) = (true, owed),
         }
     }
 }

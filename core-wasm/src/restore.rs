@@ -199,7 +199,7 @@ impl Agent {
         }
         self.close_open_turn();
         self.resumed = true;
-        if !self.durable.paused && self.durable.inbox.has_waking_work() {
+        if self.has_runnable_work() {
             self.out.push(crate::io::Output::Status(crate::io::Status::Running));
             self.start_turn();
         }

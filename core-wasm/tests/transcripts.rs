@@ -38,6 +38,7 @@ scenarios! {
     blocked_turn_parks_the_rest_of_the_queue,
     a_paused_step_puts_its_claim_back_and_a_resume_takes_up_where_it_stopped,
     a_resume_after_a_pause_between_steps_sends_the_tools_result,
+    a_compaction_at_idle_while_paused_starts_nothing,
     error_turn_parks_the_rest_of_the_queue,
     empty_admitted_batch_makes_no_model_request,
     max_tokens_ends_a_single_step_turn,
@@ -78,5 +79,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 59);
+    assert_eq!(testkit::SCENARIOS.len(), 60);
 }

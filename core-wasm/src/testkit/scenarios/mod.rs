@@ -103,6 +103,10 @@ pub const ALL: &[(&str, Scenario)] = &[
         "a_resume_after_a_pause_between_steps_sends_the_tools_result",
         a_resume_after_a_pause_between_steps_sends_the_tools_result,
     ),
+    (
+        "a_compaction_at_idle_while_paused_starts_nothing",
+        a_compaction_at_idle_while_paused_starts_nothing,
+    ),
     ("error_turn_parks_the_rest_of_the_queue", error_turn_parks_the_rest_of_the_queue),
     ("empty_admitted_batch_makes_no_model_request", empty_admitted_batch_makes_no_model_request),
     ("max_tokens_ends_a_single_step_turn", max_tokens_ends_a_single_step_turn),

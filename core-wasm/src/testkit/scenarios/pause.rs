@@ -118,3 +118,33 @@ pub fn a_resume_after_a_pause_between_steps_sends_the_tools_result(b: &dyn Backe
     assert_eq!(h.transcript.len(), idle, "a resume of a session that is not paused");
     h.log
 }
+
+/// A paused session compacted at idle: a followup sent meanwhile still waits once the compaction
+/// settles (a waking send latched by a compaction starts nothing while paused); the resume then
+/// owes the tool's result first.
+pub fn a_compaction_at_idle_while_paused_starts_nothing(b: &dyn Backend) -> Vec<String> {
+    let mut h = Harness::new(b);
+    h.script([Reply::Calls(vec![("c1", "slow", "{}")]), Reply::Hang("the summary")]);
+    h.followup("m1", "work");
+    h.hold_decisions = true;
+    h.finish_tool("done").decide(StepDecision::Pause(WHY.into()));
+    h.hold_decisions = false;
+    h.input(Input::Compact).followup("m2", "two");
+    let mark = h.transcript.len();
+    let summary = h.hanging.unwrap();
+    h.input(Input::ModelDone(summary));
+    assert_eq!(h.since(mark)[1..], ["compacting false"], "paused: the followup waits");
+
+    h.script([Reply::Text("answered"), Reply::Text("two done")]).input(resume());
+    assert_eq!(
+        h.only(&["user/message", "turn/"])[3..],
+        [
+            "turn/start 2",
+            "turn/end 2 completed",
+            "turn/start 3",
+            "user/message m2",
+            "turn/end 3 completed"
+        ]
+    );
+    h.log
+}

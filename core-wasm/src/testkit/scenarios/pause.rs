@@ -7,6 +7,16 @@ use crate::io::{Input, StepDecision};
 const WHY: &str =
     r#"{"scope":"session","budget":{"tokens":10},"spent":{"tokens":12,"costUsd":0.0}}"#;
 
+/// The turns after a resume owing a tool's result, with `m2` queued: the owed turn asks the
+/// model alone, then `m2` gets its own.
+const OWED_THEN_QUEUED: [&str; 5] = [
+    "turn/start 2",
+    "turn/end 2 completed",
+    "turn/start 3",
+    "user/message m2",
+    "turn/end 3 completed",
+];
+
 fn resume() -> Input {
     Input::Resume(r#"{"budget":{"tokens":100},"spent":{"tokens":12,"costUsd":0.0}}"#.into())
 }
@@ -103,16 +113,7 @@ pub fn a_resume_after_a_pause_between_steps_sends_the_tools_result(b: &dyn Backe
         request_texts(&h, 1),
         ["user:work", "assistant:call c1 slow", "tool:result c1 done"]
     );
-    assert_eq!(
-        h.only(&["user/message", "turn/"])[3..],
-        [
-            "turn/start 2",
-            "turn/end 2 completed",
-            "turn/start 3",
-            "user/message m2",
-            "turn/end 3 completed"
-        ]
-    );
+    assert_eq!(h.only(&["user/message", "turn/"])[3..], OWED_THEN_QUEUED);
     let idle = h.transcript.len();
     h.input(resume());
     assert_eq!(h.transcript.len(), idle, "a resume of a session that is not paused");
@@ -136,15 +137,6 @@ pub fn a_compaction_at_idle_while_paused_starts_nothing(b: &dyn Backend) -> Vec<
     assert_eq!(h.since(mark)[1..], ["compacting false"], "paused: the followup waits");
 
     h.script([Reply::Text("answered"), Reply::Text("two done")]).input(resume());
-    assert_eq!(
-        h.only(&["user/message", "turn/"])[3..],
-        [
-            "turn/start 2",
-            "turn/end 2 completed",
-            "turn/start 3",
-            "user/message m2",
-            "turn/end 3 completed"
-        ]
-    );
+    assert_eq!(h.only(&["user/message", "turn/"])[3..], OWED_THEN_QUEUED);
     h.log
 }

@@ -67,6 +67,7 @@ impl RpcError {
             RegistryError::Elsewhere { .. } => "session-moving",
             RegistryError::NotLogged { .. } => "seq-not-logged",
             RegistryError::Taken(_) => "session-conflict",
+            RegistryError::NoWorkspaces => "no-workspaces",
             RegistryError::Exceeded(_) | RegistryError::Session(SessionError::Exceeded(_)) => {
                 "limit-exceeded"
             }

@@ -262,6 +262,7 @@ impl From<RegistryError> for ApiError {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "session-moving", error.to_string())
                     .retry_after(1)
             }
+            RegistryError::NoWorkspaces => ApiError::not_found("no-workspaces", error.to_string()),
             RegistryError::Store(e) => e.into(),
             RegistryError::Session(e) => e.into(),
             RegistryError::Exceeded(e) => e.into(),

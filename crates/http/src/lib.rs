@@ -16,6 +16,7 @@ mod demo;
 mod error;
 mod events;
 mod fields;
+mod files;
 mod forks;
 mod forward;
 mod goals;
@@ -131,6 +132,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(events::router())
         .merge(usage::router())
         .merge(budget::router())
+        .merge(files::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

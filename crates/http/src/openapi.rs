@@ -38,6 +38,8 @@ use super::{AppState, ErrorBody};
         (name = "observation", description = "A session's log as SSE or JSON pages, and the \
             cross-session stream."),
         (name = "usage", description = "What sessions spent: tokens by model, and their cost."),
+        (name = "files", description = "A session's workspace: the files its code tools wrote, \
+            and those a client uploads for them."),
         (name = "service", description = "Health, readiness and this document."),
     ),
     components(schemas(ErrorBody))
@@ -65,6 +67,7 @@ pub fn serve(
     state: &AppState,
 ) -> Router<AppState> {
     let mut json = serde_json::to_value(doc).expect("an OpenAPI document serializes");
+    plain_parameters(&mut json);
     add_schemas(&mut json);
     drop_null_alternatives(&mut json);
     link(&mut json);
@@ -120,6 +123,19 @@ fn metrics_secured(doc: &mut Value) {
         if path == "/metrics" {
             operation.insert("security".to_owned(), json!([{"metricsKey": []}]));
         }
+    }
+}
+
+/// Writes a route's catch-all parameter (axum's `{*path}`, which takes `/`s too) as OpenAPI's
+/// plain `{path}`.
+fn plain_parameters(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let catch_all: Vec<String> = paths.keys().filter(|p| p.contains("{*")).cloned().collect();
+    for path in catch_all {
+        let item = paths.remove(&path).expect("the path was listed");
+        paths.insert(path.replace("{*", "{"), item);
     }
 }
 

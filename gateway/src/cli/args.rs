@@ -1,6 +1,6 @@
 //! The flags several commands share, and how they become the library's settings.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use airlock_core::Limits;
@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use crate::server::Sandbox;
 use airlock_providers::mcp::McpServer;
 use airlock_providers::model::ModelTable;
+use airlock_providers::tools::Workspaces;
 use airlock_store::Durability;
 
 /// What runs sandboxed: the core (the built-in one unless `--core` names another component) and
@@ -37,11 +38,40 @@ pub struct SandboxArgs {
         value_name = "TOOL"
     )]
     pub approval_for: Vec<String>,
+    /// Keep each session's workspace (what code tools such as the `python` plugin see as
+    /// `/workspace`, and `/v1/sessions/{id}/files`) under this directory, or `off` for none.
+    /// Default: `NAME-workspaces` beside the `--data` file `NAME.db`; none with `:memory:`.
+    #[arg(long, env = "AIRLOCK_WORKSPACES", value_name = "DIR|off")]
+    pub workspaces: Option<PathBuf>,
+    /// What the workspaces of all of a tenant's sessions may hold together, in bytes (each file
+    /// rounded up to 4 KiB, each directory 4 KiB): an upload past it is 507, a code tool call
+    /// that writes past it the tool error `WORKSPACE_FULL`.
+    #[arg(long, env = "AIRLOCK_WORKSPACE_QUOTA", default_value_t = DEFAULT_WORKSPACE_QUOTA, value_name = "BYTES")]
+    pub workspace_quota: u64,
+}
+
+/// 256 MiB.
+const DEFAULT_WORKSPACE_QUOTA: u64 = 256 << 20;
+
+impl SandboxArgs {
+    /// Where sessions' workspaces live for sessions kept in `data` (`--workspaces`, or beside it).
+    pub fn workspaces(&self, data: &Path) -> Option<Workspaces> {
+        let root = match &self.workspaces {
+            Some(dir) if dir.as_os_str() == "off" => return None,
+            Some(dir) => dir.clone(),
+            None if data.as_os_str() == ":memory:" => return None,
+            None => {
+                let stem = data.file_stem().unwrap_or(data.as_os_str()).to_string_lossy();
+                data.with_file_name(format!("{stem}-workspaces"))
+            }
+        };
+        Some(Workspaces::new(root, self.workspace_quota))
+    }
 }
 
 impl From<SandboxArgs> for Sandbox {
     fn from(args: SandboxArgs) -> Sandbox {
-        let SandboxArgs { plugins, core, mcp, approval_for: _ } = args;
+        let SandboxArgs { plugins, core, mcp, .. } = args;
         Sandbox { plugins, core, mcp }
     }
 }

@@ -38,6 +38,7 @@ impl Embedded {
                 (Some(dir), path, Durability::Normal)
             }
         };
+        let workspaces = args.sandbox.workspaces(&path);
         let settings = Settings {
             data: path,
             shared: None,
@@ -48,6 +49,7 @@ impl Embedded {
             cache_dir: cache_dir.map(Path::to_owned),
             sandbox: args.sandbox.clone().into(),
             rules: Rules {
+                workspaces,
                 default_model: args.model.model.clone(),
                 approval_for: args.sandbox.approval_for.clone(),
                 models: std::sync::Arc::new(args.model.table(ModelTable::default())),

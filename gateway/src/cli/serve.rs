@@ -156,6 +156,7 @@ pub async fn serve(
     };
     let models = std::sync::Arc::new(args.model.table(args.models));
     let rules = Rules {
+        workspaces: args.sandbox.workspaces(&args.data),
         approval_for: args.sandbox.approval_for.clone(),
         default_model: args.model.model,
         models,

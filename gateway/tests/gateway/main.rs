@@ -7,6 +7,7 @@ mod common;
 
 mod acp;
 mod cli;
+mod code_tools;
 mod docs;
 mod durability;
 mod http_api;

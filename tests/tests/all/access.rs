@@ -47,6 +47,10 @@ async fn a_tenant_reaches_only_its_own_sessions_and_a_revoked_key_is_refused() {
         (Method::GET, format!("{s}/goal"), None),
         (Method::DELETE, format!("{s}/goal"), None),
         (Method::GET, format!("{s}/children"), None),
+        (Method::GET, format!("{s}/files"), None),
+        (Method::GET, format!("{s}/files/a.txt"), None),
+        (Method::PUT, format!("{s}/files/a.txt"), Some(json!("x"))),
+        (Method::DELETE, format!("{s}/files/a.txt"), None),
         (Method::DELETE, s.clone(), None),
     ];
     for (method, path, body) in routes {

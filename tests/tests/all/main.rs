@@ -14,6 +14,7 @@ mod connections;
 mod continuable;
 mod e2e;
 mod failover;
+mod files;
 mod forks;
 mod goals;
 mod limits;

@@ -4,6 +4,7 @@
 
 mod echo;
 mod policy;
+mod workspace;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -16,6 +17,7 @@ pub use echo::Echo;
 pub use policy::{
     ASK_ALL, Approval, CLIENT_TIMEOUT_MS, ClientTool, ToolChoice, ToolPolicy, offered_tools,
 };
+pub use workspace::{Scan, Workspace, WorkspaceError, WorkspaceFile, Workspaces};
 
 /// The longest tool name OpenAI-compatible APIs take.
 pub const NAME_MOST: usize = 64;
@@ -81,6 +83,9 @@ pub struct ToolContext {
     /// Becomes `Some(cause)` when the calling session is cancelled while the call runs. Calls
     /// drain (they keep their real result); a call that runs a child session cancels it.
     pub cancelled: tokio::sync::watch::Receiver<Option<airlock_core::CancelCause>>,
+    /// The session's workspace, when the gateway keeps workspaces (code tools get it as
+    /// `/workspace`).
+    pub workspace: Option<Workspace>,
 }
 
 impl ToolContext {
@@ -89,6 +94,7 @@ impl ToolContext {
         ToolContext {
             session_id: session_id.to_owned(),
             cancelled: tokio::sync::watch::channel(None).1,
+            workspace: None,
         }
     }
 }

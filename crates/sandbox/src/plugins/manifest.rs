@@ -9,9 +9,12 @@
 //! max_output_kb = 1024         # optional
 //! max_log_kb = 64              # optional
 //! log_kb_per_minute = 256      # optional; over all calls
+//! timeout_from_arguments = true  # optional: a call's `timeout_ms` argument may shorten it
 //! [grants]
 //! http_hosts = ["api.example.com"]   # outbound HTTP allowlist, default none
 //! dirs = { "/data" = { path = "./data", mode = "ro" } }
+//! workspace = "/workspace"     # the calling session's workspace, read-write, at this path
+//! import_sockets = true        # link wasi:sockets with no network (an interpreter's libc needs it)
 //! ```
 
 use std::collections::BTreeMap;
@@ -52,6 +55,9 @@ pub struct Limits {
     pub max_log_kb: u64,
     /// What all calls of the plugin together may log a minute, in KiB.
     pub log_kb_per_minute: u64,
+    /// Whether a call's `timeout_ms` argument (a whole number of milliseconds) may shorten
+    /// `timeout_ms` for that call; it never lengthens it.
+    pub timeout_from_arguments: bool,
 }
 
 impl Default for Limits {
@@ -63,6 +69,7 @@ impl Default for Limits {
             max_output_kb: 1024,
             max_log_kb: 64,
             log_kb_per_minute: 256,
+            timeout_from_arguments: false,
         }
     }
 }
@@ -75,6 +82,13 @@ pub struct Grants {
     pub http_hosts: Vec<String>,
     /// Directories, by the path the plugin sees.
     pub dirs: BTreeMap<String, DirGrant>,
+    /// Where the plugin sees the calling session's workspace, read-write: a directory of the
+    /// session's own that lasts between calls (code tools). A call of a session without one fails.
+    pub workspace: Option<String>,
+    /// Whether the component may import `wasi:sockets`. They are linked with no network (every
+    /// connect, bind, listen and name lookup is denied): for interpreters whose libc imports
+    /// them whether or not the code uses them.
+    pub import_sockets: bool,
 }
 
 /// A directory granted to a plugin.
@@ -112,7 +126,8 @@ impl Manifest {
                 file.display()
             ));
         }
-        for guest in manifest.grants.dirs.keys() {
+        let workspace = manifest.grants.workspace.iter();
+        for guest in manifest.grants.dirs.keys().chain(workspace) {
             if !guest.starts_with('/') {
                 return Err(format!(
                     "{}: granted directory {guest:?} must be an absolute path as the plugin sees it, e.g. \"/data\"",
@@ -120,7 +135,30 @@ impl Manifest {
                 ));
             }
         }
+        if let Some(guest) = &manifest.grants.workspace
+            && manifest.grants.dirs.contains_key(guest)
+        {
+            return Err(format!(
+                "{}: {guest:?} is granted both as a directory and as the workspace; pick one",
+                file.display()
+            ));
+        }
         Ok(manifest)
+    }
+
+    /// The time one call may take: `timeout_ms`, or less when the manifest lets the call's
+    /// arguments (`{"timeout_ms": N, ...}`) shorten it.
+    pub fn timeout(&self, arguments: &str) -> std::time::Duration {
+        let most = self.limits.timeout_ms;
+        let asked = || {
+            let arguments: serde_json::Value = serde_json::from_str(arguments).ok()?;
+            arguments.get("timeout_ms")?.as_u64().filter(|&ms| ms > 0)
+        };
+        let ms = match self.limits.timeout_from_arguments.then(asked).flatten() {
+            Some(asked) => asked.min(most),
+            None => most,
+        };
+        std::time::Duration::from_millis(ms)
     }
 
     /// Whether outbound HTTP may reach `host` on `port`.
@@ -151,5 +189,18 @@ mod tests {
         assert!(manifest.allows_host("127.0.0.1", 8080));
         assert!(!manifest.allows_host("127.0.0.1", 8081));
         assert!(!manifest.allows_host("evil.example.com", 443));
+    }
+
+    #[test]
+    fn a_calls_timeout_ms_shortens_its_timeout_only_when_the_manifest_says() {
+        let mut manifest = Manifest::default();
+        let ms = |m: &Manifest, args: &str| m.timeout(args).as_millis();
+        assert_eq!(ms(&manifest, r#"{"timeout_ms": 10}"#), 5000);
+        manifest.limits.timeout_from_arguments = true;
+        assert_eq!(ms(&manifest, r#"{"timeout_ms": 10}"#), 10);
+        assert_eq!(ms(&manifest, r#"{"timeout_ms": 999999}"#), 5000, "never longer");
+        for args in [r#"{"timeout_ms": 0}"#, r#"{"timeout_ms": -1}"#, "{}", "not json", "[]"] {
+            assert_eq!(ms(&manifest, args), 5000, "{args}");
+        }
     }
 }

@@ -27,6 +27,7 @@ mod describe;
 mod log;
 mod manifest;
 mod sandbox;
+mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,7 +44,7 @@ use self::bindings::airlock::plugin::types::ToolError;
 use self::log::LogRate;
 use self::sandbox::CallState;
 use airlock_providers::tools::Approval;
-use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
+use airlock_providers::tools::{Tool, ToolContext, ToolFuture, ToolOutput, Workspace};
 
 /// The plugin components built from this repository (`plugins/` and the test fixtures in
 /// `tests/plugins/`), as `<name>.wasm`.
@@ -66,6 +67,9 @@ const ALWAYS_GRANTED: &[&str] = &[
 
 /// Import prefixes granted with `http_hosts`.
 const HTTP_IMPORTS: &[&str] = &["wasi:http/"];
+
+/// Import prefixes granted with `import_sockets` (linked with no network).
+const SOCKET_IMPORTS: &[&str] = &["wasi:sockets/"];
 
 /// Why plugins could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -184,13 +188,16 @@ fn check_imports(
     manifest: &Manifest,
 ) -> Result<(), String> {
     let http = !manifest.grants.http_hosts.is_empty();
+    let sockets = manifest.grants.import_sockets;
+    let any = |prefixes: &[&str], name: &str| prefixes.iter().any(|p| name.starts_with(p));
     let refused: Vec<String> = component
         .component_type()
         .imports(engine)
         .map(|(name, _)| name.to_owned())
         .filter(|name| {
-            let granted = ALWAYS_GRANTED.iter().any(|p| name.starts_with(p))
-                || http && HTTP_IMPORTS.iter().any(|p| name.starts_with(p));
+            let granted = any(ALWAYS_GRANTED, name)
+                || http && any(HTTP_IMPORTS, name)
+                || sockets && any(SOCKET_IMPORTS, name);
             !granted
         })
         .collect();
@@ -199,9 +206,12 @@ fn check_imports(
     }
     let hint = if refused.iter().any(|n| n.starts_with("wasi:http/")) {
         "; outbound HTTP needs `http_hosts = [...]` under [grants] in plugin.toml"
+    } else if refused.iter().any(|n| n.starts_with("wasi:sockets/")) {
+        "; a runtime that imports wasi:sockets without using them (CPython's libc) can have them \
+         linked with no network: `import_sockets = true` under [grants] in plugin.toml"
     } else {
         "; plugins get only WASI's cli, io, clocks, random and filesystem, airlock:plugin/log, \
-         and wasi:http when granted (raw sockets never)"
+         wasi:http when granted, and wasi:sockets with no network when granted"
     };
     Err(format!("it imports {}, which its manifest does not grant{hint}", refused.join(", ")))
 }
@@ -228,14 +238,15 @@ impl Plugin {
         &self.specs
     }
 
-    /// A fresh sandbox for one call.
-    fn store(&self) -> Result<wasmtime::Store<CallState>, String> {
-        CallState::store(self.pre.engine(), &self.name, &self.dir, &self.manifest, &self.log_rate)
+    /// A fresh sandbox for one call, with `workspace` where the manifest grants the workspace.
+    fn store(&self, workspace: Option<&Path>) -> Result<wasmtime::Store<CallState>, String> {
+        let (engine, manifest) = (self.pre.engine(), &self.manifest);
+        CallState::store(engine, &self.name, &self.dir, manifest, &self.log_rate, workspace)
     }
 
     /// Asks the component for its tools, under the call limits.
     async fn describe(&self) -> Result<Vec<ToolSpec>, String> {
-        let mut store = self.store()?;
+        let mut store = self.store(None)?;
         let timeout = Duration::from_millis(self.manifest.limits.timeout_ms);
         let described = tokio::time::timeout(timeout, async {
             let instance = self.pre.instantiate_async(&mut store).await?;
@@ -260,37 +271,75 @@ impl Plugin {
             .collect())
     }
 
-    /// Runs one call in a fresh sandbox; every failure is a tool error with its code.
+    /// Runs one call in a fresh sandbox, for no session; every failure is a tool error with
+    /// its code.
     pub async fn call(&self, tool: &str, arguments: &str) -> ToolOutput {
-        let mut store = match self.store() {
+        self.call_in(tool, arguments, None).await
+    }
+
+    /// Runs one call in a fresh sandbox, for a session with `workspace`, which a plugin granted
+    /// the workspace sees (`plugins/workspace.rs`); every failure is a tool error with its code.
+    pub async fn call_in(
+        &self,
+        tool: &str,
+        arguments: &str,
+        workspace: Option<&Workspace>,
+    ) -> ToolOutput {
+        match (&self.manifest.grants.workspace, workspace) {
+            (None, _) => self.run(tool, arguments, None, std::future::pending()).await,
+            (Some(_), Some(workspace)) => workspace::call(self, tool, arguments, workspace).await,
+            (Some(_), None) => ToolOutput::error(
+                "FAILED",
+                format!(
+                    "plugin {} works in the calling session's workspace, and this call has none \
+                     (it was made outside a session)",
+                    self.name
+                ),
+            ),
+        }
+    }
+
+    /// Runs one call in a fresh sandbox, with `workspace` opened; `stop` ends it early with the
+    /// tool error it resolves to.
+    async fn run(
+        &self,
+        tool: &str,
+        arguments: &str,
+        workspace: Option<&Path>,
+        stop: impl Future<Output = ToolOutput>,
+    ) -> ToolOutput {
+        let mut store = match self.store(workspace) {
             Ok(store) => store,
             Err(message) => return ToolOutput::error("FAILED", message),
         };
         let limits = &self.manifest.limits;
-        let timeout = Duration::from_millis(limits.timeout_ms);
-        let ran = tokio::time::timeout(timeout, async {
-            let instance = self.pre.instantiate_async(&mut store).await?;
-            instance.call_call(&mut store, tool, arguments).await
-        })
-        .await;
+        let timeout = self.manifest.timeout(arguments);
+        let ran = tokio::select! {
+            ran = tokio::time::timeout(timeout, async {
+                let instance = self.pre.instantiate_async(&mut store).await?;
+                instance.call_call(&mut store, tool, arguments).await
+            }) => Ok(ran),
+            stopped = stop => Err(stopped),
+        };
         store.data().log.report(&self.name, limits);
         let name = &self.name;
         match ran {
-            Err(_) => ToolOutput::error(
+            Err(stopped) => stopped,
+            Ok(Err(_)) => ToolOutput::error(
                 "TIMEOUT",
-                format!("plugin {name} did not finish within its {} ms limit", limits.timeout_ms),
+                format!("plugin {name} did not finish within its {} ms limit", timeout.as_millis()),
             ),
-            Ok(Err(_)) if store.data().limiter.hit => ToolOutput::error(
+            Ok(Ok(Err(_))) if store.data().limiter.hit => ToolOutput::error(
                 "MEMORY_LIMIT",
                 format!("plugin {name} went over its {} MiB memory limit", limits.memory_mb),
             ),
-            Ok(Err(error)) if error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) => {
+            Ok(Ok(Err(error))) if error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) => {
                 ToolOutput::error("TIMEOUT", format!("plugin {name} used up its fuel budget"))
             }
-            Ok(Err(error)) => {
+            Ok(Ok(Err(error))) => {
                 ToolOutput::error("TRAP", format!("plugin {name} crashed: {}", trap_text(&error)))
             }
-            Ok(Ok(Ok(text))) if text.len() as u64 > limits.max_output_kb << 10 => {
+            Ok(Ok(Ok(Ok(text)))) if text.len() as u64 > limits.max_output_kb << 10 => {
                 ToolOutput::error(
                     "OUTPUT_TOO_LARGE",
                     format!(
@@ -300,10 +349,10 @@ impl Plugin {
                     ),
                 )
             }
-            Ok(Ok(Ok(text))) => ToolOutput::text(text),
-            Ok(Ok(Err(ToolError::BadArguments(m)))) => ToolOutput::error("BAD_ARGUMENTS", m),
-            Ok(Ok(Err(ToolError::Denied(m)))) => ToolOutput::error("DENIED", m),
-            Ok(Ok(Err(ToolError::Failed(m)))) => ToolOutput::error("FAILED", m),
+            Ok(Ok(Ok(Ok(text)))) => ToolOutput::text(text),
+            Ok(Ok(Ok(Err(ToolError::BadArguments(m))))) => ToolOutput::error("BAD_ARGUMENTS", m),
+            Ok(Ok(Ok(Err(ToolError::Denied(m))))) => ToolOutput::error("DENIED", m),
+            Ok(Ok(Ok(Err(ToolError::Failed(m))))) => ToolOutput::error("FAILED", m),
         }
     }
 
@@ -352,10 +401,12 @@ impl Tool for PluginTool {
         self.spec.clone()
     }
 
-    fn call(&self, _context: ToolContext, arguments: &str) -> ToolFuture {
+    fn call(&self, context: ToolContext, arguments: &str) -> ToolFuture {
         let (plugin, name, arguments) =
             (self.plugin.clone(), self.spec.name.clone(), arguments.to_owned());
-        let running = plugin_runtime().spawn(async move { plugin.call(&name, &arguments).await });
+        let workspace = context.workspace;
+        let running = plugin_runtime()
+            .spawn(async move { plugin.call_in(&name, &arguments, workspace.as_ref()).await });
         Box::pin(async move {
             running
                 .await

@@ -1,5 +1,6 @@
 //! What one plugin call runs in: a fresh store holding a WASI context with no ambient authority
-//! (no environment, no arguments, no network, only the granted directories), the `wasi:http`
+//! (no environment, no arguments, no network, only the granted directories and the session's
+//! workspace), the `wasi:http`
 //! context whose requests go only to granted hosts, and the call's limits.
 
 use std::path::Path;
@@ -28,16 +29,28 @@ pub(super) struct CallState {
 
 impl CallState {
     /// A store on `engine` for one call of the plugin `name` in `dir`, its limits and grants
-    /// set from `manifest`, its log drawing on the plugin's `log_rate`; the error says what to
-    /// fix.
+    /// set from `manifest` (the workspace grant opening `workspace`), its log drawing on the
+    /// plugin's `log_rate`; the error says what to fix.
     pub(super) fn store(
         engine: &Engine,
         name: &Arc<str>,
         dir: &Path,
         manifest: &Manifest,
         log_rate: &Arc<LogRate>,
+        workspace: Option<&Path>,
     ) -> Result<Store<CallState>, String> {
         let mut wasi = WasiCtx::builder();
+        // No network through wasi:sockets, whatever is linked: the default address check
+        // already refuses every address; this says so for name lookups and both protocols too.
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        if let (Some(guest), Some(host)) = (&manifest.grants.workspace, workspace) {
+            wasi.preopened_dir(host, guest, FsPerms::ReadWrite).map_err(|e| {
+                format!(
+                    "plugin {name:?}: cannot open the session's workspace {} ({e})",
+                    host.display()
+                )
+            })?;
+        }
         for (guest, grant) in &manifest.grants.dirs {
             let host = dir.join(&grant.path);
             let perms = match grant.mode {

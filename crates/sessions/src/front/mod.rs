@@ -13,7 +13,7 @@ pub use usage::{ModelSpending, Spending};
 use std::sync::Arc;
 
 use airlock_core::Status;
-use airlock_providers::tools::{Tool, ToolRegistry};
+use airlock_providers::tools::{Tool, ToolRegistry, Workspace};
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
 
@@ -288,7 +288,29 @@ impl Sessions {
         let now = airlock_base::clock::now_ms();
         self.registry.store().dispose_session(session_id, now).await?;
         self.registry.remove(session_id);
+        let row = self.row(session_id).await?;
+        if let Some(workspace) = self.registry.workspace_of(row.tenant.as_deref(), session_id) {
+            let deleted = tokio::task::spawn_blocking(move || workspace.delete()).await;
+            if let Ok(Err(e)) = deleted {
+                tracing::warn!(
+                    session_id,
+                    "could not delete the disposed session's workspace: {e}"
+                );
+            }
+        }
         Ok(())
+    }
+
+    /// The workspace of a session not disposed: the files its code tools wrote, which a client
+    /// lists, downloads and uploads. Disposing of a session deletes it; a fork starts with an
+    /// empty one.
+    pub async fn workspace(&self, session_id: &str) -> Result<Workspace, RegistryError> {
+        let row = self.row(session_id).await?;
+        if row.disposed {
+            return Err(RegistryError::Disposed(session_id.to_owned()));
+        }
+        let workspace = self.registry.workspace_of(row.tenant.as_deref(), session_id);
+        workspace.ok_or(RegistryError::NoWorkspaces)
     }
 
     /// Up to `limit` of a session's events after `after`, and its last seq. The caller knows the

@@ -57,6 +57,11 @@ pub enum RegistryError {
         /// What it has: its last seq, or none.
         logged: String,
     },
+    /// The gateway keeps no workspaces (`--workspaces off`).
+    #[error(
+        "this gateway keeps no session workspaces (it was started with --workspaces off), so sessions have no files"
+    )]
+    NoWorkspaces,
     /// A new session's id is taken.
     #[error("a session with id {0:?} exists; pick another sessionId")]
     Taken(String),

@@ -28,7 +28,7 @@ use crate::admission::Admission;
 use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
 use airlock_base::input::plain_name;
 use airlock_providers::model::{self, ModelSetupError};
-use airlock_providers::tools::{ToolRegistry, offered_tools};
+use airlock_providers::tools::{ToolRegistry, Workspace, offered_tools};
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
 pub use cluster::{Change, ClusterNotice};
@@ -90,6 +90,9 @@ pub struct Rules {
     pub models: Arc<model::ModelTable>,
     /// The limits every session and turn is admitted by.
     pub admission: crate::admission::Limits,
+    /// Where sessions' workspaces live (code tools' `/workspace`, `…/files`); none: sessions
+    /// have no workspace.
+    pub workspaces: Option<airlock_providers::tools::Workspaces>,
 }
 
 /// Every session of the gateway that is in memory.
@@ -417,6 +420,11 @@ impl Registry {
         Ok(SessionHandle::spawn(session, Some(self.store.clone())))
     }
 
+    /// The workspace of the session `session_id` of `tenant`, when the gateway keeps them.
+    pub fn workspace_of(&self, tenant: Option<&str>, session_id: &str) -> Option<Workspace> {
+        self.rules.workspaces.as_ref().map(|w| w.of(tenant, session_id))
+    }
+
     /// The parts a session is made of, per its spec.
     fn build(
         &self,
@@ -458,7 +466,19 @@ impl Registry {
         let log = Arc::new(self.store.clone());
         let models = chain.providers;
         let (host, budget, prices) = (self.host.clone(), spec.budget, self.rules.models.clone());
-        Ok(SessionParts { host, config, models, tools, log, outbox, accounting, budget, prices })
+        let workspace = self.workspace_of(accounting.tenant.as_deref(), session_id);
+        Ok(SessionParts {
+            host,
+            config,
+            models,
+            tools,
+            log,
+            outbox,
+            accounting,
+            budget,
+            prices,
+            workspace,
+        })
     }
 }
 

@@ -81,6 +81,7 @@ impl Session {
                     let context = ToolContext {
                         session_id: self.config.session_id.clone(),
                         cancelled: self.cancel.subscribe(),
+                        workspace: self.workspace.clone(),
                     };
                     let running = self.tools.call(&call.name, context, &call.arguments);
                     let send = self.sender();

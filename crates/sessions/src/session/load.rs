@@ -213,6 +213,8 @@ pub struct SessionParts {
     pub budget: Option<super::Budget>,
     /// What responses cost, by model.
     pub prices: Arc<airlock_providers::model::ModelTable>,
+    /// Its workspace, which code tools see (none: the gateway keeps none).
+    pub workspace: Option<airlock_providers::tools::Workspace>,
 }
 
 /// What a session's work counts against: the gateway's [`Admission`], its tenant, and where it

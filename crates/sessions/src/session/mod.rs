@@ -126,6 +126,8 @@ pub struct Session {
     paused: bool,
     /// What responses cost.
     prices: Arc<ModelTable>,
+    /// Its workspace, handed to every tool call.
+    workspace: Option<airlock_providers::tools::Workspace>,
 }
 
 impl Session {
@@ -164,8 +166,18 @@ impl Session {
         loaded: Loaded,
         instance: Instance,
     ) -> Session {
-        let SessionParts { host, models, tools, log, outbox, accounting, budget, prices, .. } =
-            parts;
+        let SessionParts {
+            host,
+            models,
+            tools,
+            log,
+            outbox,
+            accounting,
+            budget,
+            prices,
+            workspace,
+            ..
+        } = parts;
         outbox.reset(loaded.next_seq);
         Session {
             host,
@@ -201,6 +213,7 @@ impl Session {
             spent: None,
             paused: loaded.paused,
             prices,
+            workspace,
         }
     }
 

@@ -28,10 +28,20 @@ fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::se
     let config = airlock_core::Config::new(id, model.provider(), model.model());
     let tools = airlock_providers::tools::ToolRegistry::builtin();
     let (host, outbox, accounting) = (host(), Outbox::new(), Default::default());
-    let (budget, prices) = (None, Default::default());
+    let (budget, prices, workspace) = (None, Default::default(), None);
     let models = vec![model];
-    let parts =
-        SessionParts { host, config, models, tools, log, outbox, accounting, budget, prices };
+    let parts = SessionParts {
+        host,
+        config,
+        models,
+        tools,
+        log,
+        outbox,
+        accounting,
+        budget,
+        prices,
+        workspace,
+    };
     Session::create(parts).unwrap()
 }
 

@@ -66,6 +66,7 @@ async fn a_session_retries_a_server_error_then_completes_the_turn() {
         accounting,
         budget: None,
         prices: Default::default(),
+        workspace: None,
     };
     let mut session = Session::create(parts).unwrap();
 

@@ -177,6 +177,36 @@ impl Workspace {
         Ok((file.into_std(), metadata.len()))
     }
 
+    /// The bytes of the file at `path`.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, WorkspaceError> {
+        let (mut file, bytes) = self.open_file(path)?;
+        let mut read = Vec::with_capacity(bytes as usize);
+        io::Read::read_to_end(&mut file, &mut read)?;
+        Ok(read)
+    }
+
+    /// The names in the directory at `path` (`""`: the workspace itself), in name order, a
+    /// directory's ending with `/`.
+    pub fn list_dir(&self, path: &str) -> Result<Vec<String>, WorkspaceError> {
+        let missing = || WorkspaceError::NotFound(path.to_owned());
+        let Some(root) = open(&self.dir)? else {
+            return if path.is_empty() { Ok(Vec::new()) } else { Err(missing()) };
+        };
+        let dir = match path {
+            "" => root,
+            path => root.open_dir(checked(path)?).map_err(|e| not_found_or(e, path))?,
+        };
+        let mut names = Vec::new();
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let slash = if entry.file_type()?.is_dir() { "/" } else { "" };
+            names.push(format!("{name}{slash}"));
+        }
+        names.sort();
+        Ok(names)
+    }
+
     /// Writes `bytes` at `path` (making its directories), replacing what was there, unless the
     /// tenant's workspaces would then hold more than the quota.
     pub fn write(&self, path: &str, bytes: &[u8]) -> Result<WorkspaceFile, WorkspaceError> {

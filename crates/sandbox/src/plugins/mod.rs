@@ -39,7 +39,7 @@ use wasmtime::{Engine, Trap};
 
 pub use manifest::{DirGrant, Grants, Limits, Manifest, Mode};
 
-use self::bindings::ToolPluginPre;
+use self::bindings::CodePluginPre;
 use self::bindings::airlock::plugin::types::ToolError;
 use self::log::LogRate;
 use self::sandbox::CallState;
@@ -64,6 +64,9 @@ const ALWAYS_GRANTED: &[&str] = &[
     "airlock:plugin/log",
     "airlock:plugin/types",
 ];
+
+/// Import prefixes granted with `workspace`.
+const WORKSPACE_IMPORTS: &[&str] = &["airlock:plugin/workspace"];
 
 /// Import prefixes granted with `http_hosts`.
 const HTTP_IMPORTS: &[&str] = &["wasi:http/"];
@@ -166,7 +169,7 @@ impl PluginHost {
         sandbox::link(&mut linker, http).map_err(|e| fail(format!("linking: {e:#}")))?;
         let pre = linker
             .instantiate_pre(&component)
-            .and_then(ToolPluginPre::new)
+            .and_then(CodePluginPre::new)
             .map_err(|e| fail(format!("it is not a `tool-plugin` component: {e:#}")))?;
         let mut plugin = Plugin {
             name: Arc::from(name.as_str()),
@@ -189,6 +192,7 @@ fn check_imports(
 ) -> Result<(), String> {
     let http = !manifest.grants.http_hosts.is_empty();
     let sockets = manifest.grants.import_sockets;
+    let workspace = manifest.grants.workspace.is_some();
     let any = |prefixes: &[&str], name: &str| prefixes.iter().any(|p| name.starts_with(p));
     let refused: Vec<String> = component
         .component_type()
@@ -197,7 +201,8 @@ fn check_imports(
         .filter(|name| {
             let granted = any(ALWAYS_GRANTED, name)
                 || http && any(HTTP_IMPORTS, name)
-                || sockets && any(SOCKET_IMPORTS, name);
+                || sockets && any(SOCKET_IMPORTS, name)
+                || workspace && any(WORKSPACE_IMPORTS, name);
             !granted
         })
         .collect();
@@ -206,6 +211,9 @@ fn check_imports(
     }
     let hint = if refused.iter().any(|n| n.starts_with("wasi:http/")) {
         "; outbound HTTP needs `http_hosts = [...]` under [grants] in plugin.toml"
+    } else if refused.iter().any(|n| n.starts_with("airlock:plugin/workspace")) {
+        "; the calling session's workspace needs `workspace = \"/workspace\"` under [grants] in \
+         plugin.toml"
     } else if refused.iter().any(|n| n.starts_with("wasi:sockets/")) {
         "; a runtime that imports wasi:sockets without using them (CPython's libc) can have them \
          linked with no network: `import_sockets = true` under [grants] in plugin.toml"
@@ -221,7 +229,7 @@ pub struct Plugin {
     name: Arc<str>,
     dir: PathBuf,
     manifest: Manifest,
-    pre: ToolPluginPre<CallState>,
+    pre: CodePluginPre<CallState>,
     specs: Vec<ToolSpec>,
     /// What all its calls together may still log this minute.
     log_rate: Arc<LogRate>,
@@ -239,7 +247,7 @@ impl Plugin {
     }
 
     /// A fresh sandbox for one call, with `workspace` where the manifest grants the workspace.
-    fn store(&self, workspace: Option<&Path>) -> Result<wasmtime::Store<CallState>, String> {
+    fn store(&self, workspace: Option<&Workspace>) -> Result<wasmtime::Store<CallState>, String> {
         let (engine, manifest) = (self.pre.engine(), &self.manifest);
         CallState::store(engine, &self.name, &self.dir, manifest, &self.log_rate, workspace)
     }
@@ -305,7 +313,7 @@ impl Plugin {
         &self,
         tool: &str,
         arguments: &str,
-        workspace: Option<&Path>,
+        workspace: Option<&Workspace>,
         stop: impl Future<Output = ToolOutput>,
     ) -> ToolOutput {
         let mut store = match self.store(workspace) {
@@ -323,6 +331,9 @@ impl Plugin {
         };
         store.data().log.report(&self.name, limits);
         let name = &self.name;
+        if let Some(why) = store.data_mut().past_quota.take() {
+            return ToolOutput::error("WORKSPACE_FULL", format!("plugin {name}: {why}"));
+        }
         match ran {
             Err(stopped) => stopped,
             Ok(Err(_)) => ToolOutput::error(

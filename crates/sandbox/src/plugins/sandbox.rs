@@ -13,8 +13,10 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::airlock::plugin::log::{Host as LogHost, Level};
+use super::bindings::airlock::plugin::workspace::Host as WorkspaceHost;
 use super::log::{LogBudget, LogRate};
 use super::manifest::{Manifest, Mode};
+use airlock_providers::tools::{Workspace, WorkspaceError};
 
 /// The state of one call's store.
 pub(super) struct CallState {
@@ -25,6 +27,10 @@ pub(super) struct CallState {
     pub(super) limiter: Limiter,
     pub(super) log: LogBudget,
     name: Arc<str>,
+    /// The session's workspace, when the plugin is granted it: `workspace` reaches it.
+    workspace: Option<Workspace>,
+    /// Why a `workspace` write was refused for the quota: the call ends `WORKSPACE_FULL`.
+    pub(super) past_quota: Option<String>,
 }
 
 impl CallState {
@@ -37,13 +43,15 @@ impl CallState {
         dir: &Path,
         manifest: &Manifest,
         log_rate: &Arc<LogRate>,
-        workspace: Option<&Path>,
+        workspace: Option<&Workspace>,
     ) -> Result<Store<CallState>, String> {
         let mut wasi = WasiCtx::builder();
         // No network through wasi:sockets, whatever is linked: the default address check
         // already refuses every address; this says so for name lookups and both protocols too.
         wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
-        if let (Some(guest), Some(host)) = (&manifest.grants.workspace, workspace) {
+        let workspace = workspace.filter(|_| manifest.grants.workspace.is_some());
+        if let (Some(guest), Some(workspace)) = (&manifest.grants.workspace, workspace) {
+            let host = workspace.dir();
             wasi.preopened_dir(host, guest, FsPerms::ReadWrite).map_err(|e| {
                 format!(
                     "plugin {name:?}: cannot open the session's workspace {} ({e})",
@@ -73,6 +81,8 @@ impl CallState {
             limiter: Limiter { memory_bytes: (limits.memory_mb as usize) << 20, hit: false },
             log: LogBudget::new(limits, log_rate.clone()),
             name: name.clone(),
+            workspace: workspace.cloned(),
+            past_quota: None,
         };
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -92,7 +102,7 @@ pub(super) fn link(linker: &mut Linker<CallState>, http: bool) -> wasmtime::Resu
     if http {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     }
-    super::bindings::ToolPlugin::add_to_linker::<CallState, HasSelf<CallState>>(linker, |s| s)
+    super::bindings::CodePlugin::add_to_linker::<CallState, HasSelf<CallState>>(linker, |s| s)
 }
 
 impl WasiView for CallState {
@@ -108,6 +118,54 @@ impl WasiHttpView for CallState {
 }
 
 impl super::bindings::airlock::plugin::types::Host for CallState {}
+
+/// `workspace`: the session's workspace, as [`Workspace`] keeps it (paths inside it only, the
+/// tenant's quota checked at each write).
+impl WorkspaceHost for CallState {
+    async fn read(&mut self, path: String) -> Result<Vec<u8>, String> {
+        self.workspace()?.read(&path).map_err(errno)
+    }
+
+    async fn write(&mut self, path: String, data: Vec<u8>) -> Result<(), String> {
+        match self.workspace()?.write(&path, &data) {
+            Ok(_) => Ok(()),
+            Err(full @ WorkspaceError::Full { .. }) => {
+                let why = errno(full);
+                self.past_quota = Some(why.clone());
+                Err(why)
+            }
+            Err(e) => Err(errno(e)),
+        }
+    }
+
+    async fn list_dir(&mut self, path: String) -> Result<Vec<String>, String> {
+        self.workspace()?.list_dir(&path).map_err(errno)
+    }
+
+    async fn remove(&mut self, path: String) -> Result<(), String> {
+        self.workspace()?.remove(&path).map_err(errno)
+    }
+}
+
+impl CallState {
+    fn workspace(&self) -> Result<&Workspace, String> {
+        self.workspace.as_ref().ok_or_else(|| {
+            "EACCES: this plugin is not granted the session's workspace (`workspace` in plugin.toml)"
+                .to_owned()
+        })
+    }
+}
+
+/// A workspace error as `workspace` answers it: its code, then what it says.
+fn errno(error: WorkspaceError) -> String {
+    let code = match error {
+        WorkspaceError::NotFound(_) => "ENOENT",
+        WorkspaceError::BadPath(_) => "EACCES",
+        WorkspaceError::Full { .. } => "ENOSPC",
+        WorkspaceError::Io(_) => "EIO",
+    };
+    format!("{code}: {error}")
+}
 
 impl LogHost for CallState {
     async fn log(&mut self, level: Level, message: String) {

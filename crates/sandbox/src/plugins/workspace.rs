@@ -1,8 +1,9 @@
 //! A call of a plugin granted the calling session's workspace (`workspace = "/workspace"`): the
-//! session's directory is opened read-write where the manifest says, and what the call writes is
-//! watched against the tenant's workspace quota.
+//! session's directory is opened read-write where the manifest says (for WASI files), and the
+//! `workspace` interface reaches it too (`plugins/sandbox.rs`: there a write past the quota is
+//! refused as it is asked). What the call writes is watched against the tenant's quota.
 //!
-//! WASI gives a host no hook on writes, so the quota is kept by looking: the workspace is scanned
+//! WASI gives a host no hook on writes, so for WASI files the quota is kept by looking: the workspace is scanned
 //! before the call, every [`WATCH`] while it runs (a call past the quota is stopped there) and
 //! after it. A call that ends past the quota has the files it wrote removed and is the tool error
 //! `WORKSPACE_FULL`; otherwise the files it wrote are listed in its JSON result as `files`.
@@ -62,23 +63,30 @@ pub(super) async fn call(
             }
         }
     };
-    let output = plugin.run(tool, arguments, Some(workspace.dir()), watch).await;
+    let output = plugin.run(tool, arguments, Some(workspace), watch).await;
     let after = match workspace.scan() {
         Ok(scan) => scan,
         Err(e) => return failed(e),
     };
     let written = after.changed_since(&before);
-    if after.charged > room {
+    // Past the quota on WASI files (measured now, or by the watch), or refused a `workspace`
+    // write: the call's writes are undone whole.
+    let refused = output.error_code.as_deref() == Some("WORKSPACE_FULL");
+    if after.charged > room || refused {
         let paths: Vec<&str> = written.iter().map(|file| file.path.as_str()).collect();
         workspace.remove_all(&paths);
-        let why = full(after.charged);
-        let removed = paths.join(", ");
-        return ToolOutput::error(
-            "WORKSPACE_FULL",
-            format!(
-                "plugin {name} wrote past it ({why}); the files it wrote were removed: {removed}"
-            ),
-        );
+        let why = match refused {
+            true => airlock_core::text_of(&output.content),
+            false => format!("plugin {name} wrote past it: {}", full(after.charged)),
+        };
+        let removed = match paths.len() {
+            0 => String::new(),
+            n if n <= LISTED_MOST => {
+                format!("; the files it wrote were removed: {}", paths.join(", "))
+            }
+            n => format!("; the {n} files it wrote were removed"),
+        };
+        return ToolOutput::error("WORKSPACE_FULL", format!("{why}{removed}"));
     }
     with_files(output, &written)
 }

@@ -40,6 +40,7 @@ import {
   when,
 } from "./js/api.js";
 import * as conversation from "./js/conversation.js";
+import * as files from "./js/files.js";
 import * as goal from "./js/goal.js";
 import * as person from "./js/person.js";
 import { applySplice, setQueue } from "./js/queue.js";
@@ -68,6 +69,7 @@ function select(id, { disposed = false } = {}) {
   $("#main").dataset.sessionId = id;
   conversation.reset();
   setQueue([]);
+  files.refresh();
   showHeader();
   setStatus(disposed ? "disposed" : null);
   goal.open();

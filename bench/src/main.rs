@@ -7,6 +7,7 @@
 //! number next to its target, and people read it.
 
 mod cluster;
+mod code;
 mod enqueue;
 mod measure;
 mod scale;
@@ -203,6 +204,7 @@ async fn main() {
         "forks" => scale::forks,
         "receipts" => scale::receipts,
         "cluster" => cluster::scaling,
+        "code tools" => code::calls,
     }
     print_table(&rows);
     write_json(&rows, quick);

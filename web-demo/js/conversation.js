@@ -5,6 +5,7 @@
 // bottom (and from the moment a session opens); scrolling up stops that until they scroll back.
 
 import { $, count, element, limitsText, sessionLink, spentText, textOf } from "./api.js";
+import { CODE_TOOLS, codeCall, codeResult } from "./files.js";
 import { renderMarkdown } from "./markdown.js";
 import * as person from "./person.js";
 
@@ -110,6 +111,9 @@ const kinds = {
       card.classList.add("subagent");
       const head = element("div", "head", `Subagent${args.name ? ` ${args.name}` : ""}`);
       card.append(head, element("div", "prompt", args.prompt || ""));
+    } else if (CODE_TOOLS.has(data.name) && typeof args?.code === "string") {
+      card.classList.add("code-tool");
+      codeCall(card, data.name, args);
     } else {
       const shown = args ? JSON.stringify(args, null, 2) : data.arguments;
       card.append(element("code", "", `→ ${data.name}`), element("pre", "args", shown));
@@ -126,6 +130,9 @@ const kinds = {
     const answer = SPAWNS.has(call.name) && !data.error ? parse(text) : null;
     if (answer?.childId) {
       call.card.append(childResult(answer, call.args?.name));
+    } else if (CODE_TOOLS.has(call.name)) {
+      if (data.error) call.card.classList.add("failed");
+      codeResult(call.card, text, data.error);
     } else {
       const result = element("pre", "result", `← ${text}`);
       if (data.error) {

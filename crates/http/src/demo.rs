@@ -25,6 +25,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("/favicon.ico", "image/x-icon", include_bytes!("../../../web-demo/favicon.ico")),
     ("/js/api.js", JS, include_bytes!("../../../web-demo/js/api.js")),
     ("/js/conversation.js", JS, include_bytes!("../../../web-demo/js/conversation.js")),
+    ("/js/files.js", JS, include_bytes!("../../../web-demo/js/files.js")),
     ("/js/goal.js", JS, include_bytes!("../../../web-demo/js/goal.js")),
     ("/js/markdown.js", JS, include_bytes!("../../../web-demo/js/markdown.js")),
     ("/js/person.js", JS, include_bytes!("../../../web-demo/js/person.js")),

@@ -347,8 +347,11 @@ async fn python_files_go_over_http_and_last_across_a_restart() {
     let (status, listed) = w.gw.get(&files).await;
     assert_eq!((status, &listed["items"]), (200, &json!([])), "{listed}");
 
-    let wrote = demo_python(&w, &s, "open('out.bin', 'wb').write(bytes(range(256)) * 4)").await;
-    assert_eq!(wrote["files"], json!([{"path": "out.bin", "bytes": 1024}]), "{wrote}");
+    let code =
+        "open('out.bin', 'wb').write(bytes(range(256)) * 4)\nopen('runs.txt', 'a').write('ran\\n')";
+    let wrote = demo_python(&w, &s, code).await;
+    let written = json!([{"path": "out.bin", "bytes": 1024}, {"path": "runs.txt", "bytes": 4}]);
+    assert_eq!(wrote["files"], written, "{wrote}");
     let (_, listed) = w.gw.get(&files).await;
     assert_eq!(listed["items"][0]["path"], "out.bin");
     assert_eq!(listed["items"][0]["bytes"], 1024);
@@ -376,6 +379,9 @@ async fn python_files_go_over_http_and_last_across_a_restart() {
     w.gw = w.gw.restart_in_place();
     let after = demo_python(&w, &s, "open('out.bin', 'rb').read() == bytes(range(256)) * 4").await;
     assert_eq!(after["result"], "True", "the workspace outlived the restart: {after}");
+    // The restart read the calls' results from the log: no code ran again.
+    let runs = demo_python(&w, &s, "open('runs.txt').read()").await;
+    assert_eq!(runs["result"], "'ran\\n'", "{runs}");
     let js = "const b = fs.readFileSync('out.bin'); [b.length, b[255], b[256]]";
     let read = demo_tool(&w, &s, "javascript", js).await;
     assert_eq!(read["result"], "[1024,255,0]", "javascript shares the workspace: {read}");
@@ -389,7 +395,7 @@ async fn python_files_go_over_http_and_last_across_a_restart() {
     let (_, listed) = w.gw.get(&files).await;
     let paths: Vec<&Value> =
         listed["items"].as_array().unwrap().iter().map(|f| &f["path"]).collect();
-    assert_eq!(paths, [&json!("out.bin")]);
+    assert_eq!(paths, [&json!("out.bin"), &json!("runs.txt")]);
 
     let workspace = w.dir.path().join("airlock-workspaces/local").join(format!("s-{s}"));
     assert!(workspace.join("out.bin").is_file(), "beside the data file, by default");
@@ -398,6 +404,25 @@ async fn python_files_go_over_http_and_last_across_a_restart() {
     assert!(!workspace.exists(), "disposing of the session deleted its workspace");
     let (status, _) = w.gw.get(&files).await;
     assert_eq!(status, 409);
+}
+
+#[tokio::test]
+#[ignore = "needs plugins/python/build.sh (componentize-py from PyPI); .ci/run runs it"]
+async fn a_spinning_code_call_leaves_other_sessions_working() {
+    let root = tempfile::tempdir().unwrap();
+    let w = gateway_with_python(root.path(), &[]).await;
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let (_, created) = w.gw.post("/v1/sessions", json!({"model": "demo"})).await;
+        sessions.push(created["sessionId"].as_str().unwrap().to_owned());
+    }
+    let spin = json!({"code": "while True: pass", "timeout_ms": 10_000});
+    w.send(&sessions[0], json!({"content": format!("/tool python {spin}")})).await;
+    // Another session's code runs, and its turn ends, while the first one's spins.
+    let answered = demo_python(&w, &sessions[1], "sum(range(10))").await;
+    assert_eq!(answered["result"], "45");
+    let (_, status) = w.gw.get(&format!("/v1/sessions/{}/status", sessions[0])).await;
+    assert_eq!(status["status"], "running", "{status}");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ import type {
   CreateSessionOptions,
   Delivery,
   EventsPage,
+  Files,
   ForkOptions,
   Goal,
   LogEvent,
@@ -21,6 +22,7 @@ import type {
   Spending,
   Tool,
   WaitingCall,
+  WorkspaceFile,
 } from "./types.js";
 
 export interface AirlockOptions {
@@ -165,6 +167,31 @@ export class Airlock {
    * where it stopped (`paused: false`). */
   setBudget(sessionId: string, budget: BudgetUpdate): Promise<BudgetState> {
     return this.#json("PATCH", `${session(sessionId)}/budget`, { body: budget });
+  }
+
+  /** The session's workspace: the files its code tools (`python`, `javascript`) wrote and those
+   * uploaded for them. */
+  files(sessionId: string): Promise<Files> {
+    return this.#json("GET", `${session(sessionId)}/files`);
+  }
+
+  /** The bytes of the workspace file at `path` (`out/plot.png`). */
+  async downloadFile(sessionId: string, path: string): Promise<Uint8Array> {
+    const response = await this.#request("GET", file(sessionId, path));
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** Puts `data` (bytes, or text as UTF-8) in the workspace at `path`, making its directories and
+   * replacing a file there, for the session's code to read; bounded by the gateway's body limit
+   * and the tenant's workspace quota (507 `workspace-full`). */
+  uploadFile(sessionId: string, path: string, data: Uint8Array<ArrayBuffer> | string): Promise<WorkspaceFile> {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    return this.#json("PUT", file(sessionId, path), { body: bytes });
+  }
+
+  /** Removes the workspace file at `path`. */
+  removeFile(sessionId: string, path: string): Promise<void> {
+    return this.#call("DELETE", file(sessionId, path));
   }
 
   async children(sessionId: string): Promise<Session[]> {
@@ -397,11 +424,15 @@ export class Airlock {
   async #request(method: Method, path: string, init: RequestInit = {}): Promise<Response> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    if (init.body !== undefined) headers["content-type"] = "application/json";
+    // Bytes go as they are (a file); anything else as JSON.
+    const bytes = init.body instanceof Uint8Array;
+    if (init.body !== undefined) {
+      headers["content-type"] = bytes ? "application/octet-stream" : "application/json";
+    }
     const response = await this.#fetch(this.baseUrl + path, {
       method,
       headers,
-      body: init.body === undefined ? null : JSON.stringify(init.body),
+      body: init.body === undefined ? null : bytes ? (init.body as Uint8Array<ArrayBuffer>) : JSON.stringify(init.body),
       signal: init.signal ?? null,
     });
     if (!response.ok) throw await AirlockError.from(response);
@@ -413,6 +444,9 @@ const segment = encodeURIComponent;
 const session = (sessionId: string) => `/v1/sessions/${segment(sessionId)}`;
 const queued = (sessionId: string, messageId: string) =>
   `${session(sessionId)}/queue/${segment(messageId)}`;
+/** A workspace file's route: each name of `path` encoded, the `/`s between them kept. */
+const file = (sessionId: string, path: string) =>
+  `${session(sessionId)}/files/${path.split("/").map(segment).join("/")}`;
 const toolCall = (sessionId: string, callId: string) =>
   `${session(sessionId)}/tool-calls/${segment(callId)}`;
 

@@ -24,6 +24,11 @@ export type Budget = NonNullable<BudgetState["budget"]>;
  * removes the budget. */
 export type BudgetUpdate =
   NonNullable<BudgetRoute["patch"]["requestBody"]>["content"]["application/json"];
+/** A session's workspace: its files (those its code tools wrote and those uploaded for them), what
+ * it counts against the quota and what all of the tenant's workspaces may hold. */
+export type Files = Schemas["FilesView"];
+/** A workspace file: its `/`-separated `path`, `bytes` and `modifiedAt` (ms since the epoch). */
+export type WorkspaceFile = Schemas["FileView"];
 export type Receipt = Schemas["Receipt"];
 export type Goal = Schemas["GoalView"];
 export type Tool = Schemas["ToolView"];

@@ -375,3 +375,19 @@ check("the README's example runs as written and prints the answer and the run's 
     range(0, events.length - 1),
   );
 });
+
+check("a file uploaded to the workspace is listed, downloaded byte for byte and removed", async (airlock) => {
+  const { sessionId } = await airlock.createSession();
+  const bytes = new Uint8Array(256).map((_, i) => i);
+  const stored = await airlock.uploadFile(sessionId, "in/ü data.bin", bytes);
+  assert.deepEqual([stored.path, stored.bytes], ["in/ü data.bin", 256]);
+  const files = await airlock.files(sessionId);
+  assert.deepEqual(files.items.map((f) => f.path), ["in/ü data.bin"]);
+  assert.equal(files.chargedBytes, 8192);
+  assert.deepEqual(await airlock.downloadFile(sessionId, "in/ü data.bin"), bytes);
+  await airlock.uploadFile(sessionId, "note.txt", "hello");
+  assert.equal(new TextDecoder().decode(await airlock.downloadFile(sessionId, "note.txt")), "hello");
+  await airlock.removeFile(sessionId, "in/ü data.bin");
+  await rejectsWith(airlock.downloadFile(sessionId, "in/ü data.bin"), 404, "file-not-found");
+  await rejectsWith(airlock.uploadFile(sessionId, "a//b", "x"), 400, "bad-request");
+});

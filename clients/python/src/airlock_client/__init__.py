@@ -19,6 +19,7 @@ from ._models import (
     Delivery,
     Event,
     EventPage,
+    Files,
     ForkedFrom,
     Frame,
     Goal,
@@ -39,6 +40,7 @@ from ._models import (
     Tool,
     Usage,
     WaitingCall,
+    WorkspaceFile,
 )
 from ._protocol import BudgetLimits, Content, ToolChoice
 from ._stream import AsyncEventStream, EventStream
@@ -61,6 +63,7 @@ __all__ = [
     "Event",
     "EventPage",
     "EventStream",
+    "Files",
     "ForkedFrom",
     "Frame",
     "Goal",
@@ -82,6 +85,7 @@ __all__ = [
     "ToolChoice",
     "Usage",
     "WaitingCall",
+    "WorkspaceFile",
     "__version__",
     "client_tool",
     "image_block",

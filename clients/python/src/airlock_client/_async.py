@@ -111,6 +111,27 @@ class AsyncAirlock:
         resumes where it stopped (``paused`` is then ``False``)."""
         return await self._do(api.set_budget(session_id, tokens, cost_usd))
 
+    # Files
+
+    async def files(self, session_id: str) -> m.Files:
+        """Lists the session's workspace: the files its code tools (``python``,
+        ``javascript``) wrote and those uploaded for them."""
+        return await self._do(api.files(session_id))
+
+    async def download_file(self, session_id: str, path: str) -> bytes:
+        """Returns the bytes of the workspace file at ``path`` (``out/plot.png``)."""
+        return await self._do(api.download_file(session_id, path))
+
+    async def upload_file(self, session_id: str, path: str, data: bytes) -> m.WorkspaceFile:
+        """Puts ``data`` in the session's workspace at ``path`` (making its directories,
+        replacing a file there) for its code to read; bounded by the gateway's body limit and
+        the tenant's workspace quota (``workspace-full``)."""
+        return await self._do(api.upload_file(session_id, path, data))
+
+    async def remove_file(self, session_id: str, path: str) -> None:
+        """Removes the workspace file at ``path``."""
+        await self._do(api.remove_file(session_id, path))
+
     async def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""
         return await self._do(api.children(session_id))

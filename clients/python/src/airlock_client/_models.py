@@ -197,6 +197,38 @@ class BudgetState:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkspaceFile:
+    """A file in a session's workspace: its ``path`` (``/``-separated, relative to the
+    workspace; code sees it under ``/workspace/``), its size and when it last changed (ms)."""
+
+    path: str
+    bytes: int
+    modified_at: int
+
+    @classmethod
+    def from_json(cls, obj: Json) -> WorkspaceFile:
+        return cls(path=obj["path"], bytes=obj["bytes"], modified_at=obj["modifiedAt"])
+
+
+@dataclass(frozen=True, slots=True)
+class Files:
+    """A session's workspace: its files by path, what it counts against the quota
+    (``charged_bytes``) and what all of the tenant's workspaces may hold (``quota_bytes``)."""
+
+    items: list[WorkspaceFile]
+    charged_bytes: int
+    quota_bytes: int
+
+    @classmethod
+    def from_json(cls, obj: Json) -> Files:
+        return cls(
+            items=[WorkspaceFile.from_json(f) for f in obj["items"]],
+            charged_bytes=obj["chargedBytes"],
+            quota_bytes=obj["quotaBytes"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class BudgetPause:
     """Why a session paused (the data of its ``budget/exhausted`` event): the ``budget`` it had
     and what it had ``spent``; ``scope`` is ``session``."""

@@ -48,6 +48,10 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Any = httpx.USE_CLIENT_DEFAULT
+    # Bytes sent as they are (a file), instead of `body` as JSON.
+    content: bytes | None = None
+    # The answer is bytes (a file), handed to `parse` as they are.
+    raw: bool = False
 
 
 def _seg(value: str) -> str:
@@ -144,6 +148,27 @@ def children(session_id: str) -> Call[list[m.Session]]:
         return [m.Session.from_json(s) for s in obj["items"]]
 
     return Call("GET", _session(session_id, "children"), parse)
+
+
+def _file(session_id: str, path: str) -> str:
+    # Each name of the path percent-encoded, the `/`s between them kept.
+    return _session(session_id, "files", *(_seg(name) for name in path.split("/")))
+
+
+def files(session_id: str) -> Call[m.Files]:
+    return Call("GET", _session(session_id, "files"), m.Files.from_json)
+
+
+def download_file(session_id: str, path: str) -> Call[bytes]:
+    return Call("GET", _file(session_id, path), bytes, raw=True)
+
+
+def upload_file(session_id: str, path: str, data: bytes) -> Call[m.WorkspaceFile]:
+    return Call("PUT", _file(session_id, path), m.WorkspaceFile.from_json, content=data)
+
+
+def remove_file(session_id: str, path: str) -> Call[None]:
+    return Call("DELETE", _file(session_id, path), _nothing)
 
 
 def dispose_session(session_id: str) -> Call[None]:
@@ -318,6 +343,8 @@ def answer(call: Call[T], response: httpx.Response) -> T:
     """The parsed answer to ``call``, or the ``AirlockError`` the gateway answered with."""
     if not response.is_success:
         raise AirlockError.from_response(response)
+    if call.raw:
+        return call.parse(response.content)
     return call.parse(response.json() if response.content else None)
 
 
@@ -328,4 +355,6 @@ def request_args(call: Call[Any]) -> dict[str, Any]:
         args["params"] = call.params
     if call.body is not NO_BODY:
         args["json"] = call.body
+    if call.content is not None:
+        args["content"] = call.content
     return args

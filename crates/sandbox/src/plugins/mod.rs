@@ -14,7 +14,9 @@
 //! - **output**: a result over `max_output_kb` → `OUTPUT_TOO_LARGE`;
 //! - **logs**: lines beyond `max_log_kb` a call or `log_kb_per_minute` a plugin are dropped,
 //!   and counted in one warning at the call's end (`plugins/log.rs`);
-//! - anything else that traps (a panic, a stack overflow) → `TRAP`.
+//! - anything else that traps (a panic, a stack overflow) → `TRAP`;
+//! - with the workspace grant, writing past the tenant's workspace quota → `WORKSPACE_FULL`
+//!   (`plugins/workspace.rs`).
 //!
 //! What `describe` answers is bounded too (`plugins/describe.rs`): too many tools, a name a model
 //! API refuses, an oversized description or a schema that is not one, and the plugin is refused.
@@ -299,8 +301,9 @@ impl Plugin {
             (Some(_), None) => ToolOutput::error(
                 "FAILED",
                 format!(
-                    "plugin {} works in the calling session's workspace, and this call has none \
-                     (it was made outside a session)",
+                    "plugin {} works in the calling session's workspace, and this call has none: \
+                     the gateway keeps no workspaces (--workspaces off), or the call was made \
+                     outside a session",
                     self.name
                 ),
             ),

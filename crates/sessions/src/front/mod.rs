@@ -271,10 +271,12 @@ impl Sessions {
         Ok(Overview { row, spec, status, last_seq, queue, goal, paused })
     }
 
-    /// Disposes a session: cancels it and clears its inbox (parked items too); its log stays
-    /// readable and later input is refused. Disposing it again does nothing.
+    /// Disposes a session: cancels it, clears its inbox (parked items too) and deletes its
+    /// workspace; its log stays readable and later input is refused. Disposing it again does
+    /// nothing.
     pub async fn dispose(&self, session_id: &str) -> Result<(), RegistryError> {
-        if self.row(session_id).await?.disposed {
+        let row = self.row(session_id).await?;
+        if row.disposed {
             return Ok(());
         }
         if let Ok(handle) = self.registry.get(session_id) {
@@ -288,7 +290,6 @@ impl Sessions {
         let now = airlock_base::clock::now_ms();
         self.registry.store().dispose_session(session_id, now).await?;
         self.registry.remove(session_id);
-        let row = self.row(session_id).await?;
         if let Some(workspace) = self.registry.workspace_of(row.tenant.as_deref(), session_id) {
             let deleted = tokio::task::spawn_blocking(move || workspace.delete()).await;
             if let Ok(Err(e)) = deleted {

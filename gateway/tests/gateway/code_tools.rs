@@ -408,6 +408,27 @@ async fn python_files_go_over_http_and_last_across_a_restart() {
 
 #[tokio::test]
 #[ignore = "needs plugins/python/build.sh (componentize-py from PyPI); .ci/run runs it"]
+async fn the_demo_model_drives_print_the_last_value_and_an_exception_with_its_traceback() {
+    let root = tempfile::tempdir().unwrap();
+    let w = gateway_with_python(root.path(), &[]).await;
+    let (_, created) = w.gw.post("/v1/sessions", json!({"model": "demo"})).await;
+    let s = created["sessionId"].as_str().unwrap().to_owned();
+    let answered = demo_python(&w, &s, "print('six times seven')\n6 * 7").await;
+    assert_eq!(answered, json!({"stdout": "six times seven\n", "stderr": "", "result": "42"}));
+    let failed = demo_python(&w, &s, "def f():\n    return {}['key']\nf()").await;
+    assert_eq!(failed["error"]["type"], "KeyError", "{failed}");
+    let traceback = failed["error"]["traceback"].as_str().unwrap();
+    assert!(traceback.contains("line 2, in f"), "{traceback}");
+    let log = w.gw.log(&s).await;
+    let result = log.iter().rev().find(|e| e["type"] == "tool/result").unwrap();
+    assert_eq!(result["data"]["error"]["code"], "FAILED", "the model reads it as a tool error");
+    let answer = log.iter().rev().find(|e| e["type"] == "assistant/message").unwrap();
+    let text = answer["data"]["message"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("KeyError"), "the demo model summarized the error: {text}");
+}
+
+#[tokio::test]
+#[ignore = "needs plugins/python/build.sh (componentize-py from PyPI); .ci/run runs it"]
 async fn a_spinning_code_call_leaves_other_sessions_working() {
     let root = tempfile::tempdir().unwrap();
     let w = gateway_with_python(root.path(), &[]).await;

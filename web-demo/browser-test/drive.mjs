@@ -1,4 +1,4 @@
-// Drives the web demo in Debian's Chromium for tests/tests/all/browser.rs. One JSON command per
+// Drives the web demo in Debian's Chromium for tests/tests/all/browser/. One JSON command per
 // line on stdin, one JSON answer per line on stdout: {"ok": true, "value": ...} or
 // {"ok": false, "error": "..."}. The Rust test owns the gateway and the mock model; this script
 // only acts in the page and reports what it shows.

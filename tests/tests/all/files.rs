@@ -1,7 +1,7 @@
 //! A session's workspace over HTTP (`/v1/sessions/{id}/files`): what a client uploads is listed,
 //! downloaded byte for byte and removed; paths stay inside the workspace; the tenant's quota,
 //! a disposed session and `--workspaces off` are refused with their codes. (The `python` code tool
-//! writing there: `gateway/tests/gateway/code_tools.rs`.)
+//! writing there: `gateway/tests/gateway/code_tools/`.)
 
 use airlock_tests::world::{World, world, world_with};
 use reqwest::StatusCode;

@@ -13,6 +13,7 @@ mod create;
 mod error;
 mod evict;
 mod fork;
+mod parts;
 mod session_tools;
 mod spec;
 
@@ -20,15 +21,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use airlock_core::{Config, Input, Limits, StepPolicy};
+use airlock_core::{Input, Limits};
 use tokio::sync::broadcast;
 
 use crate::actor::SessionHandle;
 use crate::admission::Admission;
-use crate::session::{Accounting, Notice, Outbox, Session, SessionParts, Work};
+use crate::session::{Accounting, Notice, Outbox, Session, Work};
 use airlock_base::input::plain_name;
-use airlock_providers::model::{self, ModelSetupError};
-use airlock_providers::tools::{ToolRegistry, Workspace, offered_tools};
+use airlock_providers::model;
+use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::CoreHost;
 use airlock_store::{Owner, SessionRow, Store};
 pub use cluster::{Change, ClusterNotice};
@@ -418,67 +419,6 @@ impl Registry {
             session.feed(Input::Recover).await?;
         }
         Ok(SessionHandle::spawn(session, Some(self.store.clone())))
-    }
-
-    /// The workspace of the session `session_id` of `tenant`, when the gateway keeps them.
-    pub fn workspace_of(&self, tenant: Option<&str>, session_id: &str) -> Option<Workspace> {
-        self.rules.workspaces.as_ref().map(|w| w.of(tenant, session_id))
-    }
-
-    /// The parts a session is made of, per its spec.
-    fn build(
-        &self,
-        session_id: &str,
-        spec: &SessionSpec,
-        outbox: Arc<Outbox>,
-        accounting: Accounting,
-    ) -> Result<SessionParts, RegistryError> {
-        let chain = self.rules.models.chain(&spec.model, spec.fallback.as_deref());
-        let chain = chain.map_err(|e| {
-            let field = match e {
-                ModelSetupError::Fallback { .. } | ModelSetupError::LongChain { .. } => "fallback",
-                _ => "model",
-            };
-            RegistryError::BadSpec { field, message: e.to_string() }
-        })?;
-        if let Some(budget) = &spec.budget {
-            budget
-                .check()
-                .map_err(|message| RegistryError::BadSpec { field: "budget", message })?;
-        }
-        let model = chain.providers[0].clone();
-        let client = spec.client_tools.as_deref().unwrap_or_default();
-        let asking = &self.rules.approval_for;
-        let mut tools = offered_tools(&self.tools, spec.tools.as_deref(), client, asking)
-            .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;
-        self.session_tools
-            .add_to(session_id, &mut tools)
-            .map_err(|message| RegistryError::BadSpec { field: "tools", message })?;
-        let mut config = Config::new(session_id, model.provider(), model.model());
-        config.system = spec.system.clone();
-        config.max_tokens = spec.max_tokens;
-        // `Session::decide` enters every claim whole, unless the session's budget is spent.
-        config.step_policy = StepPolicy::Ask;
-        config.limits = self.rules.limits.clone();
-        config.context = self.rules.models.policy(&spec.model, model.model());
-        config.retry = chain.retry;
-        config.fallbacks = chain.fallbacks;
-        let log = Arc::new(self.store.clone());
-        let models = chain.providers;
-        let (host, budget, prices) = (self.host.clone(), spec.budget, self.rules.models.clone());
-        let workspace = self.workspace_of(accounting.tenant.as_deref(), session_id);
-        Ok(SessionParts {
-            host,
-            config,
-            models,
-            tools,
-            log,
-            outbox,
-            accounting,
-            budget,
-            prices,
-            workspace,
-        })
     }
 }
 

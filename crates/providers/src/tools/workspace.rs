@@ -86,6 +86,18 @@ pub struct Scan {
 }
 
 impl Scan {
+    fn add(&mut self, path: &str, metadata: &cap_std::fs::Metadata) {
+        self.charged += charge(metadata);
+        if metadata.is_file() {
+            let file = WorkspaceFile {
+                path: path.to_owned(),
+                bytes: metadata.len(),
+                modified_ms: modified_ms(metadata),
+            };
+            self.files.insert(path.to_owned(), file);
+        }
+    }
+
     /// The files of `self` that `before` did not have, or had with another size or time.
     pub fn changed_since(&self, before: &Scan) -> Vec<&WorkspaceFile> {
         self.files.values().filter(|file| before.files.get(&file.path) != Some(*file)).collect()
@@ -140,19 +152,27 @@ impl Workspace {
     pub fn scan(&self) -> io::Result<Scan> {
         let mut scan = Scan::default();
         if let Some(dir) = open(&self.dir)? {
+            walk(&dir, "", &mut |path, metadata| scan.add(path, metadata))?;
+        }
+        Ok(scan)
+    }
+
+    /// What it holds, and what all the tenant's workspaces are charged together (this one's
+    /// directory and contents included), in one walk.
+    pub fn scan_with_tenant(&self) -> io::Result<(Scan, u64)> {
+        let (mut scan, mut charged) = (Scan::default(), 0);
+        let own =
+            self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if let Some(dir) = open(&self.tenant_dir)? {
             walk(&dir, "", &mut |path, metadata| {
-                scan.charged += charge(metadata);
-                if metadata.is_file() {
-                    let file = WorkspaceFile {
-                        path: path.to_owned(),
-                        bytes: metadata.len(),
-                        modified_ms: modified_ms(metadata),
-                    };
-                    scan.files.insert(path.to_owned(), file);
+                charged += charge(metadata);
+                let inside = path.strip_prefix(own.as_str()).and_then(|p| p.strip_prefix('/'));
+                if let Some(inside) = inside {
+                    scan.add(inside, metadata);
                 }
             })?;
         }
-        Ok(scan)
+        Ok((scan, charged))
     }
 
     /// What all the tenant's workspaces are charged together.
@@ -405,6 +425,12 @@ mod tests {
         w.write("rewritten", b"22").unwrap();
         w.write("new", b"3").unwrap();
         let after = w.scan().unwrap();
+        let (together, tenant) = w.scan_with_tenant().unwrap();
+        assert_eq!(
+            (together, tenant),
+            (after.clone(), after.charged + BLOCK),
+            "one walk, same scan"
+        );
         let changed: Vec<&str> =
             after.changed_since(&before).iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, ["new", "rewritten"]);

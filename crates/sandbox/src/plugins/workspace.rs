@@ -32,15 +32,12 @@ pub(super) async fn call(
     let failed = |e: std::io::Error| {
         ToolOutput::error("FAILED", format!("plugin {name}: the session's workspace failed: {e}"))
     };
-    let before = match workspace.ensure().and_then(|()| workspace.scan()) {
-        Ok(scan) => scan,
+    let (before, tenant) = match workspace.ensure().and_then(|()| workspace.scan_with_tenant()) {
+        Ok(measured) => measured,
         Err(e) => return failed(e),
     };
     // What this workspace may hold: the quota less what the tenant's other workspaces hold.
-    let others = match workspace.tenant_charged() {
-        Ok(charged) => charged.saturating_sub(before.charged),
-        Err(e) => return failed(e),
-    };
+    let others = tenant.saturating_sub(before.charged);
     let room = workspace.quota().saturating_sub(others);
     let full = |charged: u64| {
         format!(

@@ -43,6 +43,7 @@ import * as conversation from "./js/conversation.js";
 import * as files from "./js/files.js";
 import * as goal from "./js/goal.js";
 import * as person from "./js/person.js";
+import * as schedules from "./js/schedules.js";
 import { applySplice, setQueue } from "./js/queue.js";
 import * as sessions from "./js/sessions.js";
 
@@ -70,6 +71,7 @@ function select(id, { disposed = false } = {}) {
   conversation.reset();
   setQueue([]);
   files.refresh();
+  schedules.refresh();
   showHeader();
   setStatus(disposed ? "disposed" : null);
   goal.open();

@@ -13,6 +13,7 @@ mod measure;
 mod scale;
 mod sse;
 mod turns;
+mod webhooks;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -205,6 +206,7 @@ async fn main() {
         "receipts" => scale::receipts,
         "cluster" => cluster::scaling,
         "code tools" => code::calls,
+        "webhooks" => webhooks::dead_receiver,
     }
     print_table(&rows);
     write_json(&rows, quick);

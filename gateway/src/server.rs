@@ -15,6 +15,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
+use airlock_hooks::operator::{DeclarationError, Declared};
+use airlock_hooks::schedules::Schedules;
+use airlock_hooks::webhooks::{DeliverySettings, Webhooks};
 use airlock_http::connections::{self, Connections};
 use airlock_http::{
     Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
@@ -51,6 +54,35 @@ pub struct Settings {
     pub connections: Connections,
     /// Where `/metrics` is served, and who may read it.
     pub metrics: MetricsSettings,
+    /// How webhooks are delivered.
+    pub webhooks: WebhookSettings,
+    /// The webhook subscriptions and schedules `airlock.toml` declares.
+    pub declared: Declared,
+}
+
+/// How webhooks are delivered (`docs/http-api.md`, "Webhooks").
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Deliveries may go to this machine (`--webhooks-allow-loopback`).
+    pub allow_loopback: bool,
+    /// How long a receiver has to answer.
+    pub timeout: std::time::Duration,
+    /// The wait before the first retry (tripled for each next one, at most two hours).
+    pub retry_after: std::time::Duration,
+    /// How long a delivery is retried before its subscription is marked failing.
+    pub retry_for: std::time::Duration,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> WebhookSettings {
+        use std::time::Duration;
+        WebhookSettings {
+            allow_loopback: false,
+            timeout: Duration::from_secs(10),
+            retry_after: Duration::from_secs(5),
+            retry_for: Duration::from_secs(24 * 3600),
+        }
+    }
 }
 
 /// Where `/metrics` is served, and who may read it.
@@ -109,6 +141,9 @@ pub enum ServeError {
     /// An MCP server.
     #[error("{0}")]
     Mcp(#[from] airlock_providers::mcp::McpError),
+    /// A webhook subscription or a schedule `airlock.toml` declares.
+    #[error(transparent)]
+    Declared(#[from] DeclarationError),
     /// Keys are missing for where it would listen.
     #[error(transparent)]
     Exposure(#[from] ExposureError),
@@ -148,6 +183,8 @@ impl Gateway {
         let sessions = open_sessions(&settings).await?;
         sessions.prepare().await?;
         let gateway = Gateway::over(sessions.clone(), settings.clone()).await?;
+        let state = &gateway.state;
+        settings.declared.apply(&state.webhooks, &state.schedules).await?;
         let ready = gateway.ready.clone();
         ready.send_replace(false);
         tokio::spawn(async move {
@@ -197,8 +234,19 @@ impl Gateway {
             elsewhere: settings.metrics.listen.is_some(),
             key: settings.metrics.key.as_deref().map(Arc::from),
         };
-        let state =
-            AppState { sessions, shutdown, access, body_timeout, ready: ready_rx, runs, metrics };
+        let webhooks = deliver_webhooks(&sessions, &settings.webhooks, shutdown.clone());
+        let schedules = fire_schedules(&sessions, shutdown.clone());
+        let state = AppState {
+            sessions,
+            shutdown,
+            access,
+            body_timeout,
+            ready: ready_rx,
+            runs,
+            metrics,
+            webhooks,
+            schedules,
+        };
         Ok(Gateway { state, stop, settings, ready })
     }
 
@@ -357,4 +405,29 @@ pub async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = interrupt.await;
+}
+
+/// The webhook subscriptions of `sessions`' store, and their deliverer, running until `shutdown`.
+fn deliver_webhooks(
+    sessions: &Sessions,
+    settings: &WebhookSettings,
+    shutdown: watch::Receiver<bool>,
+) -> Webhooks {
+    let store = sessions.store().clone();
+    let delivery = DeliverySettings {
+        timeout: settings.timeout,
+        retry_after: settings.retry_after,
+        retry_for: settings.retry_for,
+        loopback: settings.allow_loopback,
+        node: store.node().unwrap_or("local").to_owned(),
+    };
+    tokio::spawn(airlock_hooks::webhooks::deliver(store.clone(), delivery, shutdown));
+    Webhooks::new(store, settings.allow_loopback)
+}
+
+/// The schedules of `sessions`' store, and what fires them, running until `shutdown`.
+fn fire_schedules(sessions: &Sessions, shutdown: watch::Receiver<bool>) -> Schedules {
+    let node = sessions.store().node().unwrap_or("local").to_owned();
+    tokio::spawn(airlock_hooks::schedules::fire(sessions.clone(), node, shutdown));
+    Schedules::new(sessions.clone())
 }

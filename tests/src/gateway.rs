@@ -400,6 +400,22 @@ impl Gateway {
         }
     }
 
+    /// Reads `path` (a JSON answer, 200) until it satisfies `holds`, for at most a minute: for
+    /// what the gateway does in its own time and no stream announces (a schedule's firing, how a
+    /// webhook delivery went).
+    pub async fn until(&self, path: &str, holds: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let (code, value) = self.get(path).await;
+            assert_eq!(code, 200, "{path}: {value}");
+            if holds(&value) {
+                return value;
+            }
+            assert!(std::time::Instant::now() < deadline, "{path} stayed at {value}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The SSE stream of a session with a query string (e.g. `?after=7`).
     pub async fn sse_query(&self, session: &str, query: &str) -> Sse {
         let res = self

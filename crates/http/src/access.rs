@@ -66,6 +66,15 @@ impl Caller {
             Caller::Key { tenant, .. } => Some(tenant),
         }
     }
+
+    /// Who asks for webhook subscriptions and schedules: its tenant, and whether it sees every
+    /// tenant's.
+    pub fn requester(&self) -> airlock_hooks::webhooks::Requester {
+        airlock_hooks::webhooks::Requester {
+            tenant: self.owner(),
+            every_tenant: self.only().is_none(),
+        }
+    }
 }
 
 /// How the gateway is reached from outside.

@@ -30,6 +30,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("/js/markdown.js", JS, include_bytes!("../../../web-demo/js/markdown.js")),
     ("/js/person.js", JS, include_bytes!("../../../web-demo/js/person.js")),
     ("/js/queue.js", JS, include_bytes!("../../../web-demo/js/queue.js")),
+    ("/js/schedules.js", JS, include_bytes!("../../../web-demo/js/schedules.js")),
     ("/js/sessions.js", JS, include_bytes!("../../../web-demo/js/sessions.js")),
     ("/vendor/marked.esm.js", JS, include_bytes!("../../../web-demo/vendor/marked.esm.js")),
     ("/vendor/purify.min.js", JS, include_bytes!("../../../web-demo/vendor/purify.min.js")),

@@ -24,12 +24,14 @@ mod messages;
 mod openapi;
 mod responses;
 mod runs;
+mod schedules;
 mod sessions;
 mod signin;
 mod sse;
 mod tool_calls;
 mod tools;
 mod usage;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -103,6 +105,10 @@ pub struct AppState {
     pub runs: Arc<runs::KeyLocks>,
     /// What `/metrics` asks for, and whether the API serves it (not with `--metrics-listen`).
     pub metrics: MetricsAccess,
+    /// The tenants' webhook subscriptions.
+    pub webhooks: airlock_hooks::webhooks::Webhooks,
+    /// The tenants' schedules.
+    pub schedules: airlock_hooks::schedules::Schedules,
 }
 
 /// Where `/metrics` is served and who may read it.
@@ -133,6 +139,8 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(usage::router())
         .merge(budget::router())
         .merge(files::router())
+        .merge(webhooks::router())
+        .merge(schedules::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

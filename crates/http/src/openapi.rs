@@ -40,6 +40,10 @@ use super::{AppState, ErrorBody};
         (name = "usage", description = "What sessions spent: tokens by model, and their cost."),
         (name = "files", description = "A session's workspace: the files its code tools wrote, \
             and those a client uploads for them."),
+        (name = "webhooks", description = "Subscriptions that are told, signed, what a tenant's \
+            sessions did: idle, waiting for a person, failed, a run completed, a turn ended."),
+        (name = "schedules", description = "Messages sent to a session at each due time of a \
+            cron expression, without a client asking."),
         (name = "service", description = "Health, readiness and this document."),
     ),
     components(schemas(ErrorBody))

@@ -35,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The new session; every field is optional.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateBody {
+pub(super) struct CreateBody {
     /// 1 to 200 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit; a fresh
     /// UUID when absent.
     #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$(?![\\s\\S])")]
@@ -62,6 +62,25 @@ struct CreateBody {
     /// What it may spend: a step that would start with the budget spent pauses the session
     /// until `PATCH …/budget` raises it.
     budget: Option<BudgetBody>,
+}
+
+impl CreateBody {
+    /// The session id asked for, and what the session is to be (the gateway's default model when
+    /// it names none).
+    pub(super) fn into_spec(self, state: &AppState) -> (Option<String>, SessionSpec) {
+        let spec = SessionSpec {
+            model: self.model.unwrap_or_else(|| state.sessions.default_model().to_owned()),
+            fallback: self.fallback,
+            system: self.system,
+            tools: self.tools,
+            client_tools: self.client_tools,
+            max_tokens: None,
+            budget: self.budget.map(Into::into),
+            metadata: self.metadata,
+            forked_from: None,
+        };
+        (self.session_id, spec)
+    }
 }
 
 /// `Session` as the API shows it.
@@ -160,18 +179,8 @@ async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateBody>,
 ) -> Answer<impl IntoResponse> {
-    let session_id = body.session_id.unwrap_or_else(fresh_id);
-    let spec = SessionSpec {
-        model: body.model.unwrap_or_else(|| state.sessions.default_model().to_owned()),
-        fallback: body.fallback,
-        system: body.system,
-        tools: body.tools,
-        client_tools: body.client_tools,
-        max_tokens: None,
-        budget: body.budget.map(Into::into),
-        metadata: body.metadata,
-        forked_from: None,
-    };
+    let (session_id, spec) = body.into_spec(&state);
+    let session_id = session_id.unwrap_or_else(fresh_id);
     let tenant = caller.owner();
     let (row, created) = state.sessions.create(session_id, spec.clone(), tenant.clone()).await?;
     let same = serde_json::from_value::<SessionSpec>(row.spec.clone()).ok() == Some(spec);

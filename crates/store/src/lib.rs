@@ -12,10 +12,12 @@
 //! Each backend's schema changes are its numbered files under `crates/store/migrations/`.
 
 mod faults;
+pub mod hooks;
 mod indexes;
 mod keys;
 mod postgres;
 pub mod receipts;
+mod schedules;
 mod sessions;
 mod sqlite;
 mod usage;
@@ -26,9 +28,11 @@ use std::path::{Path, PathBuf};
 use crate::receipts::{Mark, Receipt};
 
 pub use faults::Faults;
+pub use hooks::{Delivery, Hook, Outcome, Webhook};
 pub use indexes::Snapshot;
 pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash};
 pub use postgres::{Cluster, Owner};
+pub use schedules::{Fired, Schedule};
 pub use sessions::SessionRow;
 pub use usage::{ModelUsage, Spent, Tokens};
 pub use writer::Durability;
@@ -106,6 +110,8 @@ pub struct Index {
     pub at_rest: bool,
     /// What the responses these events log cost.
     pub spent: Vec<Spent>,
+    /// What webhooks may report of these events: a delivery for each subscription that wants it.
+    pub hooks: Vec<Hook>,
 }
 
 /// An idempotency record: the answer given to the first request with this key.
@@ -123,9 +129,10 @@ pub struct IdempotencyRecord {
     pub created_at: u64,
 }
 
-/// The store: cheap to clone.
+/// The store: cheap to clone. Beside its backend, what wakes the webhook deliverer when a commit
+/// of this process wrote deliveries.
 #[derive(Clone)]
-pub struct Store(Backend);
+pub struct Store(Backend, std::sync::Arc<tokio::sync::Notify>);
 
 #[derive(Clone)]
 enum Backend {
@@ -159,13 +166,14 @@ impl Store {
     /// Opens (creating and migrating as needed) the SQLite database at `path`; [`MEMORY`] opens a
     /// fresh database that lives in this process only.
     pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
-        Ok(Store(Backend::Sqlite(sqlite::Sqlite::open(path, durability)?)))
+        Ok(Store(Backend::Sqlite(sqlite::Sqlite::open(path, durability)?), Default::default()))
     }
 
     /// Connects to (migrating as needed) the PostgreSQL database at `url`, as the gateway
     /// `cluster` describes.
     pub async fn connect(url: &str, cluster: Cluster) -> Result<Store, StoreError> {
-        Ok(Store(Backend::Postgres(postgres::Postgres::connect(url, cluster).await?)))
+        let backend = Backend::Postgres(postgres::Postgres::connect(url, cluster).await?);
+        Ok(Store(backend, Default::default()))
     }
 
     /// The command-line flag that names this store, for a person to type: `--data FILE`, or
@@ -190,11 +198,24 @@ impl Store {
         matches!(self.0, Backend::Postgres(_))
     }
 
+    /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
+    /// keeps beside them in the same transaction; resolves once committed. In a shared store,
+    /// only while this gateway holds the session's lease ([`StoreError::Fenced`] otherwise).
+    pub async fn append(
+        &self,
+        session_id: &str,
+        events: Vec<String>,
+        index: Index,
+    ) -> Result<(), StoreError> {
+        let hooks = !index.hooks.is_empty();
+        each!(self, append(session_id, events, index))?;
+        if hooks {
+            self.1.notify_one();
+        }
+        Ok(())
+    }
+
     delegate! {
-        /// Appends events (JSON envelopes, contiguous seqs) to a session's log, with what `index`
-        /// keeps beside them in the same transaction; resolves once committed. In a shared store,
-        /// only while this gateway holds the session's lease ([`StoreError::Fenced`] otherwise).
-        pub async fn append(&self, session_id: &str, events: Vec<String>, index: Index) -> ();
         /// Records that a session is at rest (after recovery found nothing to do).
         pub async fn set_at_rest(&self, session_id: &str) -> ();
         /// Replaces what a session was asked to be (its spec, as JSON): a changed budget.
@@ -259,6 +280,49 @@ impl Store {
         pub async fn live_key(&self, secret: &str) -> Option<Key>;
         /// Whether any key was ever made: from then on every `/v1` request needs one.
         pub async fn has_keys(&self) -> bool;
+        /// Keeps a new webhook subscription.
+        pub async fn insert_webhook(&self, webhook: Webhook) -> ();
+        /// The webhook subscriptions `tenant` made for itself (every one when `None`), oldest
+        /// first.
+        pub async fn webhooks(&self, tenant: Option<&str>) -> Vec<Webhook>;
+        /// One webhook subscription.
+        pub async fn webhook(&self, webhook_id: &str) -> Option<Webhook>;
+        /// Deletes a webhook subscription and what waits for it; `false` if there was none.
+        pub async fn delete_webhook(&self, webhook_id: &str) -> bool;
+        /// Takes a failing subscription back: it gets deliveries again; `false` if there was none.
+        pub async fn resume_webhook(&self, webhook_id: &str) -> bool;
+        /// Writes the deliveries of hooks that no commit of events carries (a run's result, told
+        /// once its owner summarized it).
+        pub async fn record_hooks(&self, session_id: &str, hooks: Vec<Hook>) -> ();
+        /// Claims for `node` until `until` the deliveries due at `now` (at most `limit`): of each
+        /// subscription and session, the oldest waiting, when no gateway holds it; oldest first.
+        pub async fn claim_deliveries(&self, now: u64, until: u64, node: &str, limit: usize)
+            -> Vec<Delivery>;
+        /// Records how attempts of claimed deliveries went, in one transaction.
+        pub async fn settle_deliveries(&self, outcomes: Vec<Outcome>) -> ();
+        /// Lets go of the delivery and schedule claims `node` holds (it starts again: nothing of
+        /// its is in flight).
+        pub async fn release_claims(&self, node: &str) -> ();
+        /// Keeps a new schedule.
+        pub async fn insert_schedule(&self, schedule: Schedule) -> ();
+        /// The schedules of `tenant` (every one when `None`), oldest first.
+        pub async fn schedules(&self, tenant: Option<&str>) -> Vec<Schedule>;
+        /// One schedule.
+        pub async fn schedule(&self, schedule_id: &str) -> Option<Schedule>;
+        /// Deletes a schedule; `false` if there was none.
+        pub async fn delete_schedule(&self, schedule_id: &str) -> bool;
+        /// Pauses a schedule (`next_at` kept when `None`), or resumes it from `next_at`; `false`
+        /// if there was none.
+        pub async fn pause_schedule(&self, schedule_id: &str, paused: bool, next_at: Option<u64>)
+            -> bool;
+        /// The schedules due at `now` that no gateway holds, soonest first, at most `limit`.
+        pub async fn due_schedules(&self, now: u64, limit: usize) -> Vec<Schedule>;
+        /// Claims a schedule's due time `due` for `node` until `until`; `false` when another
+        /// gateway holds it, or it moved on.
+        pub async fn claim_schedule(&self, schedule_id: &str, due: u64, now: u64, until: u64,
+            node: &str) -> bool;
+        /// Moves a claimed due time on, with what firing it did.
+        pub async fn settle_schedule(&self, fired: Fired) -> ();
     }
 
     /// Inserts a session row; `false` if a session with that id exists already.

@@ -341,6 +341,7 @@ fn append(
     }
     let time_of = |seq: u64| times.get(seq.checked_sub(expected)? as usize).copied();
     crate::usage::write_sqlite(tx, session_id, &index.spent, time_of)?;
+    crate::hooks::write_sqlite(tx, session_id, &index.hooks)?;
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
         tx.prepare_cached(

@@ -57,6 +57,8 @@ impl Embedded {
             },
             connections: airlock_http::connections::Connections::default(),
             metrics: crate::server::MetricsSettings::default(),
+            webhooks: crate::server::WebhookSettings::default(),
+            declared: Default::default(),
         };
         let sessions = open_sessions(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

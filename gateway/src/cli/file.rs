@@ -1,8 +1,9 @@
 //! `airlock.toml`: settings for `airlock serve` from a file. Its keys are `serve`'s long flags,
 //! so every setting is declared once, on [`ServeArgs`](super::ServeArgs): the file's values
 //! become the flags' defaults, and clap reads them as it reads a flag. A flag wins over its
-//! environment variable, which wins over the file, which wins over the built-in default. Two
-//! tables have no flag: `[mcp.NAME]` (as `--mcp`) and `[models."NAME"]`.
+//! environment variable, which wins over the file, which wins over the built-in default. Four
+//! tables have no flag: `[mcp.NAME]` (as `--mcp`), `[models."NAME"]`, and the operator's
+//! `[webhooks.NAME]` and `[schedules.NAME]`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use clap::{Arg, ArgMatches};
 use serde::Deserialize;
 
 use super::ServeArgs;
+use airlock_hooks::operator::Declared;
 use airlock_providers::mcp::{McpServer, McpSource};
 use airlock_providers::model::{ModelSettings, ModelTable};
 
@@ -21,6 +23,7 @@ pub struct File {
     flags: BTreeMap<String, Vec<String>>,
     mcp: Option<Vec<McpServer>>,
     models: Option<ModelTable>,
+    declared: Declared,
 }
 
 /// One `[mcp.NAME]` table.
@@ -65,10 +68,21 @@ impl File {
         let shown = path.display();
         let table: toml::Table =
             toml::from_str(&text).map_err(|e| format!("{shown} is not valid: {e}"))?;
-        let mut file = File { flags: BTreeMap::new(), mcp: None, models: None };
+        let mut file =
+            File { flags: BTreeMap::new(), mcp: None, models: None, declared: Declared::default() };
         for (key, value) in table {
             match key.as_str() {
                 "mcp" => file.mcp = Some(mcp(value).map_err(|e| format!("{shown}: {e}"))?),
+                "webhooks" => {
+                    let declared = value.try_into();
+                    file.declared.webhooks =
+                        declared.map_err(|e| format!("{shown} is not valid: webhooks: {e}"))?;
+                }
+                "schedules" => {
+                    let declared = value.try_into();
+                    file.declared.schedules =
+                        declared.map_err(|e| format!("{shown} is not valid: schedules: {e}"))?;
+                }
                 "models" => {
                     let models = value.try_into::<BTreeMap<String, ModelSettings>>();
                     let models = ModelTable::new(
@@ -109,6 +123,7 @@ impl File {
         if let Some(models) = self.models {
             args.models = models;
         }
+        args.declared = self.declared;
         let mcp_given = matches.value_source("mcp").is_some_and(|source| {
             matches!(source, ValueSource::CommandLine | ValueSource::EnvVariable)
         });
@@ -139,7 +154,8 @@ fn unknown(path: &Path, key: &str, serve: &clap::Command) -> String {
         .collect();
     format!(
         "{} is not valid: no setting is called `{key}`; its keys are the long flags of \
-         `airlock serve` ({}) and the tables [mcp.NAME] and [models.\"NAME\"]",
+         `airlock serve` ({}) and the tables [mcp.NAME], [models.\"NAME\"], [webhooks.NAME] and \
+         [schedules.NAME]",
         path.display(),
         keys.join(", ")
     )

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::args::{DurabilityArg, LimitsArgs, ModelArgs, SandboxArgs};
 use super::data_lock::DataLock;
-use crate::server::{Gateway, Settings, Shared, shutdown_signal};
+use crate::server::{Gateway, Settings, Shared, WebhookSettings, shutdown_signal};
 use airlock_http::DEFAULT_MAX_BODY;
 use airlock_http::connections::Connections;
 use airlock_sessions::{Eviction, Limits, Rules, TenantLimits};
@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// endpoint, fallbacks and retries.
     #[arg(skip)]
     pub models: airlock_providers::model::ModelTable,
+    /// `[webhooks.NAME]` and `[schedules.NAME]` of `airlock.toml`: the operator's webhook
+    /// subscriptions and schedules.
+    #[arg(skip)]
+    pub declared: airlock_hooks::operator::Declared,
     /// `full` survives power loss; `normal` is faster and may lose the last commits then.
     #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
     pub durability: DurabilityArg,
@@ -117,6 +121,40 @@ pub struct ServeArgs {
     /// `AIRLOCK_METRICS_KEY`).
     #[arg(long, env = "AIRLOCK_METRICS_KEY", value_name = "KEY", hide_env_values = true)]
     pub metrics_key: Option<String>,
+    /// How webhooks are delivered.
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
+}
+
+/// How webhooks are delivered (`docs/http-api.md`, "Webhooks").
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Let webhook subscriptions name this machine (`http://127.0.0.1:…`, `localhost`): a
+    /// receiver on the same host, for development and tests. Off, only https elsewhere is taken.
+    #[arg(long, env = "AIRLOCK_WEBHOOKS_ALLOW_LOOPBACK")]
+    pub webhooks_allow_loopback: bool,
+    /// How long a webhook receiver has to answer a delivery before it is tried again.
+    #[arg(long, env = "AIRLOCK_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub webhook_timeout: Duration,
+    /// The wait before a failed delivery is tried again; each next wait is three times longer
+    /// (at most two hours), give or take a fifth at random.
+    #[arg(long, env = "AIRLOCK_WEBHOOK_RETRY_AFTER", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub webhook_retry_after: Duration,
+    /// How long a delivery is retried before its subscription is marked failing (and gets no
+    /// more deliveries until it is resumed).
+    #[arg(long, env = "AIRLOCK_WEBHOOK_RETRY_FOR", default_value = "24h", value_parser = humantime::parse_duration)]
+    pub webhook_retry_for: Duration,
+}
+
+impl From<&WebhookArgs> for WebhookSettings {
+    fn from(args: &WebhookArgs) -> WebhookSettings {
+        WebhookSettings {
+            allow_loopback: args.webhooks_allow_loopback,
+            timeout: args.webhook_timeout,
+            retry_after: args.webhook_retry_after,
+            retry_for: args.webhook_retry_for,
+        }
+    }
 }
 
 /// A store several gateways share, instead of the SQLite file (`docs/deploy.md`).
@@ -196,6 +234,8 @@ pub async fn serve(
             body_timeout: args.body_timeout,
             max: args.max_connections,
         },
+        webhooks: (&args.webhooks).into(),
+        declared: args.declared,
     };
     let started = async {
         // Bound first: a gateway sharing its store tells the others its address as it starts.

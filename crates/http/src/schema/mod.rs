@@ -67,6 +67,11 @@ pub fn events_schema() -> Array {
     Array::new(Ref::from_schema_name("Event"))
 }
 
+/// `[ContentBlock]`: a message's content.
+pub fn content_blocks_schema() -> Array {
+    Array::new(Ref::from_schema_name("ContentBlock"))
+}
+
 /// `[QueueItem]`: `{messageId, target, delivery, message}`, as the queue shows them.
 pub fn queue_items_schema() -> Array {
     Array::new(Ref::from_schema_name("QueueItem"))

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use super::chunks::{self, Pending};
 use super::{Answer, Session, measure};
 use airlock_providers::tools::ToolContext;
-use airlock_store::Spent;
+use airlock_store::{Hook, Spent};
 
 impl Session {
     /// Starts the model streams that `outputs` ask for, taking them out, before those outputs are
@@ -195,6 +195,8 @@ pub(super) struct Batch {
     events: usize,
     /// What the responses its events log spent.
     pub(super) spent: Vec<Spent>,
+    /// What webhooks may report of its events' turn ends.
+    pub(super) hooks: Vec<Hook>,
 }
 
 impl Batch {

@@ -131,7 +131,8 @@ impl Session {
                     }
                     Output::AppendEvent(appended) => {
                         let seq = self.next_seq + batch.events() as u64;
-                        batch.spent.extend(self.follow(seq, &appended.json));
+                        let spent = self.follow(seq, &appended.json, &mut batch.hooks);
+                        batch.spent.extend(spent);
                         batch.push(Output::AppendEvent(appended));
                     }
                     Output::Refused { code, message } => {
@@ -211,7 +212,8 @@ impl Session {
             let count = events.len() as u64;
             let bytes: usize = events.iter().map(String::len).sum();
             let spent = std::mem::take(&mut batch.spent);
-            let index = self.index(first, &mut batch.outputs, records, spent.clone());
+            let hooks = std::mem::take(&mut batch.hooks);
+            let index = self.index(first, &mut batch.outputs, records, spent.clone(), hooks);
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.

@@ -18,6 +18,7 @@ mod continuation;
 mod effects;
 mod error;
 mod feed;
+mod hooks;
 mod load;
 mod log;
 mod measure;

@@ -8,10 +8,12 @@ use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status, TurnEnd
 use tokio::sync::watch;
 
 use super::child::Parent;
+use super::hooks::{hook_after, hook_reason, turn_hooks};
 use super::{Committed, Session};
 use crate::goal::Driver;
+use airlock_core::WaitingCall;
 use airlock_store::receipts::Mark;
-use airlock_store::{IdempotencyRecord, Index, Spent, Tokens};
+use airlock_store::{Hook, IdempotencyRecord, Index, Spent, Tokens};
 
 /// The event types some part follows; the others are not parsed at all.
 const OBSERVED: [&str; 8] = [
@@ -136,36 +138,61 @@ fn observe(parts: [&mut dyn Observe; 4], inbox: &mut Inbox, event: &Event) {
 
 impl Session {
     /// What a commit of `outputs`' events, the first at seq `first`, keeps beside them: the
-    /// idempotency record, what the responses among them `spent`, and what the core said of each
+    /// idempotency record, what the responses among them `spent`, what the core said of each
     /// event (its receipt marks, taken from the outputs, and whether the session rests after it)
-    /// as long as the session is idle once they are done.
+    /// as long as the session is idle once they are done, and what webhooks may report of them:
+    /// the `hooks` of their turn ends, the agent going idle, and calls starting to wait for a
+    /// person (each at the seq of the event before it).
     pub(super) fn index(
         &mut self,
         first: u64,
         outputs: &mut [Output],
         idempotency: Vec<IdempotencyRecord>,
         spent: Vec<Spent>,
+        mut hooks: Vec<Hook>,
     ) -> Index {
         let (mut marks, mut at_rest, mut status, mut seq) = (Vec::new(), false, self.status, first);
-        for output in outputs {
+        let mut last: Option<&str> = None;
+        let finish = hooks.iter().rev().find(|h| h.kind == "turn.ended").map(|h| h.data.clone());
+        for output in outputs.iter_mut() {
             match output {
                 Output::AppendEvent(appended) => {
                     let taken = std::mem::take(&mut appended.marks);
                     marks.extend(taken.into_iter().map(|mark| Mark::new(seq, mark)));
                     at_rest = appended.at_rest;
+                    last = Some(&appended.json);
                     seq += 1;
                 }
-                Output::Status(now) => status = *now,
+                Output::Status(now) => {
+                    if *now == Status::Idle && status == Status::Running {
+                        let mut data = serde_json::json!({"status": "idle"});
+                        if let Some(reason) = finish.as_deref().and_then(hook_reason) {
+                            data["finishReason"] = reason.into();
+                        }
+                        hooks.push(hook_after("session.idle", seq, last, data));
+                    }
+                    status = *now;
+                }
+                Output::Waiting(calls) => {
+                    let before = self.waiting.lock().expect("waiting lock");
+                    let new = |c: &&WaitingCall| !before.iter().any(|b| b.call_id == c.call_id);
+                    if calls.iter().any(|call| new(&call)) {
+                        let data = serde_json::json!({"waiting": calls});
+                        hooks.push(hook_after("session.requires_action", seq, last, data));
+                    }
+                }
                 _ => {}
             }
         }
-        Index { idempotency, marks, at_rest: at_rest && status == Status::Idle, spent }
+        hooks.sort_by_key(|hook| hook.seq); // stable: a turn's end before the idle after it
+        Index { idempotency, marks, at_rest: at_rest && status == Status::Idle, spent, hooks }
     }
 
     /// Follows an event the core just logged (`json`, at `seq`) where the session keeps
     /// something of it before it is committed: the budget's pause, the model the log last named
-    /// (a `request/context`), and what a response cost, credited to that model (answered).
-    pub(super) fn follow(&mut self, seq: u64, json: &str) -> Option<Spent> {
+    /// (a `request/context`), what a response cost, credited to that model (answered), and what
+    /// webhooks may report of a turn's end (added to `hooks`).
+    pub(super) fn follow(&mut self, seq: u64, json: &str, hooks: &mut Vec<Hook>) -> Option<Spent> {
         // Only the fields read here are deserialized: a step's message is skipped, not built.
         #[derive(serde::Deserialize)]
         struct Fields {
@@ -182,6 +209,10 @@ impl Session {
             "request/context" | "assistant/message" | "context/compaction" => {}
             "budget/exhausted" | "budget/resumed" => {
                 self.paused = kind == "budget/exhausted";
+                return None;
+            }
+            "turn/end" => {
+                hooks.extend(turn_hooks(seq, json));
                 return None;
             }
             _ => return None,

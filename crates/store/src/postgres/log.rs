@@ -157,6 +157,7 @@ pub(super) async fn write_events(
             tx.execute(&insert, &params).await?;
         }
     }
+    super::hooks::write_hooks(tx, session_id, &index.hooks).await?;
     if let Some(last) = heads.last() {
         let goal = heads.iter().zip(events).rev().find(|(h, _)| h.kind == "goal/change");
         let goal = goal.map(|(_, body)| body.as_str());

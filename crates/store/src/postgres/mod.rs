@@ -5,10 +5,12 @@
 //! locks the session's lease row and checks the epoch this gateway took, in the same transaction
 //! as the events, so a gateway that lost the lease never appends again (fencing).
 
+mod hooks;
 mod lease;
 mod log;
 mod notify;
 mod rows;
+mod schedules;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0001_init.sql"),
     include_str!("../../migrations/postgres/0002_logins_forks_bytes.sql"),
     include_str!("../../migrations/postgres/0003_usage.sql"),
+    include_str!("../../migrations/postgres/0004_hooks.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most.

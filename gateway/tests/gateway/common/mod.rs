@@ -57,6 +57,8 @@ fn settings(data: PathBuf) -> Settings {
         connections: Default::default(),
         public_url: None,
         metrics: Default::default(),
+        webhooks: Default::default(),
+        declared: Default::default(),
     }
 }
 

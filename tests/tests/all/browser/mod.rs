@@ -7,6 +7,7 @@
 use std::path::Path;
 
 mod code_tools;
+mod schedules;
 
 use airlock_tests::Reply;
 use airlock_tests::page::Page;

@@ -196,6 +196,13 @@ impl Gateway {
         listen: &str,
         wait_recovered: bool,
     ) -> Gateway {
+        // A quieter level would hide the lines waited for below, and the wait would never end.
+        let level = env.iter().find(|(k, _)| *k == "AIRLOCK_LOG").map_or("info", |(_, v)| v);
+        assert!(
+            matches!(level, "info" | "debug" | "trace"),
+            "AIRLOCK_LOG={level} hides the info lines the harness waits for (where it listens, \
+             that its sessions recovered): leave AIRLOCK_LOG out or make it info or louder"
+        );
         let mut child = Command::new(airlock_bin())
             .args(["serve", "--listen", listen, "--durability", "full", "--data"])
             .arg(data)

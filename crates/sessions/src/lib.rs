@@ -39,7 +39,7 @@ pub use front::{
     HubEvent, InputError, ModelSpending, ModelUsage, Overview, Sent, Sessions, Spending, Tokens,
 };
 pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
-pub use owned::{OwnError, OwnedRun, RunResult, Summary};
+pub use owned::{OwnError, OwnedRun, RunResult, Summary, summarize};
 pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};
 pub use session::{
     Budget, BudgetState, Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode,

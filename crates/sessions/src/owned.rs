@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use crate::actor::{Admission, IntervalEnd, SessionHandle};
 use crate::session::{IdempotencyKey, Refusal, RefusalCode, SessionError};
-use airlock_store::{Hook, Store, StoreError};
+use airlock_store::{Store, StoreError};
 
 /// Why an owned run could not be started or collected.
 #[derive(Debug, thiserror::Error)]
@@ -134,13 +134,7 @@ impl OwnedRun {
         }
         let count = (last_seq + 1).saturating_sub(self.first_seq) as usize;
         let events = store.events(&self.session_id, self.first_seq.checked_sub(1), count).await?;
-        let result =
-            RunResult::of(&self.session_id, &self.message_id, self.first_seq, last_seq, events);
-        // Webhooks hear of it (`run.completed`); the run's answer does not wait for them.
-        if let Err(error) = store.record_hooks(&self.session_id, vec![result.hook()]).await {
-            tracing::error!(session_id = self.session_id, %error, "a run's webhooks were not told");
-        }
-        Ok(result)
+        Ok(RunResult::of(&self.session_id, &self.message_id, self.first_seq, last_seq, events))
     }
 }
 
@@ -164,21 +158,6 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// What webhooks hear of it: `run.completed` at its last seq, with its summary.
-    fn hook(&self) -> Hook {
-        let mut data = serde_json::to_value(&self.summary).unwrap_or_default();
-        data["messageId"] = self.message_id.clone().into();
-        data["firstSeq"] = self.first_seq.into();
-        data["lastSeq"] = self.last_seq.into();
-        Hook {
-            seq: self.last_seq,
-            kind: "run.completed",
-            key: self.message_id.clone(),
-            data: data.to_string(),
-            time: airlock_base::clock::now_ms(),
-        }
-    }
-
     /// The result of an interval, from its events (JSON envelopes in seq order).
     pub fn of(
         session_id: &str,

@@ -24,7 +24,8 @@ CREATE TABLE webhooks (
 
 -- What waits to be delivered: written by the commit that logs the event it reports, so a crash
 -- loses none; deleted once the receiver took it. Only the oldest of a subscription's rows for one
--- session is sent at a time (in order per session); `claimed_until` keeps one gateway on it.
+-- session is due (in order per session): the others wait behind it with `next_at` at the largest
+-- integer, and the next is made due when it goes. `claimed_until` keeps one gateway on it.
 CREATE TABLE webhook_deliveries (
     delivery_id   INTEGER PRIMARY KEY AUTOINCREMENT,
     webhook_id    TEXT NOT NULL,

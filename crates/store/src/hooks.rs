@@ -146,8 +146,10 @@ pub(crate) fn stored_events(events: &[String]) -> String {
 /// What the commit of `session_id`'s events writes for its hooks (SQLite): one delivery for each
 /// subscription that wants it (`?7` is the type between spaces).
 const INSERT_DELIVERIES: &str = "INSERT OR IGNORE INTO webhook_deliveries \
-    (webhook_id, session_id, seq, type, key, data, created_at) \
-    SELECT w.webhook_id, ?1, ?2, ?3, ?4, ?5, ?6 FROM webhooks w \
+    (webhook_id, session_id, seq, type, key, data, created_at, next_at) \
+    SELECT w.webhook_id, ?1, ?2, ?3, ?4, ?5, ?6, CASE WHEN EXISTS (SELECT 1 FROM \
+    webhook_deliveries e WHERE e.webhook_id = w.webhook_id AND e.session_id = ?1) \
+    THEN 9223372036854775807 ELSE 0 END FROM webhooks w \
     WHERE w.failing_since IS NULL AND instr(w.events, ?7) > 0 \
     AND (w.session_id IS NULL OR w.session_id = ?1) \
     AND (w.every_tenant OR w.tenant = (SELECT tenant FROM sessions WHERE session_id = ?1))";
@@ -201,16 +203,27 @@ fn webhook_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Webhook> {
     })
 }
 
-/// The oldest waiting delivery of each subscription and session that is due and not claimed,
-/// claimed by `node` until `?2` (SQLite; `?1` is now, `?4` the most taken).
-const CLAIM: &str = "UPDATE webhook_deliveries SET claimed_until = ?2, claimed_by = ?3 \
-    WHERE claimed_until <= ?1 AND delivery_id IN ( \
-      SELECT d.delivery_id FROM webhook_deliveries d \
-      WHERE d.next_at <= ?1 AND d.claimed_until <= ?1 AND NOT EXISTS ( \
-        SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id \
-        AND e.session_id = d.session_id AND e.delivery_id < d.delivery_id) \
-      ORDER BY d.delivery_id LIMIT ?4) \
-    RETURNING delivery_id, webhook_id, session_id, seq, type, key, data, created_at, attempts";
+/// The deliveries due at `?1` that no gateway holds, at most `?2`, soonest first: read, so the
+/// writer only claims by key. Only the oldest waiting delivery of a subscription and session (its
+/// head) is ever due: the others wait behind it with `next_at` at [`BEHIND`] (`i64::MAX`), and
+/// the next is made due when the head goes ([`PROMOTE`]). So this reads the index on `next_at`,
+/// however many deliveries wait behind a receiver that does not answer.
+pub(crate) const DUE_HEADS: &str = "SELECT delivery_id FROM webhook_deliveries \
+    WHERE next_at <= ?1 AND claimed_until <= ?1 ORDER BY next_at, delivery_id LIMIT ?2";
+
+/// The `next_at` of a delivery waiting behind an older one of its subscription and session.
+pub const BEHIND: i64 = i64::MAX;
+
+/// Makes due (at `?2`) the delivery after `?1` of its subscription and session: `?1` is going.
+pub(crate) const PROMOTE: &str = "UPDATE webhook_deliveries SET next_at = ?2 \
+    WHERE delivery_id = (SELECT MIN(e.delivery_id) FROM webhook_deliveries e \
+    JOIN webhook_deliveries d ON e.webhook_id = d.webhook_id AND e.session_id = d.session_id \
+    WHERE d.delivery_id = ?1 AND e.delivery_id > d.delivery_id)";
+
+/// A claimed delivery with its subscription's URL and secret.
+const CLAIMED: &str = "SELECT d.delivery_id, d.webhook_id, w.url, w.secret, d.session_id, \
+    d.seq, d.type, d.key, d.data, d.created_at, d.attempts \
+    FROM webhook_deliveries d JOIN webhooks w USING (webhook_id) WHERE d.delivery_id = ?1";
 
 impl Sqlite {
     /// See [`Store::insert_webhook`].
@@ -282,35 +295,6 @@ impl Sqlite {
         .await
     }
 
-    /// See [`Store::record_hooks`].
-    pub async fn record_hooks(&self, session_id: &str, hooks: Vec<Hook>) -> Result<(), StoreError> {
-        // Most gateways have no subscription that wants these: then nothing is written.
-        let kinds: Vec<String> = hooks.iter().map(|h| format!(" {} ", h.kind)).collect();
-        let wanted = self
-            .read(move |conn| {
-                let mut stmt = conn.prepare_cached(
-                    "SELECT 1 FROM webhooks WHERE failing_since IS NULL AND instr(events, ?1) > 0",
-                )?;
-                for kind in &kinds {
-                    if stmt.exists([kind])? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            })
-            .await?;
-        if !wanted {
-            return Ok(());
-        }
-        let session_id = session_id.to_owned();
-        self.direct(move |conn| {
-            let tx = conn.unchecked_transaction()?;
-            write_sqlite(&tx, &session_id, &hooks)?;
-            tx.commit()
-        })
-        .await
-    }
-
     /// See [`Store::claim_deliveries`].
     pub async fn claim_deliveries(
         &self,
@@ -319,16 +303,15 @@ impl Sqlite {
         node: &str,
         limit: usize,
     ) -> Result<Vec<Delivery>, StoreError> {
-        // Asked a few times a second: a read answers "nothing due" without the writer.
-        let due = self
+        // Asked a few times a second, with a backlog when a receiver is down: what is due is
+        // read beside the writer, which only claims those rows by key.
+        let heads: Vec<i64> = self
             .read(move |conn| {
-                conn.prepare_cached(
-                    "SELECT 1 FROM webhook_deliveries WHERE next_at <= ?1 AND claimed_until <= ?1",
-                )?
-                .exists([now as i64])
+                let mut due = conn.prepare_cached(DUE_HEADS)?;
+                due.query_map(params![now as i64, limit as i64], |r| r.get(0))?.collect()
             })
             .await?;
-        if !due {
+        if heads.is_empty() {
             return Ok(Vec::new());
         }
         let node = node.to_owned();
@@ -336,35 +319,33 @@ impl Sqlite {
             let tx = conn.unchecked_transaction()?;
             let mut claimed = Vec::new();
             {
-                let mut stmt = tx.prepare_cached(CLAIM)?;
-                let rows =
-                    stmt.query_map(params![now as i64, until as i64, node, limit as i64], |r| {
-                        Ok(Delivery {
-                            delivery_id: r.get(0)?,
-                            webhook_id: r.get(1)?,
-                            url: String::new(),
-                            secret: String::new(),
-                            session_id: r.get(2)?,
-                            seq: r.get::<_, i64>(3)? as u64,
-                            kind: r.get(4)?,
-                            key: r.get(5)?,
-                            data: r.get(6)?,
-                            created_at: r.get::<_, i64>(7)? as u64,
-                            attempts: r.get::<_, i64>(8)? as u32,
-                        })
-                    })?;
-                for row in rows {
-                    claimed.push(row?);
-                }
-                let mut target =
-                    tx.prepare_cached("SELECT url, secret FROM webhooks WHERE webhook_id = ?1")?;
-                for delivery in &mut claimed {
-                    (delivery.url, delivery.secret) =
-                        target.query_row([&delivery.webhook_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                // Still free: no other claim took it since it was read.
+                let mut claim = tx.prepare_cached(
+                    "UPDATE webhook_deliveries SET claimed_until = ?2, claimed_by = ?3 \
+                     WHERE delivery_id = ?1 AND claimed_until <= ?4",
+                )?;
+                let mut read = tx.prepare_cached(CLAIMED)?;
+                for id in heads {
+                    if claim.execute(params![id, until as i64, node, now as i64])? == 1 {
+                        claimed.push(read.query_row([id], |r| {
+                            Ok(Delivery {
+                                delivery_id: r.get(0)?,
+                                webhook_id: r.get(1)?,
+                                url: r.get(2)?,
+                                secret: r.get(3)?,
+                                session_id: r.get(4)?,
+                                seq: r.get::<_, i64>(5)? as u64,
+                                kind: r.get(6)?,
+                                key: r.get(7)?,
+                                data: r.get(8)?,
+                                created_at: r.get::<_, i64>(9)? as u64,
+                                attempts: r.get::<_, i64>(10)? as u32,
+                            })
+                        })?);
+                    }
                 }
             }
             tx.commit()?;
-            claimed.sort_by_key(|d| d.delivery_id);
             Ok(claimed)
         })
         .await
@@ -405,6 +386,7 @@ impl Sqlite {
 fn settle_sqlite(conn: &Connection, outcome: &Outcome) -> rusqlite::Result<()> {
     match outcome {
         Outcome::Delivered { delivery_id, webhook_id, at } => {
+            conn.prepare_cached(PROMOTE)?.execute(params![delivery_id, *at as i64])?;
             conn.prepare_cached("DELETE FROM webhook_deliveries WHERE delivery_id = ?1")?
                 .execute([delivery_id])?;
             conn.prepare_cached(

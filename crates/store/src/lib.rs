@@ -11,6 +11,7 @@
 //!
 //! Each backend's schema changes are its numbered files under `crates/store/migrations/`.
 
+mod chain;
 mod faults;
 pub mod hooks;
 mod indexes;
@@ -27,6 +28,8 @@ use std::path::{Path, PathBuf};
 
 use crate::receipts::{Mark, Receipt};
 
+pub use chain::MAX_FORK_CHAIN;
+use chain::{CHAIN_SQL, Segment};
 pub use faults::Faults;
 pub use hooks::{Delivery, Hook, Outcome, Webhook};
 pub use indexes::Snapshot;
@@ -291,9 +294,6 @@ impl Store {
         pub async fn delete_webhook(&self, webhook_id: &str) -> bool;
         /// Takes a failing subscription back: it gets deliveries again; `false` if there was none.
         pub async fn resume_webhook(&self, webhook_id: &str) -> bool;
-        /// Writes the deliveries of hooks that no commit of events carries (a run's result, told
-        /// once its owner summarized it).
-        pub async fn record_hooks(&self, session_id: &str, hooks: Vec<Hook>) -> ();
         /// Claims for `node` until `until` the deliveries due at `now` (at most `limit`): of each
         /// subscription and session, the oldest waiting, when no gateway holds it; oldest first.
         pub async fn claim_deliveries(&self, now: u64, until: u64, node: &str, limit: usize)
@@ -470,63 +470,6 @@ struct Head {
 /// The head of an event envelope.
 fn head(body: &str) -> Result<Head, StoreError> {
     serde_json::from_str(body).map_err(|e| StoreError::NotAnEvent(e.to_string()))
-}
-
-/// The most forks of forks one session's log is read through; a fork deeper than that copies its
-/// prefix instead of sharing it.
-pub const MAX_FORK_CHAIN: usize = 16;
-
-/// The sessions a session's log is shared with, from it back to the first with a log of its own:
-/// `(session_id, base_session_id, base_seq)` rows, the session first. `?1`/`$1` is the session,
-/// `?2`/`$2` the most links read.
-const CHAIN_SQL: &str = "WITH RECURSIVE chain (session_id, base_session_id, base_seq, n) AS ( \
-     SELECT session_id, base_session_id, base_seq, 0 FROM sessions WHERE session_id = $1 \
-     UNION ALL SELECT s.session_id, s.base_session_id, s.base_seq, c.n + 1 FROM sessions s \
-     JOIN chain c ON s.session_id = c.base_session_id WHERE c.n < $2) \
-     SELECT session_id, base_session_id, base_seq FROM chain ORDER BY n";
-
-/// One stretch of a session's log as stored: `session_id`'s events after `from` (`None`: from
-/// its first) through `through` (`u64::MAX`: to its end).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Segment {
-    pub session_id: String,
-    pub from: Option<u64>,
-    pub through: u64,
-}
-
-impl Segment {
-    /// The stretches of `session_id`'s log in seq order, from its chain of shared logs (see
-    /// [`CHAIN_SQL`]): a session with a log of its own is one stretch; a fork is the prefix it
-    /// shares through its `base_seq` (read the same way from its source), then its own events.
-    pub fn chain(
-        session_id: &str,
-        links: Vec<(String, Option<String>, Option<u64>)>,
-    ) -> Vec<Segment> {
-        let mut segments = Vec::with_capacity(links.len().max(1));
-        let mut through = u64::MAX;
-        for (id, _, base_seq) in links {
-            segments.push(Segment { session_id: id, from: base_seq, through });
-            match base_seq {
-                Some(at) => through = through.min(at),
-                None => break,
-            }
-        }
-        if segments.is_empty() {
-            segments.push(Segment { session_id: session_id.to_owned(), from: None, through });
-        }
-        segments.reverse();
-        segments
-    }
-
-    /// Where a read after `after` starts in this stretch.
-    pub fn after(&self, after: Option<u64>) -> Option<u64> {
-        after.max(self.from)
-    }
-
-    /// `through` as SQL takes it.
-    pub fn through_sql(&self) -> i64 {
-        self.through.min(i64::MAX as u64) as i64
-    }
 }
 
 /// `--data :memory:`: a store that lives in this process only.

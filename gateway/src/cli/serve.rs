@@ -131,7 +131,10 @@ pub struct ServeArgs {
 pub struct WebhookArgs {
     /// Let webhook subscriptions name this machine (`http://127.0.0.1:…`, `localhost`): a
     /// receiver on the same host, for development and tests. Off, only https elsewhere is taken.
-    #[arg(long, env = "AIRLOCK_WEBHOOKS_ALLOW_LOOPBACK")]
+    /// (`--webhooks-allow-loopback` alone is `true`; `=false`, and `true`/`false` in
+    /// `airlock.toml`, are taken too.)
+    #[arg(long, env = "AIRLOCK_WEBHOOKS_ALLOW_LOOPBACK", action = clap::ArgAction::Set,
+        num_args = 0..=1, default_value_t = false, default_missing_value = "true")]
     pub webhooks_allow_loopback: bool,
     /// How long a webhook receiver has to answer a delivery before it is tried again.
     #[arg(long, env = "AIRLOCK_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]

@@ -72,7 +72,10 @@ pub async fn deliver(
                 Ok(due) => {
                     for delivery in due {
                         let (client, settings) = (client.clone(), settings.clone());
-                        attempts.spawn(async move { attempt(&client, &settings, delivery).await });
+                        let store = store.clone();
+                        attempts.spawn(async move {
+                            attempt(&client, &settings, &store, delivery).await
+                        });
                     }
                 }
                 Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
@@ -121,6 +124,27 @@ pub fn message_id(delivery: &Delivery) -> String {
     format!("msg_{hex}")
 }
 
+/// What a delivery says beyond what its row keeps: a run's result, read from the log (its row
+/// names only the interval).
+async fn completed(store: &Store, delivery: &mut Delivery) -> Result<(), String> {
+    if delivery.kind != "run.completed" {
+        return Ok(());
+    }
+    let mut data: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&delivery.data).unwrap_or_default();
+    let seq = |name: &str| data.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let (first, last) = (seq("firstSeq"), seq("lastSeq"));
+    let count = (last + 1).saturating_sub(first) as usize;
+    let events = store.events(&delivery.session_id, first.checked_sub(1), count).await;
+    let events = events.map_err(|e| format!("the run's events could not be read: {e}"))?;
+    let summary = airlock_sessions::summarize(&events);
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&summary) {
+        data.extend(fields);
+    }
+    delivery.data = serde_json::Value::Object(data).to_string();
+    Ok(())
+}
+
 /// The body of a delivery: `{type, timestamp, data}`, the data naming the session and the seq
 /// of the event it reports.
 pub fn body(delivery: &Delivery) -> String {
@@ -138,9 +162,13 @@ pub fn body(delivery: &Delivery) -> String {
 async fn attempt(
     client: &reqwest::Client,
     settings: &DeliverySettings,
-    delivery: Delivery,
+    store: &Store,
+    mut delivery: Delivery,
 ) -> Outcome {
-    let tried = send(client, settings, &delivery).await;
+    let tried = match completed(store, &mut delivery).await {
+        Ok(()) => send(client, settings, &delivery).await,
+        Err(error) => Err(error),
+    };
     let at = now_ms();
     let (delivery_id, webhook_id) = (delivery.delivery_id, delivery.webhook_id.clone());
     let error = match tried {

@@ -4,7 +4,7 @@
 use airlock_core::Input;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Admission, Command, Owners, admitted, drive_goal, replay};
+use super::{Admission, Command, Owners, admitted, drive_goal, message_of, replay};
 use crate::session::{IdempotencyKey, Session, SessionError, Work};
 use airlock_store::Store;
 
@@ -77,11 +77,17 @@ pub(super) async fn feed_group(
         }
     }
     let work = group_work(&fed);
+    let ids: Vec<Option<String>> = fed.iter().map(|m| message_of(&m.input)).collect();
     let (inputs, answers): (Vec<_>, Vec<_>) =
         fed.into_iter().map(|m| ((m.input, m.key), (m.owner, m.reply))).unzip();
     match session.feed_group(inputs, work).await {
         Ok(outcomes) => {
-            for (fed, (owner, reply)) in outcomes.into_iter().zip(answers) {
+            for ((fed, (owner, reply)), id) in outcomes.into_iter().zip(answers).zip(ids) {
+                if let (Some(_), Some(id), None, Some(seq)) =
+                    (&owner, id, &fed.refusal, fed.first_seq)
+                {
+                    session.own(id, seq);
+                }
                 let outcome = Ok(Admission::Fed(fed));
                 if let Some(owner) = owner.filter(|_| admitted(&outcome)) {
                     owners.push(owner);

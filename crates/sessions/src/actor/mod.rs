@@ -409,6 +409,7 @@ async fn obey(
         }
         Command::Feed { input, key, owner, work, reply } => {
             let waits_only = input.is_none();
+            let message_id = input.as_ref().and_then(message_of);
             let outcome = match input {
                 Some(input) => take(session, store, input, key, work).await,
                 None => Ok(Admission::Fed(Fed::default())),
@@ -420,7 +421,14 @@ async fn obey(
                 (Some(owner), Ok(Admission::Replayed(response))) => {
                     owners.attach(owner, response, session);
                 }
-                (Some(owner), outcome) if waits_only || admitted(outcome) => owners.push(owner),
+                (Some(owner), outcome) if waits_only || admitted(outcome) => {
+                    if let (Some(id), Ok(Admission::Fed(Fed { first_seq: Some(seq), .. }))) =
+                        (message_id, &outcome)
+                    {
+                        session.own(id, *seq);
+                    }
+                    owners.push(owner);
+                }
                 _ => {}
             }
             owners.settle(session);
@@ -428,6 +436,14 @@ async fn obey(
             let _ = reply.send(outcome); // a caller that went away: the input is in
             None
         }
+    }
+}
+
+/// The message a send carries.
+fn message_of(input: &Input) -> Option<String> {
+    match input {
+        Input::Send { message, .. } => Some(message.id.clone()),
+        _ => None,
     }
 }
 

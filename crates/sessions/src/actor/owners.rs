@@ -46,6 +46,7 @@ impl Owners {
         for owner in self.waiting.drain(..) {
             let _ = owner.send(end); // an owner that went away no longer needs it
         }
+        session.forget_owned(); // an idle commit reported them; else they started no turn
     }
 
     /// An owner of the interval an earlier request started (its answer `response` names the

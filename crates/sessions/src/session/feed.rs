@@ -214,6 +214,7 @@ impl Session {
             let spent = std::mem::take(&mut batch.spent);
             let hooks = std::mem::take(&mut batch.hooks);
             let index = self.index(first, &mut batch.outputs, records, spent.clone(), hooks);
+            let runs_ended = index.hooks.iter().any(|hook| hook.kind == "run.completed");
             if let Err(error) = self.log.append(&self.config.session_id, events, index).await {
                 if matches!(error, StoreError::Fenced(_)) {
                     // Another gateway holds the log now: this instance must not go on.
@@ -228,6 +229,9 @@ impl Session {
                 return Err(error.into());
             }
             self.next_seq = first + count;
+            if runs_ended {
+                self.owned.clear(); // reported with the commit
+            }
             self.snapshot.logged += bytes;
             self.count(&spent);
         }

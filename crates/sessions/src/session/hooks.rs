@@ -49,3 +49,13 @@ pub(super) fn hook_after(
     let time = last.and_then(|json| serde_json::from_str::<Time>(json).ok()).map_or(0, |t| t.time);
     Hook { seq: next.saturating_sub(1), kind, key: String::new(), data: data.to_string(), time }
 }
+
+/// `run.completed` of the owned interval its `message_id` opened at `first_seq`, ended by the idle
+/// after the event `last` (at `next - 1`). What the run produced is read from the log when it is
+/// delivered (`airlock-hooks`), so the report names only the interval.
+pub(super) fn run_hook(message_id: &str, first_seq: u64, next: u64, last: Option<&str>) -> Hook {
+    let last_seq = next.saturating_sub(1);
+    let data =
+        serde_json::json!({"messageId": message_id, "firstSeq": first_seq, "lastSeq": last_seq});
+    Hook { key: message_id.to_owned(), ..hook_after("run.completed", next, last, data) }
+}

@@ -100,6 +100,9 @@ pub struct Session {
     streams: BTreeMap<u64, AbortHandle>,
     /// The seq of the last event before the first transition to idle not yet taken.
     went_idle: Option<u64>,
+    /// The owned intervals open now (their message and first seq): the commit that ends them at
+    /// the next whole-agent idle tells webhooks `run.completed` for each.
+    owned: Vec<(String, u64)>,
     /// A compaction at idle runs: idle, but busy (awake, owners waiting) until it settles.
     compacting: bool,
     /// The calls of the running step that wait for a person or the client, as the core said:
@@ -202,6 +205,7 @@ impl Session {
             timers: Vec::new(),
             streams: BTreeMap::new(),
             went_idle: None,
+            owned: Vec::new(),
             compacting: false,
             waiting: Arc::default(),
             owes_recovery: false,
@@ -280,6 +284,18 @@ impl Session {
     /// transition to idle since the previous call. Owners of intervals end them there.
     pub fn take_went_idle(&mut self) -> Option<u64> {
         self.went_idle.take()
+    }
+
+    /// An owned interval opened by `message_id` at `first_seq`: the idle that ends it is
+    /// reported as its run's completion.
+    pub(crate) fn own(&mut self, message_id: String, first_seq: u64) {
+        self.owned.push((message_id, first_seq));
+    }
+
+    /// The owned intervals ended without an idle commit (their input left an idle agent idle):
+    /// no run is reported for them.
+    pub(crate) fn forget_owned(&mut self) {
+        self.owned.clear();
     }
 
     /// The core instance of a session that is awake (for tests that need to reach into it, e.g.

@@ -8,7 +8,7 @@ use airlock_core::{CancelCause, Event, EventData, Inbox, Output, Status, TurnEnd
 use tokio::sync::watch;
 
 use super::child::Parent;
-use super::hooks::{hook_after, hook_reason, turn_hooks};
+use super::hooks::{hook_after, hook_reason, run_hook, turn_hooks};
 use super::{Committed, Session};
 use crate::goal::Driver;
 use airlock_core::WaitingCall;
@@ -170,6 +170,9 @@ impl Session {
                             data["finishReason"] = reason.into();
                         }
                         hooks.push(hook_after("session.idle", seq, last, data));
+                        for (message_id, first_seq) in &self.owned {
+                            hooks.push(run_hook(message_id, *first_seq, seq, last));
+                        }
                     }
                     status = *now;
                 }

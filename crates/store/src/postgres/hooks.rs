@@ -7,12 +7,15 @@ use tokio_postgres::types::ToSql;
 
 use super::Postgres;
 use crate::StoreError;
-use crate::hooks::{Delivery, Hook, Outcome, Webhook, stored_events};
+use crate::hooks::{BEHIND, Delivery, Hook, Outcome, PROMOTE, Webhook, stored_events};
 
 const WEBHOOK_COLUMNS: &str = "SELECT w.webhook_id, w.tenant, w.every_tenant, w.session_id, \
     w.url, w.events, w.secret, w.created_at, w.delivered, w.last_delivered_at, w.last_error, \
     w.last_error_at, w.failing_since, w.dropped, \
     (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id) FROM webhooks w";
+
+/// How often waiting deliveries are checked for one with none before it (see `claim_deliveries`).
+const HEADS_EVERY_MS: u64 = 10_000;
 
 fn webhook_row(r: &tokio_postgres::Row) -> Webhook {
     let opt = |i: usize| r.get::<_, Option<i64>>(i).map(|n| n as u64);
@@ -49,7 +52,10 @@ pub(super) async fn write_hooks(
     let insert = client
         .prepare_cached(
             "INSERT INTO webhook_deliveries (webhook_id, session_id, seq, type, key, data, \
-             created_at) SELECT w.webhook_id, $1, $2, $3, $4, $5, $6 FROM webhooks w \
+             created_at, next_at) SELECT w.webhook_id, $1, $2, $3, $4, $5, $6, \
+             CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries e \
+             WHERE e.webhook_id = w.webhook_id AND e.session_id = $1) \
+             THEN 9223372036854775807 ELSE 0 END FROM webhooks w \
              WHERE w.failing_since IS NULL AND strpos(w.events, $7) > 0 \
              AND (w.session_id IS NULL OR w.session_id = $1) \
              AND (w.every_tenant OR w.tenant = (SELECT tenant FROM sessions WHERE session_id = $1)) \
@@ -124,11 +130,6 @@ impl Postgres {
         Ok(self.client().await?.execute(sql, &[&webhook_id]).await? > 0)
     }
 
-    /// See [`crate::Store::record_hooks`].
-    pub async fn record_hooks(&self, session_id: &str, hooks: Vec<Hook>) -> Result<(), StoreError> {
-        write_hooks(&self.client().await?, session_id, &hooks).await
-    }
-
     /// See [`crate::Store::claim_deliveries`].
     pub async fn claim_deliveries(
         &self,
@@ -138,16 +139,27 @@ impl Postgres {
         limit: usize,
     ) -> Result<Vec<Delivery>, StoreError> {
         let client = self.client().await?;
+        // A commit that wrote a delivery behind a head that another gateway's transaction was
+        // deleting at that moment saw the head, and that transaction saw no delivery behind it
+        // to make due: now and then, a delivery with none before it is made due.
+        let checked = &self.inner.heads_checked;
+        if now.saturating_sub(checked.load(std::sync::atomic::Ordering::Relaxed)) >= HEADS_EVERY_MS
+        {
+            checked.store(now, std::sync::atomic::Ordering::Relaxed);
+            let sql = "UPDATE webhook_deliveries d SET next_at = $1 WHERE d.next_at = $2 \
+                       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e \
+                       WHERE e.webhook_id = d.webhook_id AND e.session_id = d.session_id \
+                       AND e.delivery_id < d.delivery_id)";
+            client.execute(sql, &[&(now as i64), &BEHIND]).await?;
+        }
         let claim = client
             .prepare_cached(
                 "UPDATE webhook_deliveries c SET claimed_until = $2, claimed_by = $3 \
                  FROM webhooks w WHERE w.webhook_id = c.webhook_id AND c.claimed_until <= $1 \
-                 AND c.delivery_id IN ( \
-                   SELECT d.delivery_id FROM webhook_deliveries d \
-                   WHERE d.next_at <= $1 AND d.claimed_until <= $1 AND NOT EXISTS ( \
-                     SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id \
-                     AND e.session_id = d.session_id AND e.delivery_id < d.delivery_id) \
-                   ORDER BY d.delivery_id LIMIT $4) \
+                 AND c.next_at <= $1 AND c.delivery_id IN ( \
+                   SELECT delivery_id FROM webhook_deliveries \
+                   WHERE next_at <= $1 AND claimed_until <= $1 \
+                   ORDER BY next_at, delivery_id LIMIT $4) \
                  RETURNING c.delivery_id, c.webhook_id, w.url, w.secret, c.session_id, c.seq, \
                  c.type, c.key, c.data, c.created_at, c.attempts",
             )
@@ -181,6 +193,8 @@ impl Postgres {
         for outcome in &outcomes {
             match outcome {
                 Outcome::Delivered { delivery_id, webhook_id, at } => {
+                    let promote = PROMOTE.replace("?1", "$1").replace("?2", "$2");
+                    tx.execute(&promote, &[delivery_id, &(*at as i64)]).await?;
                     let sql = "DELETE FROM webhook_deliveries WHERE delivery_id = $1";
                     tx.execute(sql, &[delivery_id]).await?;
                     let sql = "UPDATE webhooks SET delivered = delivered + 1, \

@@ -73,6 +73,8 @@ struct Inner {
     config: tokio_postgres::Config,
     /// What that connection hears, once something asked ([`Postgres::notices`]).
     notices: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
+    /// When waiting webhook deliveries were last checked for a head (ms since the epoch).
+    heads_checked: std::sync::atomic::AtomicU64,
 }
 
 impl From<tokio_postgres::Error> for StoreError {
@@ -129,6 +131,7 @@ impl Postgres {
             faults: Arc::default(),
             config,
             notices: std::sync::OnceLock::new(),
+            heads_checked: Default::default(),
         };
         Ok(Postgres { inner: Arc::new(inner) })
     }

@@ -4,7 +4,10 @@ import type {
   BudgetState,
   BudgetUpdate,
   Content,
+  CreateScheduleOptions,
   CreateSessionOptions,
+  CreateWebhookOptions,
+  CreatedWebhook,
   Delivery,
   EventsPage,
   Files,
@@ -16,12 +19,14 @@ import type {
   QueueItem,
   Receipt,
   RunResult,
+  Schedule,
   Session,
   SessionPage,
   SessionStatus,
   Spending,
   Tool,
   WaitingCall,
+  Webhook,
   WorkspaceFile,
 } from "./types.js";
 
@@ -192,6 +197,63 @@ export class Airlock {
   /** Removes the workspace file at `path`. */
   removeFile(sessionId: string, path: string): Promise<void> {
     return this.#call("DELETE", file(sessionId, path));
+  }
+
+  /** Subscribes a URL to events of the tenant's sessions (or of `sessionId`); the answer's
+   * `secret`, shown only now, verifies each delivery (`verifyWebhook`). */
+  createWebhook(options: CreateWebhookOptions): Promise<CreatedWebhook> {
+    return this.#json("POST", "/v1/webhooks", { body: options });
+  }
+
+  /** The tenant's webhook subscriptions, oldest first. */
+  async webhooks(): Promise<Webhook[]> {
+    return (await this.#json<{ items: Webhook[] }>("GET", "/v1/webhooks")).items;
+  }
+
+  /** One subscription: whether it is failing and why, what it delivered and what waits. */
+  webhook(webhookId: string): Promise<Webhook> {
+    return this.#json("GET", webhook(webhookId));
+  }
+
+  /** Takes a failing subscription back: what is logged from now on is delivered. */
+  resumeWebhook(webhookId: string): Promise<Webhook> {
+    return this.#json("POST", `${webhook(webhookId)}/resume`);
+  }
+
+  /** Deletes a subscription and the deliveries waiting for it. */
+  deleteWebhook(webhookId: string): Promise<void> {
+    return this.#call("DELETE", webhook(webhookId));
+  }
+
+  /** Sends `content` at each due time of `cron` in `timezone` to `sessionId`, or to a session
+   * made from `session` (a new one each time with `fresh`). */
+  createSchedule(options: CreateScheduleOptions): Promise<Schedule> {
+    return this.#json("POST", "/v1/schedules", { body: options });
+  }
+
+  /** The tenant's schedules, oldest first. */
+  async schedules(): Promise<Schedule[]> {
+    return (await this.#json<{ items: Schedule[] }>("GET", "/v1/schedules")).items;
+  }
+
+  /** One schedule: its next due time and what it did. */
+  schedule(scheduleId: string): Promise<Schedule> {
+    return this.#json("GET", schedule(scheduleId));
+  }
+
+  /** Pauses a schedule: it sends nothing until resumed. */
+  pauseSchedule(scheduleId: string): Promise<Schedule> {
+    return this.#json("POST", `${schedule(scheduleId)}/pause`);
+  }
+
+  /** Resumes a schedule from its first due time after now. */
+  resumeSchedule(scheduleId: string): Promise<Schedule> {
+    return this.#json("POST", `${schedule(scheduleId)}/resume`);
+  }
+
+  /** Deletes a schedule (the sessions it made stay). */
+  deleteSchedule(scheduleId: string): Promise<void> {
+    return this.#call("DELETE", schedule(scheduleId));
   }
 
   async children(sessionId: string): Promise<Session[]> {
@@ -447,6 +509,8 @@ const queued = (sessionId: string, messageId: string) =>
 /** A workspace file's route: each name of `path` encoded, the `/`s between them kept. */
 const file = (sessionId: string, path: string) =>
   `${session(sessionId)}/files/${path.split("/").map(segment).join("/")}`;
+const webhook = (webhookId: string) => `/v1/webhooks/${segment(webhookId)}`;
+const schedule = (scheduleId: string) => `/v1/schedules/${segment(scheduleId)}`;
 const toolCall = (sessionId: string, callId: string) =>
   `${session(sessionId)}/tool-calls/${segment(callId)}`;
 

@@ -93,3 +93,17 @@ export type Notice =
   | { event: "session.queue"; data: Schemas["QueueNotice"] }
   | { event: "subagent.started"; data: Schemas["SubagentStarted"] }
   | { event: "subagent.finished"; data: Schemas["SubagentFinished"] };
+
+/** A webhook subscription: where it posts, what it is told, and how its deliveries went (`status`
+ * `failing`: a delivery was retried for the whole window; nothing is sent until resumed). */
+export type Webhook = Schemas["WebhookView"];
+/** A subscription just made, with its `secret` (`whsec_…`), shown only now. */
+export type CreatedWebhook = Schemas["CreatedWebhook"];
+/** A subscription to make: `url`, `events` and, to hear one session only, `sessionId`. */
+export type CreateWebhookOptions = Schemas["CreateWebhookBody"];
+/** An event type a subscription may ask for. */
+export type WebhookEventType = Schemas["WebhookEventType"];
+/** A schedule: its expression and zone, where its messages go, its next due time and what it did. */
+export type Schedule = Schemas["ScheduleView"];
+/** A schedule to make: `cron`, `content`, and `sessionId` or `session` (with `fresh`). */
+export type CreateScheduleOptions = Schemas["CreateScheduleBody"];

@@ -11,6 +11,13 @@ repository for the gateway's side.
 from ._async import AsyncAirlock
 from ._content import image_block, text_block
 from ._errors import AirlockError
+from ._hooks import (
+    WEBHOOK_EVENTS,
+    Schedule,
+    Webhook,
+    WebhookVerificationError,
+    verify_webhook,
+)
 from ._models import (
     Approval,
     Budget,
@@ -74,6 +81,7 @@ __all__ = [
     "QueueItem",
     "Receipt",
     "RunResult",
+    "Schedule",
     "SendReceipt",
     "Session",
     "SessionPage",
@@ -84,11 +92,15 @@ __all__ = [
     "Tool",
     "ToolChoice",
     "Usage",
+    "WEBHOOK_EVENTS",
     "WaitingCall",
+    "Webhook",
+    "WebhookVerificationError",
     "WorkspaceFile",
     "__version__",
     "client_tool",
     "image_block",
     "text_block",
     "tool_policy",
+    "verify_webhook",
 ]

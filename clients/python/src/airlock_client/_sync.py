@@ -9,9 +9,11 @@ from typing import Any, TypeVar
 import httpx
 from httpx_sse import EventSource
 
+from . import _hooks as hooks
 from . import _models as m
 from . import _protocol as api
 from ._errors import AirlockError
+from ._hooks import Schedule, Webhook
 from ._protocol import Content, ToolChoice
 from ._stream import STREAM_TIMEOUT, EventStream, Follower, only_events
 
@@ -145,6 +147,84 @@ class Airlock:
     def remove_file(self, session_id: str, path: str) -> None:
         """Removes the workspace file at ``path``."""
         self._do(api.remove_file(session_id, path))
+
+    # Webhooks
+
+    def create_webhook(
+        self, url: str, events: Sequence[str], *, session_id: str | None = None
+    ) -> Webhook:
+        """Subscribes ``url`` to ``events`` (``WEBHOOK_EVENTS``) of the tenant's sessions, or
+        of ``session_id`` alone. The answer's ``secret`` (shown only now) verifies each delivery
+        (``verify_webhook``)."""
+        return self._do(hooks.create_webhook(url, events, session_id))
+
+    def webhooks(self) -> list[Webhook]:
+        """Returns the tenant's webhook subscriptions, oldest first."""
+        return self._do(hooks.webhooks())
+
+    def webhook(self, webhook_id: str) -> Webhook:
+        """Returns one subscription: whether it is failing and why, what it delivered."""
+        return self._do(hooks.webhook(webhook_id))
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Deletes a subscription and the deliveries waiting for it."""
+        self._do(hooks.delete_webhook(webhook_id))
+
+    def resume_webhook(self, webhook_id: str) -> Webhook:
+        """Takes a failing subscription back: what is logged from now on is delivered."""
+        return self._do(hooks.resume_webhook(webhook_id))
+
+    # Schedules
+
+    def create_schedule(
+        self,
+        cron: str,
+        content: Content,
+        *,
+        session_id: str | None = None,
+        session: Mapping[str, Any] | None = None,
+        fresh: bool | None = None,
+        timezone: str | None = None,
+        delivery: m.Delivery | None = None,
+        overlap: str | None = None,
+        catch_up: str | None = None,
+    ) -> Schedule:
+        """Sends ``content`` at each due time of ``cron`` (``0 8 * * Mon-Fri``) in ``timezone``
+        to ``session_id``, or to a session made from ``session`` (a ``create_session`` body;
+        a new one each time with ``fresh``). ``overlap``: ``skip`` or ``queue``; ``catch_up``:
+        ``once``, ``all`` or ``skip``."""
+        call = hooks.create_schedule(
+            cron,
+            content,
+            session_id=session_id,
+            session=session,
+            fresh=fresh,
+            timezone=timezone,
+            delivery=delivery,
+            overlap=overlap,
+            catch_up=catch_up,
+        )
+        return self._do(call)
+
+    def schedules(self) -> list[Schedule]:
+        """Returns the tenant's schedules, oldest first."""
+        return self._do(hooks.schedules())
+
+    def schedule(self, schedule_id: str) -> Schedule:
+        """Returns one schedule: its next due time and what it did."""
+        return self._do(hooks.schedule(schedule_id))
+
+    def delete_schedule(self, schedule_id: str) -> None:
+        """Deletes a schedule (the sessions it made stay)."""
+        self._do(hooks.delete_schedule(schedule_id))
+
+    def pause_schedule(self, schedule_id: str) -> Schedule:
+        """Pauses a schedule: it sends nothing until resumed."""
+        return self._do(hooks.pause_schedule(schedule_id))
+
+    def resume_schedule(self, schedule_id: str) -> Schedule:
+        """Resumes a schedule from its first due time after now."""
+        return self._do(hooks.resume_schedule(schedule_id))
 
     def children(self, session_id: str) -> list[m.Session]:
         """Returns the subagent sessions the session started, oldest first."""

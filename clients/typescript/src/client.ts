@@ -1,4 +1,6 @@
 import { AirlockError } from "./errors.js";
+import { listed, spliced, type Lists, type Splice } from "./queue.js";
+import { file, query, queued, schedule, segment, session, toolCall, webhook } from "./routes.js";
 import { readFrames, sleep } from "./sse.js";
 import type {
   BudgetState,
@@ -89,35 +91,6 @@ const NOTICES = new Set<string>([
 ] satisfies Notice["event"][]);
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
 
-/** The two inbox lists, each in order. */
-type Lists = Record<"next-step" | "next-turn", QueueItem[]>;
-
-/** One change to an inbox list, as `agent/inbox/spliced` logs it. */
-interface Splice {
-  target: "next-step" | "next-turn";
-  start: number;
-  removedCount?: number;
-  inserted?: QueueItem["message"][];
-}
-
-/** The lists of a `session.queue` frame's items. */
-function listed(items: QueueItem[]): Lists {
-  const lists: Lists = { "next-step": [], "next-turn": [] };
-  for (const item of items) lists[item.target].push(item);
-  return lists;
-}
-
-/** Applies a splice to `lists` as `Array.splice`; answers the queue after it. */
-function spliced(lists: Lists, { target, start, removedCount = 0, inserted = [] }: Splice): QueueItem[] {
-  const items = inserted.map((message) => ({
-    messageId: message.id,
-    target,
-    delivery: (message.source as { delivery?: string }).delivery ?? "inject",
-    message,
-  }));
-  lists[target].splice(start, removedCount, ...(items as QueueItem[]));
-  return [...lists["next-step"], ...lists["next-turn"]];
-}
 const MAX_RETRY_MS = 30_000;
 
 /** A client for one Airlock gateway. */
@@ -500,26 +473,4 @@ export class Airlock {
     if (!response.ok) throw await AirlockError.from(response);
     return response;
   }
-}
-
-const segment = encodeURIComponent;
-const session = (sessionId: string) => `/v1/sessions/${segment(sessionId)}`;
-const queued = (sessionId: string, messageId: string) =>
-  `${session(sessionId)}/queue/${segment(messageId)}`;
-/** A workspace file's route: each name of `path` encoded, the `/`s between them kept. */
-const file = (sessionId: string, path: string) =>
-  `${session(sessionId)}/files/${path.split("/").map(segment).join("/")}`;
-const webhook = (webhookId: string) => `/v1/webhooks/${segment(webhookId)}`;
-const schedule = (scheduleId: string) => `/v1/schedules/${segment(scheduleId)}`;
-const toolCall = (sessionId: string, callId: string) =>
-  `${session(sessionId)}/tool-calls/${segment(callId)}`;
-
-/** `?a=1&b=2` for the fields that are set. */
-function query(params: Record<string, string | number | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined) search.set(name, `${value}`);
-  }
-  const text = search.toString();
-  return text && `?${text}`;
 }

@@ -4,7 +4,7 @@
 use airlock_core::Input;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Admission, Command, Owners, admitted, drive_goal, message_of, replay};
+use super::{Admission, Command, Owners, admitted, drive_goal, message_of, own, replay};
 use crate::session::{IdempotencyKey, Session, SessionError, Work};
 use airlock_store::Store;
 
@@ -83,12 +83,10 @@ pub(super) async fn feed_group(
     match session.feed_group(inputs, work).await {
         Ok(outcomes) => {
             for ((fed, (owner, reply)), id) in outcomes.into_iter().zip(answers).zip(ids) {
-                if let (Some(_), Some(id), None, Some(seq)) =
-                    (&owner, id, &fed.refusal, fed.first_seq)
-                {
-                    session.own(id, seq);
-                }
                 let outcome = Ok(Admission::Fed(fed));
+                if owner.is_some() {
+                    own(session, id, &outcome);
+                }
                 if let Some(owner) = owner.filter(|_| admitted(&outcome)) {
                     owners.push(owner);
                 }

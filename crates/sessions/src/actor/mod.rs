@@ -422,11 +422,7 @@ async fn obey(
                     owners.attach(owner, response, session);
                 }
                 (Some(owner), outcome) if waits_only || admitted(outcome) => {
-                    if let (Some(id), Ok(Admission::Fed(Fed { first_seq: Some(seq), .. }))) =
-                        (message_id, &outcome)
-                    {
-                        session.own(id, *seq);
-                    }
+                    own(session, message_id, outcome);
                     owners.push(owner);
                 }
                 _ => {}
@@ -444,6 +440,19 @@ fn message_of(input: &Input) -> Option<String> {
     match input {
         Input::Send { message, .. } => Some(message.id.clone()),
         _ => None,
+    }
+}
+
+/// An owner's send that opened an interval: the idle commit that ends it reports its run.
+fn own(
+    session: &mut Session,
+    message_id: Option<String>,
+    outcome: &Result<Admission, SessionError>,
+) {
+    if let (Some(id), Ok(Admission::Fed(Fed { refusal: None, first_seq: Some(seq) }))) =
+        (message_id, outcome)
+    {
+        session.own(id, *seq);
     }
 }
 

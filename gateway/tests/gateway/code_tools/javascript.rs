@@ -150,7 +150,9 @@ async fn hostile_javascript_spinning_recursing_and_allocating_end_as_tool_errors
     let output = js(&w, "function f(n) { return f(n + 1); } f(0)").await;
     assert_eq!(answer(&output)["error"]["type"], "InternalError", "too much recursion: {output:?}");
     for attempt in [
-        "const a = []; while (true) a.push(new Array(1 << 20).fill(1));",
+        // 8 MB a step, so the limit comes in a few hundred milliseconds, well inside the timeout even
+        // on a loaded machine (`new Array(n).fill(1)` runs interpreted: seconds to get there).
+        "const a = []; while (true) a.push(new Float64Array(1 << 20));",
         "new ArrayBuffer(4 * 2 ** 30)",
         "console.log('x'.repeat(1e9))",
     ] {

@@ -58,6 +58,8 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// The webhook subscriptions and schedules `airlock.toml` declares.
     pub declared: Declared,
+    /// Where traces go (`--otlp-endpoint`); its tap is in `rules`.
+    pub traces: Option<airlock_traces::Traces>,
 }
 
 /// How webhooks are delivered (`docs/http-api.md`, "Webhooks").
@@ -181,6 +183,9 @@ impl Gateway {
     /// back first.
     pub async fn start(settings: Settings) -> Result<Gateway, ServeError> {
         let sessions = open_sessions(&settings).await?;
+        if let Some(traces) = &settings.traces {
+            traces.start(sessions.clone());
+        }
         sessions.prepare().await?;
         let gateway = Gateway::over(sessions.clone(), settings.clone()).await?;
         let state = &gateway.state;
@@ -246,6 +251,7 @@ impl Gateway {
             metrics,
             webhooks,
             schedules,
+            traces: settings.traces.clone(),
         };
         Ok(Gateway { state, stop, settings, ready })
     }
@@ -303,6 +309,7 @@ impl Gateway {
         let cors = cors(&self.settings.cors_origins);
         let sessions = self.state.sessions.clone();
         let store = sessions.store().clone();
+        let traces = self.state.traces.clone();
         let router = app(self.state, self.settings.max_body, cors);
         let stop = self.stop;
         let stopping = move || {
@@ -315,6 +322,9 @@ impl Gateway {
         // lease time.
         if let Err(error) = store.release_all().await {
             tracing::warn!(%error, "giving up this gateway's leases failed; they run out by themselves");
+        }
+        if let Some(traces) = traces {
+            traces.flush(std::time::Duration::from_secs(5)).await;
         }
         tracing::info!("stopped");
     }

@@ -109,6 +109,17 @@ metrics! {
     /// storage takes commits again.
     commit_failures: Counter = Counter::default(), "commit_failures",
         "Session commits that failed (the session recovers from its log once storage returns)";
+    /// Committed events the trace exporter was not handed because it was behind (it reads them
+    /// from the log instead).
+    tap_dropped: Counter = Counter::default(), "tap_dropped",
+        "Committed events the trace exporter was not handed because it was behind";
+    /// Spans the OTLP exporter dropped, by `reason` (`queue_full`: more spans than its queue
+    /// holds; `export_failed`: the collector did not take a batch).
+    spans_dropped: Family<Labels, Counter> = Family::default(), "otel_spans_dropped",
+        "Spans the OTLP exporter dropped, by reason";
+    /// Spans the OTLP exporter delivered to the collector.
+    spans_exported: Counter = Counter::default(), "otel_spans_exported",
+        "Spans the OTLP exporter delivered to the collector";
     /// Fuel (about one per wasm instruction) one call into the core used.
     core_fuel: Histogram = buckets(1_000.0, 4.0, 12), "core_fuel_per_call",
         "Fuel one call into the core used";

@@ -30,6 +30,7 @@ mod signin;
 mod sse;
 mod tool_calls;
 mod tools;
+mod traced;
 mod usage;
 mod webhooks;
 
@@ -109,6 +110,8 @@ pub struct AppState {
     pub webhooks: airlock_hooks::webhooks::Webhooks,
     /// The tenants' schedules.
     pub schedules: airlock_hooks::schedules::Schedules,
+    /// Where traces go, when they are exported (`--otlp-endpoint`).
+    pub traces: Option<airlock_traces::Traces>,
 }
 
 /// Where `/metrics` is served and who may read it.

@@ -15,6 +15,7 @@ use utoipa_axum::routes;
 use super::fields::{self, Content};
 use super::responses::{BodyRefused, Disposed, Limited, NoSession, SessionFailed, StorageFailed};
 use super::sessions::Accepted;
+use super::traced::Traced;
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, MessagePath,
     SessionId,
@@ -92,20 +93,22 @@ async fn send(
     JsonBody(body): JsonBody<SendBody>,
 ) -> Answer<Response> {
     let started = std::time::Instant::now();
-    let answer = enqueue(&state, &caller, &id, &headers, body).await;
+    let mut message = Message::user(fresh_id(), body.content.clone().blocks());
+    let traced = Traced::mark(state.traces.as_ref(), &headers, &mut message);
+    let answer = enqueue(&state, &caller, &id, &headers, message, body).await;
     airlock_base::metrics::global().enqueue_seconds.observe(started.elapsed().as_secs_f64());
-    answer
+    Ok(traced.end("/v1/sessions/{id}/messages", answer))
 }
 
-/// Admits a message: 202 once its insert splice is durable.
+/// Admits `message`, sent with `body`: 202 once its insert splice is durable.
 async fn enqueue(
     state: &AppState,
     caller: &Caller,
     id: &str,
     headers: &HeaderMap,
+    message: Message,
     body: SendBody,
 ) -> Answer<Response> {
-    let message = Message::user(fresh_id(), body.content.clone().blocks());
     let message_id = message.id.clone();
     let key = fields::idempotency_key(headers, caller.tenant(), id, &body, &message_id)?;
     Ok(match state.sessions.send(id, message, body.delivery, key).await? {

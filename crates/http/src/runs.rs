@@ -22,6 +22,7 @@ use utoipa_axum::routes;
 use super::events::Tx;
 use super::fields::{self, Content};
 use super::responses::{BodyRefused, Limited, NoSession, RunTimeout, SessionFailed};
+use super::traced::Traced;
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, QueryParams,
     SessionId, sse,
@@ -101,7 +102,22 @@ async fn session_run(
     headers: HeaderMap,
     JsonBody(body): JsonBody<RunBody>,
 ) -> Answer<Response> {
-    let message = Message::user(fresh_id(), body.content.clone().blocks());
+    let mut message = Message::user(fresh_id(), body.content.clone().blocks());
+    let traced = Traced::mark(state.traces.as_ref(), &headers, &mut message);
+    let answer = run_in_session(state, caller, id, q, headers, message, body).await;
+    Ok(traced.end("/v1/sessions/{id}/runs", answer))
+}
+
+/// [`session_run`] of `message`.
+async fn run_in_session(
+    state: AppState,
+    caller: Caller,
+    id: String,
+    q: RunQuery,
+    headers: HeaderMap,
+    message: Message,
+    body: RunBody,
+) -> Answer<Response> {
     let scope = format!("{id} runs");
     let key = fields::idempotency_key(&headers, caller.tenant(), &scope, &body, &message.id)?;
     // A held run counts as one of the tenant's streams.
@@ -136,7 +152,21 @@ async fn new_session_run(
     headers: HeaderMap,
     JsonBody(body): JsonBody<NewRunBody>,
 ) -> Answer<Response> {
-    let message = Message::user(fresh_id(), body.content.clone().blocks());
+    let mut message = Message::user(fresh_id(), body.content.clone().blocks());
+    let traced = Traced::mark(state.traces.as_ref(), &headers, &mut message);
+    let answer = run_in_new_session(state, caller, q, headers, message, body).await;
+    Ok(traced.end("/v1/runs", answer))
+}
+
+/// [`new_session_run`] of `message`.
+async fn run_in_new_session(
+    state: AppState,
+    caller: Caller,
+    q: RunQuery,
+    headers: HeaderMap,
+    message: Message,
+    body: NewRunBody,
+) -> Answer<Response> {
     let key = fields::idempotency_key(&headers, caller.tenant(), "runs", &body, &message.id)?;
     let slot = state.sessions.hold_stream(caller.tenant())?;
     // One retry at a time per key: the first makes the session, the others find it.

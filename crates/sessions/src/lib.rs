@@ -43,7 +43,7 @@ pub use owned::{OwnError, OwnedRun, RunResult, Summary, summarize};
 pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};
 pub use session::{
     Budget, BudgetState, Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode,
-    SessionError, Spend, seq_of,
+    SessionError, Spend, Tap, Tapped, seq_of,
 };
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ impl Embedded {
             metrics: crate::server::MetricsSettings::default(),
             webhooks: crate::server::WebhookSettings::default(),
             declared: Default::default(),
+            traces: None,
         };
         let sessions = open_sessions(&settings).await?;
         Ok(Embedded { sessions, settings, _lock: lock, _temp: temp })

@@ -124,6 +124,26 @@ pub struct ServeArgs {
     /// How webhooks are delivered.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
+    /// Where traces go.
+    #[command(flatten)]
+    pub traces: TraceArgs,
+}
+
+/// Where traces go (`docs/deploy.md`, "Traces"). The other standard `OTEL_*` variables
+/// (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `…_HEADERS`, `…_PROTOCOL`, `OTEL_SERVICE_NAME`,
+/// `OTEL_BSP_*`, `OTEL_SDK_DISABLED`) are read too.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Export each turn, model call and tool call as OpenTelemetry GenAI spans to this OTLP/HTTP
+    /// collector (its base URL: spans go to URL/v1/traces). Off when unset.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// Put message contents (prompts, answers, tool arguments and results) into the spans. Off
+    /// by default: contents are sensitive. (`--otel-capture-content` alone is `true`.)
+    #[arg(long, env = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+        action = clap::ArgAction::Set, num_args = 0..=1, default_value_t = false,
+        default_missing_value = "true")]
+    pub otel_capture_content: bool,
 }
 
 /// How webhooks are delivered (`docs/http-api.md`, "Webhooks").
@@ -196,7 +216,19 @@ pub async fn serve(
         }
     };
     let models = std::sync::Arc::new(args.model.table(args.models));
+    let traces = airlock_traces::TraceSettings {
+        endpoint: args.traces.otlp_endpoint.clone(),
+        capture_content: args.traces.otel_capture_content,
+    };
+    let traces = match airlock_traces::Traces::from_settings(&traces) {
+        Ok(traces) => traces,
+        Err(error) => {
+            eprintln!("airlock: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let rules = Rules {
+        tap: traces.as_ref().map(airlock_traces::Traces::tap),
         workspaces: args.sandbox.workspaces(&args.data),
         approval_for: args.sandbox.approval_for.clone(),
         default_model: args.model.model,
@@ -239,6 +271,7 @@ pub async fn serve(
         },
         webhooks: (&args.webhooks).into(),
         declared: args.declared,
+        traces,
     };
     let started = async {
         // Bound first: a gateway sharing its store tells the others its address as it starts.

@@ -29,6 +29,7 @@ mod schedules;
 mod schemathesis;
 mod storage;
 mod subagents;
+mod traces;
 mod usage;
 mod web_demo;
 mod webhooks;

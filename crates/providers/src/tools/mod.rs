@@ -80,6 +80,8 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send>>;
 pub struct ToolContext {
     /// The calling session.
     pub session_id: String,
+    /// The call's id, as the model gave it (empty outside a session's step).
+    pub call_id: String,
     /// Becomes `Some(cause)` when the calling session is cancelled while the call runs. Calls
     /// drain (they keep their real result); a call that runs a child session cancels it.
     pub cancelled: tokio::sync::watch::Receiver<Option<airlock_core::CancelCause>>,
@@ -93,6 +95,7 @@ impl ToolContext {
     pub fn detached(session_id: &str) -> ToolContext {
         ToolContext {
             session_id: session_id.to_owned(),
+            call_id: String::new(),
             cancelled: tokio::sync::watch::channel(None).1,
             workspace: None,
         }

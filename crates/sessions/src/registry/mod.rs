@@ -94,6 +94,8 @@ pub struct Rules {
     /// Where sessions' workspaces live (code tools' `/workspace`, `…/files`); none: sessions
     /// have no workspace.
     pub workspaces: Option<airlock_providers::tools::Workspaces>,
+    /// Where every session's committed events also go (the trace exporter), if anywhere.
+    pub tap: Option<crate::session::Tap>,
 }
 
 /// Every session of the gateway that is in memory.

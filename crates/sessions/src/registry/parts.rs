@@ -68,6 +68,7 @@ impl Registry {
             budget,
             prices,
             workspace,
+            tap: self.rules.tap.clone(),
         })
     }
 }

@@ -80,6 +80,7 @@ impl Session {
                 Output::CallTool(call) => {
                     let context = ToolContext {
                         session_id: self.config.session_id.clone(),
+                        call_id: call.call_id.clone(),
                         cancelled: self.cancel.subscribe(),
                         workspace: self.workspace.clone(),
                     };

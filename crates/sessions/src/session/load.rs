@@ -215,6 +215,8 @@ pub struct SessionParts {
     pub prices: Arc<airlock_providers::model::ModelTable>,
     /// Its workspace, which code tools see (none: the gateway keeps none).
     pub workspace: Option<airlock_providers::tools::Workspace>,
+    /// Where its committed events also go (the trace exporter), if anywhere.
+    pub tap: Option<super::Tap>,
 }
 
 /// What a session's work counts against: the gateway's [`Admission`], its tenant, and where it

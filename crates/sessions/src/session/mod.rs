@@ -26,6 +26,7 @@ mod notice;
 mod observe;
 mod outcome;
 mod sleep;
+mod tap;
 mod work;
 
 use std::collections::BTreeMap;
@@ -56,6 +57,7 @@ pub use load::{Accounting, SessionParts};
 use load::{Loaded, SnapshotMark};
 use observe::TurnCancel;
 pub use outcome::{Fed, IdempotencyKey, Refusal, RefusalCode};
+pub use tap::{Tap, Tapped};
 use work::Held;
 pub use work::Work;
 
@@ -115,6 +117,8 @@ pub struct Session {
     fenced: bool,
     /// Tells the tool calls of the current turn that the session was cancelled.
     cancel: TurnCancel,
+    /// Where its committed events also go (the trace exporter), if anywhere.
+    tap: Option<Tap>,
     /// The goal and its rounds.
     goal: Driver,
     /// How soon the next goal round may start.
@@ -180,6 +184,7 @@ impl Session {
             budget,
             prices,
             workspace,
+            tap,
             ..
         } = parts;
         outbox.reset(loaded.next_seq);
@@ -211,6 +216,7 @@ impl Session {
             owes_recovery: false,
             fenced: false,
             cancel: TurnCancel::new(),
+            tap,
             goal: loaded.goal,
             pace: continuation::Pace::default(),
             parent: loaded.parent,

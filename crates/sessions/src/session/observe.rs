@@ -237,6 +237,7 @@ impl Session {
     /// event's JSON moves into its notice: nothing reads it from the outputs afterwards.
     pub(super) fn announce(&mut self, outputs: &mut [Output], first: u64) {
         let mut next = first;
+        let mut tapped = Vec::new();
         for output in outputs {
             match output {
                 Output::AppendEvent(appended) => {
@@ -252,6 +253,9 @@ impl Session {
                         ];
                         observe(parts, &mut inbox, &event);
                     }
+                    if self.tap.is_some() {
+                        tapped.push(committed.clone());
+                    }
                     self.outbox.event(committed);
                     next += 1;
                 }
@@ -260,6 +264,9 @@ impl Session {
                 }
                 _ => {}
             }
+        }
+        if let Some(tap) = &self.tap {
+            tap.send(&self.config.session_id, tapped);
         }
     }
 }

@@ -196,7 +196,7 @@ impl Tool for SpawnAgent {
             let log = Input::Log(HostEvent::SubagentDescriptor(descriptor.to_string()));
             child.feed(log, None).await.map_err(|e| failed(&e))?;
             let message_id =
-                shared.settlements.deliver(&parent_id, &child, args.prompt).await?;
+                shared.settlements.deliver(&context, &child, args.prompt).await?;
             if let Ok(parent) = registry.get(&parent_id) {
                 let started = json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
                 parent
@@ -236,8 +236,7 @@ impl Tool for SendMessage {
         self.0.call(arguments, usage, |shared, registry, args: SendArguments| async move {
             let child =
                 Continuable::child_of(&registry, &context.session_id, &args.subagent_id).await?;
-            let message_id =
-                shared.settlements.deliver(&context.session_id, &child, args.message).await?;
+            let message_id = shared.settlements.deliver(&context, &child, args.message).await?;
             Ok(json!({"messageId": message_id}))
         })
     }

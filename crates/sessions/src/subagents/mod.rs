@@ -98,7 +98,8 @@ async fn run_child(
         json!({"parentSessionId": parent_id, "childSessionId": child_id, "name": args.name});
     parent.announce(Notice::Subagent("subagent.started", Arc::from(started.to_string())));
 
-    let prompt = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.prompt }]);
+    let mut prompt = Message::user(fresh_id(), vec![ContentBlock::Text { text: args.prompt }]);
+    settlement::from_call(&mut prompt.source, &context);
     let mut run: OwnedRun =
         submit(&child, prompt, Delivery::Followup, None).await.map_err(|error| match error {
             OwnError::Refused(refusal) if refusal.limit.is_some() => {

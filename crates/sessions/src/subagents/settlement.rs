@@ -32,7 +32,7 @@ use crate::registry::{Registry, RegistryError};
 use crate::session::child::{COORDINATOR, SUBAGENT};
 use crate::session::{Fed, SessionError};
 use airlock_base::clock::fresh_id;
-use airlock_providers::tools::ToolOutput;
+use airlock_providers::tools::{ToolContext, ToolOutput};
 
 /// The settlement state of every continuable child: per child, whether a watcher waits for it.
 pub struct Settlements {
@@ -52,20 +52,21 @@ impl Settlements {
         watched.entry(child_id.to_owned()).or_default().clone()
     }
 
-    /// Queues `text` in the child as its parent's work (a followup, new work the child's limits
-    /// admit) and makes sure its settlement is watched for. Answers the message id, or the tool
-    /// error saying why the child did not take it (`LIMIT_EXCEEDED` past a limit).
+    /// Queues `text` in the child as the work of its parent's call `from` (a followup, new work
+    /// the child's limits admit) and makes sure its settlement is watched for. Answers the message
+    /// id, or the tool error saying why the child did not take it (`LIMIT_EXCEEDED` past a limit).
     pub async fn deliver(
         self: &Arc<Self>,
-        parent_id: &str,
+        from: &ToolContext,
         child: &SessionHandle,
         text: String,
     ) -> Result<String, ToolOutput> {
+        let parent_id = from.session_id.as_str();
         let lock = self.lock_of(child.id());
         let mut watched = lock.lock().await;
         let mut message = Message::user(fresh_id(), vec![ContentBlock::Text { text }]);
         message.source = Source::of(COORDINATOR);
-        message.source.details.insert("parentSessionId".into(), parent_id.into());
+        from_call(&mut message.source, from);
         let message_id = message.id.clone();
         let failed = |message: String| ToolOutput::error("SUBAGENT_FAILED", message);
         match child.feed_new(Delivery::Followup.send(message), None).await {
@@ -226,6 +227,15 @@ fn seq_of(json: &str) -> Option<u64> {
 fn durability_failed(child_id: &str, why: &str) -> Value {
     let message = format!("the subagent's result could not be made durable: {why}");
     json!({"childId": child_id, "stopReason": "error", "error": {"code": "DURABILITY_FAILED", "message": message}})
+}
+
+/// Names in a child's message `source` the parent's call `from` that gave the work:
+/// `parentSessionId` and `parentCallId` (a trace puts the child's turn under that call).
+pub(crate) fn from_call(source: &mut Source, from: &ToolContext) {
+    source.details.insert("parentSessionId".into(), from.session_id.as_str().into());
+    if !from.call_id.is_empty() {
+        source.details.insert("parentCallId".into(), from.call_id.as_str().into());
+    }
 }
 
 /// The notice message: the answer for the model, and in its source what it covers.

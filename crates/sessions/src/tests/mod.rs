@@ -41,6 +41,7 @@ fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::se
         budget,
         prices,
         workspace,
+        tap: None,
     };
     Session::create(parts).unwrap()
 }

@@ -67,6 +67,7 @@ async fn a_session_retries_a_server_error_then_completes_the_turn() {
         budget: None,
         prices: Default::default(),
         workspace: None,
+        tap: None,
     };
     let mut session = Session::create(parts).unwrap();
 

@@ -59,6 +59,7 @@ fn settings(data: PathBuf) -> Settings {
         metrics: Default::default(),
         webhooks: Default::default(),
         declared: Default::default(),
+        traces: None,
     }
 }
 

@@ -10,8 +10,10 @@ mod cluster;
 mod code;
 mod enqueue;
 mod measure;
+mod rotation;
 mod scale;
 mod sse;
+mod traces;
 mod turns;
 mod webhooks;
 
@@ -207,6 +209,7 @@ async fn main() {
         "cluster" => cluster::scaling,
         "code tools" => code::calls,
         "webhooks" => webhooks::dead_receiver,
+        "traces" => traces::dead_collector,
     }
     print_table(&rows);
     write_json(&rows, quick);

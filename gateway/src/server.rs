@@ -58,7 +58,7 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// The webhook subscriptions and schedules `airlock.toml` declares.
     pub declared: Declared,
-    /// Where traces go (`--otlp-endpoint`); its tap is in `rules`.
+    /// Where traces go (`--otlp-endpoint`); the sessions are built with its tap.
     pub traces: Option<airlock_traces::Traces>,
 }
 
@@ -335,7 +335,9 @@ impl Gateway {
 pub async fn open_sessions(settings: &Settings) -> Result<Sessions, ServeError> {
     let (store, host, tools) = open_parts(settings).await?;
     let rules = &settings.rules;
-    let sessions = Sessions::new(store, Arc::new(host), tools, rules.clone());
+    // Every session's commits also go to the trace exporter, when there is one.
+    let tap = settings.traces.as_ref().map(airlock_traces::Traces::tap);
+    let sessions = Sessions::new(store, Arc::new(host), tools, Rules { tap, ..rules.clone() });
     sessions.check_approval_for().map_err(ServeError::Approval)?;
     // The metrics' labels name only what this gateway was set up with.
     airlock_providers::model::allow_labels(&rules.default_model, &rules.models);

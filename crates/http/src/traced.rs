@@ -7,10 +7,9 @@
 use std::time::SystemTime;
 
 use airlock_core::Message;
-use airlock_traces::{Traces, ids};
+use airlock_traces::{SpanContext, Traces, ids};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use opentelemetry::trace::SpanContext;
 
 use crate::Answer;
 

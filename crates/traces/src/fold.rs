@@ -162,7 +162,8 @@ impl SessionTrace {
         let time = event.time;
         match event.data {
             EventData::TurnStart(start) => {
-                self.end_turn(time, Status::error("the turn was left open"), s, out);
+                let left_open = Status::error("the turn was left open");
+                self.end_turn(time, left_open, "unknown", s, out);
                 let number = u64::from(start.turn);
                 self.turn = Some(Turn {
                     number,
@@ -265,7 +266,7 @@ impl SessionTrace {
                     _ => Status::Unset,
                 };
                 let kind = reason["kind"].as_str().unwrap_or("unknown").to_owned();
-                self.end_turn_as(time, status, &kind, s, out);
+                self.end_turn(time, status, &kind, s, out);
             }
             EventData::SubagentDescriptor(raw) => {
                 let descriptor: serde_json::Value =
@@ -434,15 +435,9 @@ impl SessionTrace {
         }));
     }
 
-    fn end_turn(&mut self, time: u64, status: Status, s: &Settings, out: &mut Vec<SpanData>) {
-        if self.turn.is_some() {
-            self.end_turn_as(time, status, "unknown", s, out);
-        }
-    }
-
     /// Ends the open turn at `time` (and whatever of it is still open) with `status`; `reason` is
     /// its end reason's kind.
-    fn end_turn_as(
+    fn end_turn(
         &mut self,
         time: u64,
         status: Status,

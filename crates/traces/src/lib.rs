@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use airlock_sessions::{Sessions, Tap, Tapped};
 use opentelemetry::InstrumentationScope;
-use opentelemetry::trace::{SpanContext, SpanKind, Status};
+use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter as _, SpanLinks};
@@ -31,6 +31,8 @@ use tokio::sync::mpsc;
 pub use export::Batching;
 use export::Spans;
 use fold::{Calls, SessionTrace, Settings as FoldSettings};
+/// The span a caller names (a face reads one from a `traceparent` with [`ids::parse_traceparent`]).
+pub use opentelemetry::trace::SpanContext;
 
 /// Commits the tap holds for the folding task before it drops them.
 const TAP_CAPACITY: usize = 16 * 1024;

@@ -228,7 +228,6 @@ pub async fn serve(
         }
     };
     let rules = Rules {
-        tap: traces.as_ref().map(airlock_traces::Traces::tap),
         workspaces: args.sandbox.workspaces(&args.data),
         approval_for: args.sandbox.approval_for.clone(),
         default_model: args.model.model,
@@ -249,6 +248,7 @@ pub async fn serve(
             queue: args.max_queue,
             instances: args.max_instances.map(|most| most as usize),
         },
+        tap: None, // the trace exporter's, given where the sessions are built
     };
     let settings = Settings {
         rules,

@@ -86,6 +86,22 @@ struct IdempotencyKeyHeader {
     key: Option<String>,
 }
 
+/// The W3C trace context headers of the routes that enqueue a message, as the OpenAPI document
+/// shows them ([`traced`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[expect(dead_code, reason = "it only documents the headers; handlers read them from the headers")]
+struct TraceHeaders {
+    /// The caller's span (`00-{trace id}-{span id}-{flags}`): the turn that takes the message is
+    /// its child in the traces the gateway exports, and the message's source keeps it. An
+    /// invalid one is ignored.
+    #[param(rename = "traceparent")]
+    traceparent: Option<String>,
+    /// Vendor trace state that goes with `traceparent`.
+    #[param(rename = "tracestate")]
+    tracestate: Option<String>,
+}
+
 /// The default request body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
 

@@ -18,7 +18,7 @@ use super::sessions::Accepted;
 use super::traced::Traced;
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, MessagePath,
-    SessionId,
+    SessionId, TraceHeaders,
 };
 use crate::schema::{delivery_schema, queue_items_schema, string_enum, target_schema};
 use airlock_base::clock::fresh_id;
@@ -76,7 +76,7 @@ struct QueueView {
 /// Sends a message: answered once it is durable, never when the agent is done with it.
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/messages", operation_id = "sendMessage", tag = "input",
-    params(SessionId, IdempotencyKeyHeader),
+    params(SessionId, IdempotencyKeyHeader, TraceHeaders),
     request_body = SendBody,
     responses(
         (status = 202, description = "Durable: the message id and the seq of its insert splice", body = MessageAccepted),

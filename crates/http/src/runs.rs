@@ -25,7 +25,7 @@ use super::responses::{BodyRefused, Limited, NoSession, RunTimeout, SessionFaile
 use super::traced::Traced;
 use super::{
     Answer, ApiError, AppState, Caller, ErrorBody, IdempotencyKeyHeader, JsonBody, QueryParams,
-    SessionId, sse,
+    SessionId, TraceHeaders, sse,
 };
 use crate::schema::delivery_schema;
 use airlock_base::clock::fresh_id;
@@ -81,7 +81,7 @@ struct RunQuery {
 /// and body sends nothing: it answers the first run's interval (waiting for it if it still runs).
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/runs", operation_id = "runInSession", tag = "runs",
-    params(SessionId, RunQuery, IdempotencyKeyHeader),
+    params(SessionId, RunQuery, IdempotencyKeyHeader, TraceHeaders),
     request_body = RunBody,
     responses(
         (status = 200, description = "The interval's result; with `?stream=true` the interval as \
@@ -133,7 +133,7 @@ async fn run_in_session(
 /// the first run's session and interval.
 #[utoipa::path(
     post, path = "/v1/runs", operation_id = "runInNewSession", tag = "runs",
-    params(RunQuery, IdempotencyKeyHeader),
+    params(RunQuery, IdempotencyKeyHeader, TraceHeaders),
     request_body = NewRunBody,
     responses(
         (status = 200, description = "The interval's result (`sessionId` names the new \

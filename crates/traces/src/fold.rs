@@ -127,6 +127,14 @@ impl SessionTrace {
         }
     }
 
+    /// Takes what `earlier` (a fold of the same session that lost track of it) knew of the
+    /// session as a whole: its agent's name and the models last named.
+    pub fn continue_from(&mut self, earlier: &SessionTrace) {
+        self.agent.clone_from(&earlier.agent);
+        self.requested.clone_from(&earlier.requested);
+        self.answering.clone_from(&earlier.answering);
+    }
+
     /// The session.
     pub fn session(&self) -> &str {
         &self.session

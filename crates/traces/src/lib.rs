@@ -241,6 +241,7 @@ async fn catch_up(
     let seq = |json: &String| airlock_sessions::seq_of(json).ok();
     let from = starts.iter().filter_map(seq).filter(|&s| s < upto).max();
     let mut fresh = SessionTrace::new(trace.session_arc(), from.unwrap_or(upto));
+    fresh.continue_from(trace);
     let mut ignored = Vec::new();
     let mut after = from.and_then(|s| s.checked_sub(1));
     while from.is_some() {

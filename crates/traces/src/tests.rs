@@ -276,3 +276,26 @@ fn a_failed_turn_ends_its_open_spans_as_errors() {
 fn folding_the_same_log_twice_gives_the_same_spans() {
     assert_eq!(echo_turn(true).spans, echo_turn(true).spans);
 }
+
+#[test]
+fn a_fold_that_catches_up_keeps_the_agents_name() {
+    let mut calls = Calls::default();
+    let mut earlier = Log::new("child");
+    let descriptor = json!({"childId": "child", "name": "researcher", "parentSessionId": "p", "continuable": true, "version": 1});
+    earlier.add("subagent/descriptor", descriptor, &mut calls, false);
+    let mut later = Log::new("child");
+    later.trace.continue_from(&earlier.trace);
+    later.seq = 1;
+    later.trace.next_seq = 1;
+    tool_turn(
+        &mut later,
+        1,
+        user("look", json!({"kind": "coordinator"})),
+        "echo",
+        "{}",
+        &mut calls,
+        false,
+    );
+    finish_tool_turn(&mut later, 1, &mut calls, false);
+    assert_eq!(later.spans.last().unwrap().name, "invoke_agent researcher");
+}

@@ -4,7 +4,7 @@
 use airlock_core::Input;
 use tokio::sync::{mpsc, oneshot};
 
-use super::task::{admitted, drive_goal, message_of, own, replay};
+use super::steps::{admitted, drive_goal, message_of, own, replay};
 use super::{Admission, Command, Owners};
 use crate::session::{IdempotencyKey, Session, SessionError, Work};
 use airlock_store::Store;

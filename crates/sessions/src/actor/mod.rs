@@ -24,6 +24,7 @@ pub use view::View;
 
 mod group;
 mod owners;
+mod steps;
 mod task;
 mod view;
 

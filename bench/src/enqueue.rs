@@ -179,7 +179,7 @@ pub async fn long_sessions(work: &Path, size: Size) -> Vec<Row> {
 
 /// Runs turns of 100 streamed chunks until `session`'s log holds `events` events; answers how
 /// many turns that took.
-async fn build_log(gw: &Gateway, mock: &MockModel, session: &str, events: usize) -> usize {
+pub async fn build_log(gw: &Gateway, mock: &MockModel, session: &str, events: usize) -> usize {
     let text = "word ".repeat(100);
     let (mut logged, mut turns) = (0, 0);
     while logged < events {

@@ -143,27 +143,38 @@ async fn long_session(gw: &Gateway, mock: &MockModel, events: usize) -> (String,
     (s, sent)
 }
 
-/// Waking an evicted session whose log holds `size.wake_log` events, again and again.
+/// Waking an evicted session again and again (a read of its queue): one whose log holds
+/// `size.wake_log` events of turns with long answers (a conversation of megabytes), and one whose
+/// log holds `size.long_log` events of turns with short ones.
 pub async fn wake(work: &Path, size: Size) -> Vec<Row> {
     const S: &str = "wake";
     let mock = MockModel::start().await;
     let db = work.join("wake.db");
     let (gw, _) = start(&db, &mock, &[("AIRLOCK_IDLE_EVICT", "1ms")]).await;
-    let (s, _) = long_session(&gw, &mock, size.wake_log).await;
-    let mut samples = Vec::with_capacity(size.wakes);
-    for _ in 0..size.wakes {
-        gw.until_metric("airlock_sessions", |live| live == 0.0).await;
-        let woken = Instant::now();
-        let (code, _) = gw.get(&format!("/v1/sessions/{s}/queue")).await;
-        samples.push(woken.elapsed());
-        assert_eq!(code, 200);
+    let (long_answers, _) = long_session(&gw, &mock, size.wake_log).await;
+    let many_turns = gw.session().await;
+    let turns = crate::enqueue::build_log(&gw, &mock, &many_turns, size.long_log).await;
+    let logs = [
+        (long_answers, format!("{}-event log (answers of 5 KB)", size.wake_log)),
+        (many_turns, format!("{}-event log ({turns} turns)", size.long_log)),
+    ];
+    let mut rows = Vec::new();
+    for (s, log) in logs {
+        let mut samples = Vec::with_capacity(size.wakes);
+        for _ in 0..size.wakes {
+            gw.until_metric("airlock_sessions", |live| live == 0.0).await;
+            let woken = Instant::now();
+            let (code, _) = gw.get(&format!("/v1/sessions/{s}/queue")).await;
+            samples.push(woken.elapsed());
+            assert_eq!(code, 200);
+        }
+        rows.push(Row::new(S, format!("wake, {log}: p50"), percentile(&mut samples, 50.0), "ms"));
+        rows.push(
+            Row::new(S, format!("wake, {log}: p99"), percentile(&mut samples, 99.0), "ms")
+                .at_most(5.0),
+        );
     }
-    let log = size.wake_log;
-    vec![
-        Row::new(S, format!("wake, {log}-event log: p50"), percentile(&mut samples, 50.0), "ms"),
-        Row::new(S, format!("wake, {log}-event log: p99"), percentile(&mut samples, 99.0), "ms")
-            .at_most(5.0),
-    ]
+    rows
 }
 
 /// Receipt lookups on a session whose log holds `size.receipt_log` events.

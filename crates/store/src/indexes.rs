@@ -19,11 +19,22 @@ pub struct Snapshot {
     pub core: String,
     /// The core's durable state (JSON).
     pub state: String,
+    /// What the host knew at it (JSON): read without `state` by [`Sqlite::snapshot_head`].
+    pub head: Option<String>,
     /// The parent of a continuable child.
     pub parent: Option<String>,
     /// When read: the body of the session's last `goal/change` (not written with it).
     pub goal: Option<String>,
 }
+
+/// A snapshot's columns, in the order both reads answer them (`state` last: it may be megabytes).
+pub(crate) const SNAPSHOT: &str = "SELECT p.next_seq, p.core, p.parent, s.goal, p.head, p.state \
+     FROM snapshots p JOIN sessions s USING (session_id) WHERE session_id = ?1";
+
+/// The same without the core's state, of a snapshot that kept the host's head.
+pub(crate) const SNAPSHOT_HEAD: &str = "SELECT p.next_seq, p.core, p.parent, s.goal, p.head, '' \
+     FROM snapshots p JOIN sessions s USING (session_id) WHERE session_id = ?1 \
+     AND p.head IS NOT NULL";
 
 impl Sqlite {
     /// Keeps a snapshot of a session's core state (replacing the one before).
@@ -35,23 +46,33 @@ impl Sqlite {
 
     /// A session's newest snapshot, with its last goal change.
     pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        self.read_snapshot(session_id, SNAPSHOT).await
+    }
+
+    /// A session's newest snapshot without the core's state (`state` empty), if the host's head
+    /// was kept with it, with its last goal change.
+    pub async fn snapshot_head(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        self.read_snapshot(session_id, SNAPSHOT_HEAD).await
+    }
+
+    async fn read_snapshot(
+        &self,
+        session_id: &str,
+        sql: &'static str,
+    ) -> Result<Option<Snapshot>, StoreError> {
         let session_id = session_id.to_owned();
         self.read(move |conn| {
-            conn.query_row(
-                "SELECT p.next_seq, p.core, p.state, p.parent, s.goal FROM snapshots p \
-                 JOIN sessions s USING (session_id) WHERE session_id = ?1",
-                [&session_id],
-                |r| {
-                    Ok(Snapshot {
-                        session_id: session_id.clone(),
-                        next_seq: r.get::<_, i64>(0)? as u64,
-                        core: r.get(1)?,
-                        state: r.get(2)?,
-                        parent: r.get(3)?,
-                        goal: r.get(4)?,
-                    })
-                },
-            )
+            conn.query_row(sql, [&session_id], |r| {
+                Ok(Snapshot {
+                    session_id: session_id.clone(),
+                    next_seq: r.get::<_, i64>(0)? as u64,
+                    core: r.get(1)?,
+                    parent: r.get(2)?,
+                    goal: r.get(3)?,
+                    head: r.get(4)?,
+                    state: r.get(5)?,
+                })
+            })
             .optional()
         })
         .await

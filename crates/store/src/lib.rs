@@ -245,6 +245,9 @@ impl Store {
         pub async fn save_snapshot(&self, snapshot: Snapshot) -> ();
         /// A session's newest snapshot, with its last goal change.
         pub async fn snapshot(&self, session_id: &str) -> Option<Snapshot>;
+        /// A session's newest snapshot without the core's state (`state` empty), if the host's
+        /// head was kept with it: what brings the session back asleep.
+        pub async fn snapshot_head(&self, session_id: &str) -> Option<Snapshot>;
         /// The receipt of a message. `None` if the session never accepted it.
         pub async fn receipt(&self, session_id: &str, message_id: &str) -> Option<Receipt>;
         /// One session's row.

@@ -234,8 +234,8 @@ fn commit_group(
                 let result = in_savepoint(&tx, |tx| {
                     tx.execute(
                         "INSERT OR REPLACE INTO snapshots (session_id, next_seq, core, state, \
-                         parent) VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![p.session_id, p.next_seq as i64, p.core, p.state, p.parent],
+                         parent, head) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![p.session_id, p.next_seq as i64, p.core, p.state, p.parent, p.head],
                     )?;
                     Ok(())
                 });

@@ -113,6 +113,10 @@ pub(super) async fn run(
             }
         }
     }
+    // Out of memory (evicted, or the gateway stops): a session at rest leaves a snapshot of
+    // where it stands, so it comes back from that alone (`session/load.rs`), not by folding
+    // what it logged since the last one.
+    session.sleep().await;
 }
 
 /// What an actor does at a time of its own, when no input came first.

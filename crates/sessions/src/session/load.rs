@@ -1,6 +1,12 @@
 //! Building a session's state from its durable log: at a restart, when it is woken after an
 //! eviction (from its newest snapshot and the events after it, when its core wrote one), and
 //! after a core trap or a failed commit left the instance ahead of the log (from the whole log).
+//!
+//! A stored session comes back into memory asleep when it can: the host's own facts (the log's
+//! length, the inbox, the budget's pause) are kept beside each snapshot as its `head`, so
+//! bringing a session back reads that and the events after it, whatever the length of its log
+//! and the size of its conversation; the core's state is read when the session next works
+//! (`Session::wake`).
 
 use std::sync::Arc;
 
@@ -28,9 +34,21 @@ pub(super) struct SnapshotMark {
     pub logged: usize,
 }
 
-/// A core instance and what the log says, read once from the log.
+/// What the host needs of a snapshot: the log's length, the inbox, and whether the session is
+/// paused at its budget. Kept by the host beside the core's state (`Snapshot::head`); an older
+/// snapshot's is read from the core's state, whose fields of these names it shares.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Head<I> {
+    pub next_seq: u64,
+    pub inbox: I,
+    #[serde(default)]
+    pub paused: bool,
+}
+
+/// A core instance (none: the session is asleep) and what the log says, read once from the log.
 pub(super) struct Loaded {
-    pub core: WasmCore,
+    pub core: Option<WasmCore>,
     pub next_seq: u64,
     pub inbox: Inbox,
     /// Where the newest snapshot stands (none: the default).
@@ -46,7 +64,7 @@ impl Loaded {
     pub fn fresh(core: WasmCore) -> Loaded {
         let (inbox, goal) = (Inbox::default(), Driver::default());
         Loaded {
-            core,
+            core: Some(core),
             next_seq: 0,
             inbox,
             snapshot: SnapshotMark::default(),
@@ -54,6 +72,35 @@ impl Loaded {
             parent: Parent::default(),
             paused: false,
         }
+    }
+
+    /// Asleep, from the head kept with the newest snapshot this core wrote and the events after
+    /// it; `None` when there is no such head (an older snapshot, or none), or it does not read.
+    pub async fn asleep(
+        host: &CoreHost,
+        config: &Config,
+        log: &dyn SessionLog,
+    ) -> Result<Option<Loaded>, SessionError> {
+        let snapshot = log.snapshot_head(&config.session_id).await?;
+        let Some(snapshot) = snapshot.filter(|s| s.core == host.hash()) else { return Ok(None) };
+        let head = snapshot.head.as_deref().unwrap_or_default();
+        let Head { next_seq, inbox, paused } = match serde_json::from_str::<Head<Inbox>>(head) {
+            Ok(head) => head,
+            Err(error) => {
+                tracing::warn!(session_id = %config.session_id, %error, "the snapshot's head does not read");
+                return Ok(None);
+            }
+        };
+        let tail = log.read_from(&config.session_id, next_seq).await?;
+        let durable = Durable { next_seq, inbox, paused, ..Durable::default() };
+        let durable = airlock_core::fold_after(durable, &tail).map_err(CoreError::Restore)?;
+        let goal = Driver::from_log(snapshot.goal.as_slice());
+        let parent = parent_in(&tail).unwrap_or(Parent(snapshot.parent.clone()));
+        // Where the core's snapshot stands is known once it is read (`Session::wake`).
+        let logged = tail.iter().map(String::len).sum();
+        let mark = SnapshotMark { seq: snapshot.next_seq, len: usize::MAX, logged };
+        let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
+        Ok(Some(Loaded { core: None, next_seq, inbox, snapshot: mark, goal, parent, paused }))
     }
 
     /// From the newest snapshot this core wrote and the events after it, else from the log.
@@ -85,20 +132,11 @@ impl Loaded {
     ) -> Result<Loaded, SessionError> {
         let core = host.restore_from(config, &snapshot.state, tail)?;
         // The host needs the inbox and counters, not the history the core keeps.
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Head {
-            next_seq: u64,
-            turns: u32,
-            inbox: Inbox,
-            #[serde(default)]
-            paused: bool,
-        }
-        let head: Head = serde_json::from_str(&snapshot.state).map_err(|e| {
+        let head: Head<Inbox> = serde_json::from_str(&snapshot.state).map_err(|e| {
             CoreError::Restore(format!("the snapshot is not the core's state: {e}"))
         })?;
-        let Head { next_seq, turns, inbox, paused } = head;
-        let durable = Durable { next_seq, turns, inbox, paused, ..Durable::default() };
+        let Head { next_seq, inbox, paused } = head;
+        let durable = Durable { next_seq, inbox, paused, ..Durable::default() };
         let durable = airlock_core::fold_after(durable, tail).map_err(CoreError::Restore)?;
         // The goal as its last change left it; a snapshot records no round (a woken goal is
         // disarmed, as after a restart).
@@ -107,7 +145,7 @@ impl Loaded {
         let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
         let logged = tail.iter().map(String::len).sum();
         let snapshot = SnapshotMark { seq: snapshot.next_seq, len: snapshot.state.len(), logged };
-        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent, paused })
+        Ok(Loaded { core: Some(core), next_seq, inbox, snapshot, goal, parent, paused })
     }
 
     /// From the whole log.
@@ -123,7 +161,7 @@ impl Loaded {
         let parent = parent_in(&events).unwrap_or_default();
         let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
         let snapshot = SnapshotMark::default();
-        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent, paused })
+        Ok(Loaded { core: Some(core), next_seq, inbox, snapshot, goal, parent, paused })
     }
 }
 
@@ -145,7 +183,7 @@ impl Session {
         (self.core, self.instance) = (None, None);
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         self.instance = Some(self.accounting.admission.instance_forced());
-        (self.core, self.next_seq) = (Some(loaded.core), loaded.next_seq);
+        (self.core, self.next_seq) = (loaded.core, loaded.next_seq);
         *self.inbox.lock() = loaded.inbox;
         self.parent = loaded.parent;
         self.paused = loaded.paused;

@@ -35,6 +35,15 @@ pub trait SessionLog: Send + Sync {
         Box::pin(std::future::ready(Ok(None)))
     }
 
+    /// The session's newest snapshot without the core's state, if the host's head was kept with
+    /// it (none: the session comes back awake, from [`SessionLog::snapshot`]).
+    fn snapshot_head<'a>(
+        &'a self,
+        _session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Snapshot>, StoreError>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
     /// Keeps a snapshot (a log that keeps none ignores it).
     fn save_snapshot(&self, _snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(std::future::ready(Ok(())))
@@ -81,6 +90,13 @@ impl SessionLog for Store {
         session_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<Snapshot>, StoreError>> {
         Box::pin(Store::snapshot(self, session_id))
+    }
+
+    fn snapshot_head<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Snapshot>, StoreError>> {
+        Box::pin(Store::snapshot_head(self, session_id))
     }
 
     fn save_snapshot(&self, snapshot: Snapshot) -> BoxFuture<'_, Result<(), StoreError>> {

@@ -145,22 +145,29 @@ impl Session {
         let instance = parts.accounting.admission.instance()?;
         let config = parts.config();
         let core = parts.host.create(&config, now_ms())?;
-        let mut session = Self::assemble(parts, config, Loaded::fresh(core), instance);
+        let mut session = Self::assemble(parts, config, Loaded::fresh(core), Some(instance));
         session.spent = Some(Spend::default());
         Ok(session)
     }
 
-    /// A session rebuilt from its log (after a restart or an eviction). Feed it
-    /// [`Input::Recover`] next if its log says it was not at rest. For `work` that is new, the
+    /// A session rebuilt from its log (after a restart or an eviction): asleep when its newest
+    /// snapshot kept the host's head (its core is read when it next works), else awake. Feed it
+    /// [`Input::Recover`] next if its log says it was not at rest. For `work` that is new, an
     /// instance must fit under the gateway's ceiling.
     pub async fn restore(parts: SessionParts, work: Work) -> Result<Session, SessionError> {
-        let admission = &parts.accounting.admission;
-        let instance = match work {
-            Work::New => admission.instance()?,
-            Work::Admitted => admission.instance_forced(),
-        };
         let config = parts.config();
-        let loaded = Loaded::load(&parts.host, &config, parts.log.as_ref()).await?;
+        let (log, host) = (parts.log.as_ref(), &parts.host);
+        let (loaded, instance) = match Loaded::asleep(host, &config, log).await? {
+            Some(loaded) => (loaded, None),
+            None => {
+                let admission = &parts.accounting.admission;
+                let instance = match work {
+                    Work::New => admission.instance()?,
+                    Work::Admitted => admission.instance_forced(),
+                };
+                (Loaded::load(host, &config, log).await?, Some(instance))
+            }
+        };
         let mut session = Self::assemble(parts, config, loaded, instance);
         if session.budget.is_some() {
             session.count_spend().await?;
@@ -172,7 +179,7 @@ impl Session {
         parts: SessionParts,
         config: Config,
         loaded: Loaded,
-        instance: Instance,
+        instance: Option<Instance>,
     ) -> Session {
         let SessionParts {
             host,
@@ -188,11 +195,14 @@ impl Session {
             ..
         } = parts;
         outbox.reset(loaded.next_seq);
+        if loaded.core.is_none() {
+            airlock_base::metrics::global().asleep.inc();
+        }
         Session {
             host,
             config,
-            core: Some(loaded.core),
-            instance: Some(instance),
+            core: loaded.core,
+            instance,
             accounting,
             held: None,
             log,

@@ -10,7 +10,7 @@
 
 use airlock_core::Status;
 
-use super::load::{Loaded, SnapshotMark};
+use super::load::{Head, Loaded, SnapshotMark};
 use super::{Session, SessionError};
 use airlock_store::Snapshot;
 
@@ -43,11 +43,17 @@ impl Session {
             }
         };
         let len = state.len();
+        let head = {
+            let inbox = self.inbox.lock();
+            let head = Head { next_seq: self.next_seq, inbox: &*inbox, paused: self.paused };
+            serde_json::to_string(&head).expect("an inbox serializes")
+        };
         let snapshot = Snapshot {
             session_id: self.config.session_id.clone(),
             next_seq: self.next_seq,
             core: self.host.hash().to_owned(),
             state,
+            head: Some(head),
             parent: self.parent.0.clone(),
             goal: None,
         };
@@ -96,7 +102,8 @@ impl Session {
         let admission = &self.accounting.admission;
         let instance = if new { admission.instance()? } else { admission.instance_forced() };
         let loaded = Loaded::load(&self.host, &self.config, self.log.as_ref()).await?;
-        (self.core, self.instance) = (Some(loaded.core), Some(instance));
+        // Nothing was logged while it slept: the core's snapshot is where the host's is.
+        (self.core, self.instance, self.snapshot) = (loaded.core, Some(instance), loaded.snapshot);
         airlock_base::metrics::global().asleep.dec();
         Ok(())
     }

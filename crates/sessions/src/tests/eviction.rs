@@ -73,7 +73,6 @@ async fn a_session_woken_from_its_snapshot_goes_on_as_if_it_had_stayed() {
     let snapshot = woken_store.snapshot("s").await.unwrap().expect("a long log keeps a snapshot");
     assert!(snapshot.next_seq >= 256, "taken once enough events were logged");
     let (woken_log, stayed_log) = (shape(&woken_store, "s").await, shape(&stayed_store, "s").await);
-    assert!(woken_log.len() as u64 > snapshot.next_seq, "turns ran after the snapshot");
     assert_eq!(woken_log, stayed_log, "the same events as a session that stayed in memory");
     let headers = woken_log.iter().filter(|t| *t == "request/header").count();
     assert_eq!(headers, 1, "no wake logged a `resume` header");
@@ -93,6 +92,7 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
             next_seq: before.len() as u64,
             core: core.into(),
             state: state.into(),
+            head: None,
             parent: None,
             goal: None,
         };
@@ -102,6 +102,70 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
     let after = shape(&store, "s").await;
     assert_eq!(after[..before.len()], before[..]);
     assert_eq!(after.iter().filter(|t| *t == "turn/end").count(), 4, "both wakes replayed the log");
+}
+
+/// A store in `dir` holding the row of session `s` (a snapshot is kept for a stored session).
+async fn stored_s(dir: &std::path::Path) -> Store {
+    let store = Store::open(&dir.join("log.db"), Durability::Normal).unwrap();
+    let row = SessionRow {
+        session_id: "s".into(),
+        created_at: 0,
+        updated_at: 0,
+        spec: serde_json::json!({}),
+        disposed: false,
+        parent_session_id: None,
+        tenant: None,
+        goal: None,
+        needs_recovery: false,
+        shares: None,
+    };
+    store.insert_session(row).await.unwrap();
+    store
+}
+
+/// A session brought back into memory reads the head its last snapshot kept and the events
+/// after it, not the core's state: it is asleep, shows what it would have shown awake, and its
+/// next input wakes its core, which goes on as if it had stayed.
+#[tokio::test]
+async fn a_stored_session_comes_back_asleep_from_its_snapshots_head() {
+    let (awake_dir, stored_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut awake = session_over(&awake_dir).await;
+    let store = stored_s(stored_dir.path()).await;
+    let mut stored = session_on(store.clone());
+    let turn = async |session: &mut crate::session::Session, turn: usize| {
+        session.feed(followup(&format!("m{turn}"), &format!("question {turn}"))).await.unwrap();
+        session.run_until_idle().await.unwrap();
+    };
+    for session in [&mut awake, &mut stored] {
+        turn(session, 0).await;
+    }
+    assert!(stored.sleep().await, "a snapshot and its head are kept");
+    let at_snapshot = stored.next_seq();
+    for session in [&mut awake, &mut stored] {
+        turn(session, 1).await; // logged after the snapshot: the head is folded with it
+        let note = vec![ContentBlock::Text { text: "meanwhile".into() }];
+        session.feed(Delivery::Inject.send(Message::user("note".into(), note))).await.unwrap();
+    }
+    assert!(stored.next_seq() > at_snapshot);
+    drop(stored);
+
+    let parts = super::demo_parts("s", Arc::new(store.clone()));
+    let mut back =
+        crate::session::Session::restore(parts, crate::session::Work::New).await.unwrap();
+    assert!(!back.can_sleep(), "it came back asleep");
+    assert_eq!((back.next_seq(), back.queue()), (awake.next_seq(), awake.queue()));
+    for session in [&mut awake, &mut back] {
+        turn(session, 2).await;
+    }
+    assert!(back.can_sleep(), "its input woke it");
+    let types = |events: Vec<String>| -> Vec<Value> {
+        events
+            .iter()
+            .map(|json| serde_json::from_str::<Value>(json).unwrap()["type"].take())
+            .collect()
+    };
+    let (back_log, awake_log) = (back.events().await.unwrap(), awake.events().await.unwrap());
+    assert_eq!(types(back_log), types(awake_log), "the same events as a session that stayed awake");
 }
 
 /// A session over its own store.
@@ -146,20 +210,7 @@ async fn a_sleeping_session_wakes_at_its_next_input_as_if_it_had_stayed_awake() 
 #[tokio::test]
 async fn a_snapshot_waits_until_the_log_has_grown_by_its_size() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("log.db"), Durability::Normal).unwrap();
-    let row = SessionRow {
-        session_id: "s".into(),
-        created_at: 0,
-        updated_at: 0,
-        spec: serde_json::json!({}),
-        disposed: false,
-        parent_session_id: None,
-        tenant: None,
-        goal: None,
-        needs_recovery: false,
-        shares: None,
-    };
-    store.insert_session(row).await.unwrap(); // a snapshot is kept for a stored session
+    let store = stored_s(dir.path()).await;
     let mut session = session_on(store.clone());
     let mut sent = 0;
     let mut inject = async |count: usize, text: &str| {

@@ -23,14 +23,19 @@ fn host() -> Arc<CoreHost> {
 
 /// A fresh session `id` of the demo model with the built-in tools, logging to `log`.
 fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::session::Session {
-    use crate::session::{Outbox, Session, SessionParts};
+    crate::session::Session::create(demo_parts(id, log)).unwrap()
+}
+
+/// What [`demo_session`] is made of.
+fn demo_parts(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::session::SessionParts {
+    use crate::session::{Outbox, SessionParts};
     let model = airlock_providers::model::from_name("demo").unwrap();
     let config = airlock_core::Config::new(id, model.provider(), model.model());
     let tools = airlock_providers::tools::ToolRegistry::builtin();
     let (host, outbox, accounting) = (host(), Outbox::new(), Default::default());
     let (budget, prices, workspace) = (None, Default::default(), None);
     let models = vec![model];
-    let parts = SessionParts {
+    SessionParts {
         host,
         config,
         models,
@@ -42,8 +47,7 @@ fn demo_session(id: &str, log: Arc<dyn crate::session::SessionLog>) -> crate::se
         prices,
         workspace,
         tap: None,
-    };
-    Session::create(parts).unwrap()
+    }
 }
 
 /// What the tests' sessions are built with: the demo model, every default.

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0002_logins_forks_bytes.sql"),
     include_str!("../../migrations/postgres/0003_usage.sql"),
     include_str!("../../migrations/postgres/0004_hooks.sql"),
+    include_str!("../../migrations/postgres/0005_snapshot_heads.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most.
@@ -263,11 +264,11 @@ impl Postgres {
         self.client()
             .await?
             .execute(
-                "INSERT INTO snapshots (session_id, next_seq, core, state, parent) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO UPDATE SET \
+                "INSERT INTO snapshots (session_id, next_seq, core, state, parent, head) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (session_id) DO UPDATE SET \
                  next_seq = EXCLUDED.next_seq, core = EXCLUDED.core, state = EXCLUDED.state, \
-                 parent = EXCLUDED.parent",
-                &[&p.session_id, &(p.next_seq as i64), &p.core, &p.state, &p.parent],
+                 parent = EXCLUDED.parent, head = EXCLUDED.head",
+                &[&p.session_id, &(p.next_seq as i64), &p.core, &p.state, &p.parent, &p.head],
             )
             .await?;
         Ok(())
@@ -275,22 +276,29 @@ impl Postgres {
 
     /// See [`super::Store::snapshot`].
     pub async fn snapshot(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
-        let row = self
-            .client()
-            .await?
-            .query_opt(
-                "SELECT p.next_seq, p.core, p.state, p.parent, s.goal FROM snapshots p \
-                 JOIN sessions s USING (session_id) WHERE session_id = $1",
-                &[&session_id],
-            )
-            .await?;
+        self.read_snapshot(session_id, crate::indexes::SNAPSHOT).await
+    }
+
+    /// See [`super::Store::snapshot_head`].
+    pub async fn snapshot_head(&self, session_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        self.read_snapshot(session_id, crate::indexes::SNAPSHOT_HEAD).await
+    }
+
+    async fn read_snapshot(
+        &self,
+        session_id: &str,
+        sql: &str,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        let sql = sql.replace("?1", "$1");
+        let row = self.client().await?.query_opt(&sql, &[&session_id]).await?;
         Ok(row.map(|r| Snapshot {
             session_id: session_id.to_owned(),
             next_seq: r.get::<_, i64>(0) as u64,
             core: r.get(1),
-            state: r.get(2),
-            parent: r.get(3),
-            goal: r.get(4),
+            parent: r.get(2),
+            goal: r.get(3),
+            head: r.get(4),
+            state: r.get(5),
         }))
     }
 

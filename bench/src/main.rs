@@ -90,6 +90,8 @@ impl Row {
 pub struct Size {
     /// Sessions in the stored-sessions scenarios.
     pub sessions: usize,
+    /// Of those, the sessions touched once and evicted again.
+    pub touched: usize,
     /// Live idle sessions whose memory is measured.
     pub live: usize,
     /// Events in the log of the session that is woken again and again.
@@ -127,7 +129,8 @@ pub struct Size {
 impl Size {
     fn full() -> Size {
         Size {
-            sessions: 100_000,
+            sessions: 1_000_000,
+            touched: 100_000,
             live: 10_000,
             wake_log: 10_000,
             wakes: 200,
@@ -150,6 +153,7 @@ impl Size {
     fn quick() -> Size {
         Size {
             sessions: 5_000,
+            touched: 5_000,
             live: 1_000,
             wake_log: 2_000,
             wakes: 20,
@@ -178,6 +182,16 @@ async fn main() {
     let only = args.iter().position(|arg| arg == "--only").and_then(|i| args.get(i + 1));
     let runs = |scenario: &str| only.is_none_or(|only| scenario.contains(only.as_str()));
     let size = if quick { Size::quick() } else { Size::full() };
+    // `--stdio-cmd "…"` and `--stdio-env K=V`: the turn scenarios drive another runtime.
+    let valued = |flag: &str| -> Vec<String> {
+        args.windows(2).filter(|pair| pair[0] == flag).map(|pair| pair[1].clone()).collect()
+    };
+    if let Some(command) = valued("--stdio-cmd").pop()
+        && let Err(error) = turns::Runtime::choose(&command, &valued("--stdio-env"))
+    {
+        eprintln!("airlock-bench: {error}");
+        std::process::exit(2);
+    }
     let bin = airlock_tests::gateway::airlock_bin();
     eprintln!(
         "airlock-bench: {} with {}",

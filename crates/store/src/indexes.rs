@@ -19,7 +19,7 @@ pub struct Snapshot {
     pub core: String,
     /// The core's durable state (JSON).
     pub state: String,
-    /// What the host knew at it (JSON): read without `state` by [`Sqlite::snapshot_head`].
+    /// What the host knew at it (JSON): read without `state` by [`crate::Store::snapshot_head`].
     pub head: Option<String>,
     /// The parent of a continuable child.
     pub parent: Option<String>,

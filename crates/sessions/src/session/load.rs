@@ -84,23 +84,17 @@ impl Loaded {
         let snapshot = log.snapshot_head(&config.session_id).await?;
         let Some(snapshot) = snapshot.filter(|s| s.core == host.hash()) else { return Ok(None) };
         let head = snapshot.head.as_deref().unwrap_or_default();
-        let Head { next_seq, inbox, paused } = match serde_json::from_str::<Head<Inbox>>(head) {
+        let head = match serde_json::from_str::<Head<Inbox>>(head) {
             Ok(head) => head,
             Err(error) => {
-                tracing::warn!(session_id = %config.session_id, %error, "the snapshot's head does not read");
+                let session_id = &config.session_id;
+                tracing::warn!(session_id, %error, "the snapshot's head does not read");
                 return Ok(None);
             }
         };
-        let tail = log.read_from(&config.session_id, next_seq).await?;
-        let durable = Durable { next_seq, inbox, paused, ..Durable::default() };
-        let durable = airlock_core::fold_after(durable, &tail).map_err(CoreError::Restore)?;
-        let goal = Driver::from_log(snapshot.goal.as_slice());
-        let parent = parent_in(&tail).unwrap_or(Parent(snapshot.parent.clone()));
-        // Where the core's snapshot stands is known once it is read (`Session::wake`).
-        let logged = tail.iter().map(String::len).sum();
-        let mark = SnapshotMark { seq: snapshot.next_seq, len: usize::MAX, logged };
-        let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
-        Ok(Some(Loaded { core: None, next_seq, inbox, snapshot: mark, goal, parent, paused }))
+        let tail = log.read_from(&config.session_id, head.next_seq).await?;
+        // The core state's size is known once it is read (`Session::wake`).
+        Loaded::after_snapshot(None, head, &snapshot, usize::MAX, &tail).map(Some)
     }
 
     /// From the newest snapshot this core wrote and the events after it, else from the log.
@@ -135,6 +129,19 @@ impl Loaded {
         let head: Head<Inbox> = serde_json::from_str(&snapshot.state).map_err(|e| {
             CoreError::Restore(format!("the snapshot is not the core's state: {e}"))
         })?;
+        let len = snapshot.state.len();
+        Loaded::after_snapshot(Some(core), head, snapshot, len, tail)
+    }
+
+    /// The host's facts at `snapshot` (its `head`; `len`: the size of its core state) with the
+    /// events after it folded on.
+    fn after_snapshot(
+        core: Option<WasmCore>,
+        head: Head<Inbox>,
+        snapshot: &Snapshot,
+        len: usize,
+        tail: &[String],
+    ) -> Result<Loaded, SessionError> {
         let Head { next_seq, inbox, paused } = head;
         let durable = Durable { next_seq, inbox, paused, ..Durable::default() };
         let durable = airlock_core::fold_after(durable, tail).map_err(CoreError::Restore)?;
@@ -144,8 +151,8 @@ impl Loaded {
         let parent = parent_in(tail).unwrap_or(Parent(snapshot.parent.clone()));
         let (next_seq, inbox, paused) = (durable.next_seq, durable.inbox, durable.paused);
         let logged = tail.iter().map(String::len).sum();
-        let snapshot = SnapshotMark { seq: snapshot.next_seq, len: snapshot.state.len(), logged };
-        Ok(Loaded { core: Some(core), next_seq, inbox, snapshot, goal, parent, paused })
+        let snapshot = SnapshotMark { seq: snapshot.next_seq, len, logged };
+        Ok(Loaded { core, next_seq, inbox, snapshot, goal, parent, paused })
     }
 
     /// From the whole log.

@@ -6,7 +6,7 @@
 //! A span is handed out when it ends: a call at its `tool/result`, a model call at its
 //! `assistant/message` (or at the turn's end when it gave none), the turn at `turn/end`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use airlock_core::{
@@ -17,6 +17,7 @@ use opentelemetry::trace::{Link, SpanContext, SpanId, SpanKind, Status, TraceId}
 use opentelemetry::{InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::trace::SpanData;
 
+use crate::calls::{Calls, Parent};
 use crate::ids;
 use crate::spans::{
     Built, add_usage, blocks_json, finish_reason, message_json, span, span_event, usage_attributes,
@@ -24,42 +25,6 @@ use crate::spans::{
 
 /// The agent name of a session nothing names otherwise.
 const AGENT: &str = "airlock";
-
-/// How many tool calls the fold remembers for the child sessions they start (oldest forgotten
-/// first).
-const REMEMBERED_CALLS: usize = 4096;
-
-/// The contexts of the tool calls children were given work from, shared by every session's fold:
-/// a child's turn started by a parent's call goes under that call's span.
-#[derive(Default)]
-pub struct Calls {
-    by_id: HashMap<(Arc<str>, String), Parent>,
-    order: VecDeque<(Arc<str>, String)>,
-}
-
-/// A call's span and the agent name its arguments gave the child, if any.
-#[derive(Clone)]
-struct Parent {
-    span: SpanContext,
-    name: Option<String>,
-}
-
-impl Calls {
-    fn remember(&mut self, session: &Arc<str>, call_id: &str, parent: Parent) {
-        let key = (session.clone(), call_id.to_owned());
-        if self.by_id.insert(key.clone(), parent).is_none() {
-            self.order.push_back(key);
-        }
-        while self.order.len() > REMEMBERED_CALLS {
-            let oldest = self.order.pop_front().expect("not empty");
-            self.by_id.remove(&oldest);
-        }
-    }
-
-    fn get(&self, session: &str, call_id: &str) -> Option<&Parent> {
-        self.by_id.get(&(Arc::from(session), call_id.to_owned()))
-    }
-}
 
 /// What the fold needs besides the events.
 pub struct Settings {

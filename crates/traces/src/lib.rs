@@ -9,6 +9,7 @@
 //!
 //! Nothing here slows a session: the tap and the span queue drop (and count) rather than wait.
 
+mod calls;
 pub mod export;
 mod fold;
 pub mod ids;
@@ -28,9 +29,10 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter as _, SpanLinks};
 use tokio::sync::mpsc;
 
+use calls::Calls;
 pub use export::Batching;
 use export::Spans;
-use fold::{Calls, SessionTrace, Settings as FoldSettings};
+use fold::{SessionTrace, Settings as FoldSettings};
 /// The span a caller names (a face reads one from a `traceparent` with [`ids::parse_traceparent`]).
 pub use opentelemetry::trace::SpanContext;
 

@@ -7,7 +7,8 @@ use opentelemetry::{InstrumentationScope, Value};
 use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value as Json, json};
 
-use crate::fold::{Calls, SessionTrace, Settings};
+use crate::calls::Calls;
+use crate::fold::{SessionTrace, Settings};
 use crate::ids;
 
 /// A session's log, written as the core writes it: seq from 0, one millisecond apart from 1000.

@@ -294,6 +294,12 @@ impl Admission {
         Instance { live: Some(self.instances.clone()) }
     }
 
+    /// A core instance for new work ([`Admission::instance`]: refused past the ceiling), or for
+    /// work admitted before ([`Admission::instance_forced`]: counted, never refused).
+    pub fn instance_for(&self, new: bool) -> Result<Instance, Exceeded> {
+        if new { self.instance() } else { Ok(self.instance_forced()) }
+    }
+
     /// How many core instances are alive.
     pub fn instances(&self) -> usize {
         self.instances.load(Ordering::Acquire)

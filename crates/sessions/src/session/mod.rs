@@ -160,11 +160,7 @@ impl Session {
         let (loaded, instance) = match Loaded::asleep(host, &config, log).await? {
             Some(loaded) => (loaded, None),
             None => {
-                let admission = &parts.accounting.admission;
-                let instance = match work {
-                    Work::New => admission.instance()?,
-                    Work::Admitted => admission.instance_forced(),
-                };
+                let instance = parts.accounting.admission.instance_for(work == Work::New)?;
                 (Loaded::load(host, &config, log).await?, Some(instance))
             }
         };

@@ -99,8 +99,7 @@ impl Session {
         if self.core.is_some() {
             return Ok(());
         }
-        let admission = &self.accounting.admission;
-        let instance = if new { admission.instance()? } else { admission.instance_forced() };
+        let instance = self.accounting.admission.instance_for(new)?;
         let loaded = Loaded::load(&self.host, &self.config, self.log.as_ref()).await?;
         // Nothing was logged while it slept: the core's snapshot is where the host's is.
         (self.core, self.instance, self.snapshot) = (loaded.core, Some(instance), loaded.snapshot);

@@ -247,10 +247,16 @@ async fn one_session_of(runtime: Option<&Runtime>, work: &Path, size: Size) -> V
     ]);
     if size.long_turns > TURNS_PER_SESSION {
         let last = |n: usize| format!("turns {}–{n} of one session", n - 99);
-        let mut long = gw.turns("long", size.long_turns).await.split_off(size.long_turns - 100);
+        gw.turns("long", size.long_turns - 100).await;
+        let before = Usage::of(gw.pid());
+        let mut long = gw.turns("long", 100).await;
+        let long_cpu = Usage::of(gw.pid()).per(before, 100).cpu_ms;
         let long_median = percentile(&mut long, 50.0);
-        rows.push(Row::new(s, format!("{}, median", last(size.long_turns)), long_median, "ms"));
-        rows.push(Row::new(s, "  ÷ prompt → idle, median", long_median / median, "×").at_most(1.2));
+        rows.extend([
+            Row::new(s, format!("{}, median", last(size.long_turns)), long_median, "ms"),
+            Row::new(s, "  ÷ prompt → idle, median", long_median / median, "×").at_most(1.2),
+            Row::new(s, "  CPU per turn", long_cpu, "ms"),
+        ]);
         if runtime.is_none() {
             let mut compacting = compacting(work, size.long_turns).await;
             let measure = format!("{}, {COMPACTING} compacting, median", last(size.long_turns));

@@ -33,6 +33,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::serve::ListenerExt;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -174,6 +175,39 @@ impl Drop for MockModel {
     }
 }
 
+/// What a reply takes from its request, read without building the body's tree: the messages
+/// stay slices of the body, so a benchmark's conversations of thousands of messages cost the
+/// mock next to nothing. (The sender writes compact JSON, so a message's text is what
+/// [`Value::to_string`] would give.)
+#[derive(Default, serde::Deserialize)]
+struct Asked<'body> {
+    #[serde(default)]
+    model: Value,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+    #[serde(borrow, default)]
+    messages: Vec<&'body RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
+}
+
+impl Asked<'_> {
+    /// Whether the request asked for a usage frame (`stream_options.include_usage`).
+    fn include_usage(&self) -> bool {
+        self.stream_options.as_ref().is_some_and(|options| options.include_usage)
+    }
+
+    /// The length of the request's `messages` array as JSON text.
+    fn messages_len(&self) -> usize {
+        let commas = self.messages.len().saturating_sub(1);
+        2 + commas + self.messages.iter().map(|message| message.get().len()).sum::<usize>()
+    }
+}
+
 /// A poisoned lock only means another test thread panicked; the data is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -185,19 +219,20 @@ async fn answer(
     body: Bytes,
     wire: Wire,
 ) -> Response {
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     if !shared.forget.load(std::sync::atomic::Ordering::Relaxed) {
-        lock(&shared.requests).push(Recorded { body: body.clone(), headers });
+        let body = serde_json::from_slice(&body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+        lock(&shared.requests).push(Recorded { body, headers });
     }
+    let asked: Asked = serde_json::from_slice(&body).unwrap_or_default();
     let mut number = 0;
     shared.arrived.send_modify(|arrived| {
         *arrived += 1;
         number = *arrived;
     });
-    let last = body["messages"].as_array().and_then(|m| m.last()).map(Value::to_string);
     let routed = {
         let mut routed = lock(&shared.routed);
+        let last = asked.messages.last().map(|last| last.get());
         let found =
             last.and_then(|last| routed.iter().position(|(marker, _)| last.contains(marker)));
         found.map(|index| routed.remove(index).1)
@@ -210,7 +245,7 @@ async fn answer(
     if shared.counted.load(std::sync::atomic::Ordering::Relaxed) {
         reply = reply.counted();
     }
-    match reply.play(&body, number, wire) {
+    match reply.play(&asked, number, wire) {
         Played::Status { status, retry_after, body } => {
             let status = StatusCode::from_u16(status).expect("a scripted status is valid");
             let mut response = (status, [(CONTENT_TYPE, "application/json")], body).into_response();

@@ -7,6 +7,8 @@ use std::time::Duration;
 use axum::body::Bytes;
 use futures::Stream;
 use serde_json::{Value, json};
+
+use super::Asked;
 use std::sync::Arc;
 
 use tokio::sync::{Notify, mpsc};
@@ -242,7 +244,7 @@ impl Reply {
 
     /// Makes the reply ready for `request`, the `number`th request the server received, in the
     /// wire it came in on.
-    pub(super) fn play(self, request: &Value, number: usize, wire: Wire) -> Played {
+    pub(super) fn play(self, request: &Asked, number: usize, wire: Wire) -> Played {
         match self.kind {
             Kind::Status { status, retry_after, body } => {
                 let body = body.unwrap_or_else(|| {
@@ -281,7 +283,7 @@ fn anthropic_error_type(status: u16) -> &'static str {
 }
 
 impl Script {
-    fn play(self, request: &Value, number: usize, wire: Wire) -> Frames {
+    fn play(self, request: &Asked, number: usize, wire: Wire) -> Frames {
         let frames = match wire {
             Wire::Chat => self.frames(request, number),
             Wire::Messages => self.events(request, number),
@@ -336,7 +338,7 @@ impl Script {
     }
 
     /// Every frame of the reply, SSE-encoded, in order.
-    fn frames(&self, request: &Value, number: usize) -> Vec<String> {
+    fn frames(&self, request: &Asked, number: usize) -> Vec<String> {
         let mut deltas: Vec<Value> = Vec::new();
         deltas.extend(self.reasoning.iter().map(|r| json!({"reasoning_content": r})));
         deltas.extend(self.text.iter().map(|t| json!({"content": t})));
@@ -355,14 +357,13 @@ impl Script {
         }
         let default_finish = if self.calls.is_empty() { "stop" } else { "tool_calls" };
         let finish = self.finish.as_deref().unwrap_or(default_finish);
-        let wants_usage =
-            request["stream_options"]["include_usage"] == json!(true) && !self.no_usage;
+        let wants_usage = request.include_usage() && !self.no_usage;
         let chunk = |choices: Value, usage: Value| {
             json!({
                 "id": format!("chatcmpl-mock-{number}"),
                 "object": "chat.completion.chunk",
                 "created": 0,
-                "model": request["model"],
+                "model": request.model,
                 "choices": choices,
                 "usage": usage,
             })
@@ -398,12 +399,12 @@ impl Script {
 impl Script {
     /// The prompt tokens usage reports unless scripted: 10, or a token per four bytes of the
     /// request's messages once [`Reply::counted`].
-    fn prompt_tokens(&self, request: &Value) -> u64 {
-        if self.counted { request["messages"].to_string().len() as u64 / 4 } else { 10 }
+    fn prompt_tokens(&self, request: &Asked) -> u64 {
+        if self.counted { request.messages_len() as u64 / 4 } else { 10 }
     }
 
     /// Every event of the reply in the messages wire, SSE-encoded, in order.
-    fn events(&self, request: &Value, number: usize) -> Vec<String> {
+    fn events(&self, request: &Asked, number: usize) -> Vec<String> {
         let prompt = self.prompt_tokens(request);
         let mut blocks: Vec<(Value, Vec<Value>)> = Vec::new();
         if !self.reasoning.is_empty() {
@@ -435,7 +436,7 @@ impl Script {
         });
         let message = json!({
             "id": format!("msg_mock_{number}"), "type": "message", "role": "assistant",
-            "model": request["model"], "content": [], "stop_reason": null,
+            "model": request.model, "content": [], "stop_reason": null,
             "stop_sequence": null, "usage": usage,
         });
         let mut events =

@@ -379,6 +379,27 @@ mod tests {
     }
 
     #[test]
+    fn a_request_that_leaves_its_conversations_last_request_sends_its_own_messages() {
+        let encoded = Encoded::default();
+        let first = message("u1", Role::User, "hi");
+        let long = vec![
+            first.clone(),
+            message("a1", Role::Assistant, "x"),
+            message("u2", Role::User, "y"),
+        ];
+        body(&request(long), &encoded);
+        let other = vec![first.clone(), message("a1", Role::Assistant, "z")];
+        assert_eq!(
+            body(&request(other.clone()), &encoded),
+            body(&request(other), &Encoded::default())
+        );
+        let compacted = vec![message("s", Role::User, "summary"), first];
+        let sent = body(&request(compacted.clone()), &encoded);
+        assert_eq!(sent, body(&request(compacted), &Encoded::default()));
+        assert_eq!(sent["messages"][1]["content"], "summary");
+    }
+
+    #[test]
     fn a_tool_list_is_encoded_again_when_it_changes() {
         let encoded = Encoded::default();
         let spec = |name: &str| ToolSpec {

@@ -10,53 +10,57 @@ use airlock_core::{Message, ModelError, ToolSpec};
 /// it. A conversation grows by a message or two per step while each request sends all of it, so
 /// encoding it whole every time made a long session's steps grow with its length.
 ///
-/// The tool list is kept encoded as well, while requests keep offering the same tools.
+/// What is kept is each conversation's last request: its messages and their parts, in order,
+/// under the address of its first message. A request that continues it reuses the parts of the
+/// messages it shares with it (found by walking both lists, not by looking each message up) and
+/// encodes only the messages after them; a compaction (a new first message) or a rebuilt core
+/// (new messages) starts a new conversation. Each kept message is held by a [`Weak`], which
+/// keeps its address from being reused while the entry lives, so a message found at the same
+/// address is the same message. Conversations whose first message is gone are swept when their
+/// count has doubled since the last sweep.
 ///
-/// Entries are keyed by the message's address and hold a [`Weak`] to it, which keeps that
-/// address from being reused while the entry lives: an entry found for a live message is that
-/// message's. Entries of dropped messages are swept when the map has doubled since the last
-/// sweep.
+/// The tool list is kept encoded as well, while requests keep offering the same tools.
 pub(in crate::model) struct Encoded<P> {
-    entries: Mutex<Entries<P>>,
+    conversations: Mutex<Conversations<P>>,
     /// The last tool list and its encoding.
     tools: Mutex<Option<(Vec<ToolSpec>, Arc<str>)>>,
 }
 
-struct Entries<P> {
-    by_address: HashMap<usize, (Weak<Message>, P)>,
+struct Conversations<P> {
+    /// By the address of the conversation's first message: its messages and their parts.
+    by_first: HashMap<usize, Vec<(Weak<Message>, P)>>,
     sweep_at: usize,
 }
 
 impl<P> Default for Encoded<P> {
     fn default() -> Self {
-        let entries = Entries { by_address: HashMap::new(), sweep_at: 0 };
-        Encoded { entries: Mutex::new(entries), tools: Mutex::default() }
+        let conversations = Conversations { by_first: HashMap::new(), sweep_at: 0 };
+        Encoded { conversations: Mutex::new(conversations), tools: Mutex::default() }
     }
 }
 
 impl<P: Clone> Encoded<P> {
-    /// Each message's encoding: kept, or made now by `encode`.
+    /// Each message's encoding: kept from the conversation's last request, or made now by
+    /// `encode`.
     pub(in crate::model) fn parts(
         &self,
         messages: &[Arc<Message>],
         encode: impl Fn(&Message) -> P,
     ) -> Vec<P> {
-        let mut entries = self.entries.lock().expect("encoded messages lock");
-        let parts = messages
-            .iter()
-            .map(|message| {
-                let address = Arc::as_ptr(message) as usize;
-                if let Some((_, part)) = entries.by_address.get(&address) {
-                    return part.clone();
-                }
-                let part = encode(message);
-                entries.by_address.insert(address, (Arc::downgrade(message), part.clone()));
-                part
-            })
-            .collect();
-        if entries.by_address.len() >= entries.sweep_at {
-            entries.by_address.retain(|_, (message, _)| message.strong_count() > 0);
-            entries.sweep_at = (2 * entries.by_address.len()).max(1024);
+        let Some(first) = messages.first() else { return Vec::new() };
+        let mut conversations = self.conversations.lock().expect("encoded messages lock");
+        let kept = conversations.by_first.entry(Arc::as_ptr(first) as usize).or_default();
+        let same = |(held, _): &(Weak<Message>, P), message: &Arc<Message>| {
+            std::ptr::eq(held.as_ptr(), Arc::as_ptr(message))
+        };
+        let shared = kept.iter().zip(messages).take_while(|(k, m)| same(k, m)).count();
+        kept.truncate(shared);
+        kept.extend(messages[shared..].iter().map(|m| (Arc::downgrade(m), encode(m))));
+        let parts = kept.iter().map(|(_, part)| part.clone()).collect();
+        if conversations.by_first.len() >= conversations.sweep_at {
+            let by_first = &mut conversations.by_first;
+            by_first.retain(|_, kept| kept.first().is_some_and(|(m, _)| m.strong_count() > 0));
+            conversations.sweep_at = (2 * by_first.len()).max(64);
         }
         parts
     }
@@ -81,7 +85,7 @@ impl<P: Clone> Encoded<P> {
 
 impl<P> std::fmt::Debug for Encoded<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let entries = self.entries.lock().map(|e| e.by_address.len()).unwrap_or_default();
-        f.debug_struct("Encoded").field("messages", &entries).finish()
+        let kept = self.conversations.lock().map(|c| c.by_first.len()).unwrap_or_default();
+        f.debug_struct("Encoded").field("conversations", &kept).finish()
     }
 }

@@ -43,7 +43,7 @@ compacted into this):\n\n";
 const IMAGE_TOKENS: u64 = 1_000;
 
 /// What a compaction will summarize, and why.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Plan {
     trigger: CompactionTrigger,
     /// How many leading messages of the history go into the summary.
@@ -53,6 +53,7 @@ pub(crate) struct Plan {
 }
 
 /// A summarization request in flight.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Compacting {
     pub request_id: u64,
     attempt: u32,

@@ -59,6 +59,16 @@ impl GuestAgent for AgentResource {
         Ok(exports::airlock::core::session::Agent::new(AgentResource::wrap(agent)))
     }
 
+    fn wake_from(
+        config: wit::Config,
+        snapshot: String,
+        events: Vec<String>,
+        waiting: String,
+    ) -> Result<exports::airlock::core::session::Agent, String> {
+        let agent = crate::Agent::wake_from(config_from(config), &snapshot, &events, &waiting)?;
+        Ok(exports::airlock::core::session::Agent::new(AgentResource::wrap(agent)))
+    }
+
     fn handle(&self, input: wit::Input, now: u64) -> Vec<wit::Output> {
         match input_from(input) {
             Ok(input) => {
@@ -77,6 +87,10 @@ impl GuestAgent for AgentResource {
 
     fn snapshot(&self) -> String {
         self.agent.borrow().snapshot()
+    }
+
+    fn waiting_state(&self) -> Option<String> {
+        self.agent.borrow().waiting_state()
     }
 }
 

@@ -1,10 +1,12 @@
 //! Rebuilding a session from its log, and crash repair: both pure functions of the log.
 
-use crate::agent::Agent;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{Agent, Phase};
 use crate::config::Config;
 use crate::durable::{Durable, OpenTurn, Wait};
 use crate::event::{Event, EventData, StepMark, ToolError, ToolResultEvent, TurnEnd};
-use crate::io::{Output, WaitKind};
+use crate::io::{Output, WaitKind, WaitingCall};
 use crate::tools::{CallState, ToolBatch};
 use crate::turn::{Stage, Turn};
 use crate::wire::{ContentBlock, Message, Role, Source, TurnEndReason};
@@ -39,6 +41,19 @@ pub fn fold_after<S: AsRef<str>>(mut durable: Durable, events: &[S]) -> Result<D
         durable.fold(&event);
     }
     Ok(durable)
+}
+
+/// What an agent holds beyond its durable state while its turn waits ([`Agent::waiting_state`]):
+/// written from borrows, read back owned.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Beyond<T, W> {
+    turn: T,
+    next_id: u64,
+    latched: bool,
+    owed: bool,
+    resumed: bool,
+    waiting: W,
 }
 
 /// What a call that ran when the gateway stopped is answered.
@@ -168,6 +183,56 @@ impl Agent {
         Ok(Agent::from_durable(config, fold_snapshot(snapshot, events)?))
     }
 
+    /// The running turn and the agent's own counters as JSON, while the turn waits only for
+    /// people or clients: some call of its step waits for an approval or a client's result, and
+    /// no call runs (so no request, decision or tool call is in flight). `None` at any other
+    /// time. With a snapshot of the durable state taken now, [`Agent::wake_from`] brings back
+    /// this very agent, so a host may drop a waiting agent as it drops an idle one.
+    pub fn waiting_state(&self) -> Option<String> {
+        let Phase::Running(turn) = &self.phase else { return None };
+        let Stage::Tools(batch) = &turn.stage else { return None };
+        let waits = (batch.calls.iter()).any(|call| {
+            matches!(call.state, CallState::Approval { .. } | CallState::Client { .. })
+        });
+        let runs = batch.calls.iter().any(|call| matches!(call.state, CallState::Running));
+        if turn.maintenance || runs || !waits {
+            return None;
+        }
+        let beyond = Beyond {
+            turn,
+            next_id: self.next_id,
+            latched: self.latched,
+            owed: self.owed,
+            resumed: self.resumed,
+            waiting: &self.waiting,
+        };
+        Some(serde_json::to_string(&beyond).expect("a waiting turn serializes"))
+    }
+
+    /// [`Agent::restore_from`] for an agent that was dropped while its turn waited: `waiting` is
+    /// what [`Agent::waiting_state`] answered when the snapshot was taken. The agent goes on
+    /// waiting exactly where it was, timers included (the host keeps those running).
+    pub fn wake_from<S: AsRef<str>>(
+        config: Config,
+        snapshot: &str,
+        events: &[S],
+        waiting: &str,
+    ) -> Result<Agent, String> {
+        let beyond: Beyond<Turn, Vec<WaitingCall>> = serde_json::from_str(waiting)
+            .map_err(|e| format!("the waiting turn does not fit this core ({e})"))?;
+        let mut agent = Agent::restore_from(config, snapshot, events)?;
+        if agent.durable.open_turn.as_ref().map(|open| open.turn) != Some(beyond.turn.number) {
+            return Err("the waiting turn is not the turn the log has open".into());
+        }
+        agent.phase = Phase::Running(beyond.turn);
+        agent.next_id = beyond.next_id;
+        agent.latched = beyond.latched;
+        agent.owed = beyond.owed;
+        agent.resumed = beyond.resumed;
+        agent.waiting = beyond.waiting;
+        Ok(agent)
+    }
+
     fn from_durable(config: Config, durable: Durable) -> Agent {
         let mut agent = Agent::new(config, durable.last_time);
         agent.durable = durable;
@@ -189,7 +254,7 @@ impl Agent {
     /// any other open turn is closed. Then run the accepted followups that never ran, unless the
     /// session is paused.
     pub(crate) fn recover(&mut self) {
-        if !matches!(self.phase, crate::agent::Phase::Idle) {
+        if !matches!(self.phase, Phase::Idle) {
             return; // a live turn is not a crash
         }
         if let Some(turn) = self.waiting_turn() {

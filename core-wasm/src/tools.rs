@@ -23,7 +23,7 @@ use crate::wire::{ContentBlock, Message, Role, Source, Target};
 pub const MAX_PARALLEL: usize = 10;
 
 /// What a call is doing.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub enum CallState {
     /// Not dispatched yet.
     Waiting,
@@ -53,7 +53,7 @@ pub enum CallState {
 }
 
 /// A tool call of the step.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Call {
     /// The model's call id.
     pub id: String,
@@ -66,7 +66,7 @@ pub struct Call {
 }
 
 /// The calls of one step, in model order.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct ToolBatch {
     /// The calls.
     pub calls: Vec<Call>,

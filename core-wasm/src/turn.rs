@@ -16,6 +16,7 @@ use crate::wire::{
 };
 
 /// The running turn.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Turn {
     pub number: u32,
     /// Steps started so far.
@@ -44,7 +45,7 @@ pub(crate) struct Turn {
 }
 
 /// Why a turn stops before the model is done.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Stop {
     /// Cancelled: it ends `aborted`.
     Cancel(CancelCause),
@@ -53,6 +54,7 @@ pub(crate) enum Stop {
 }
 
 /// What the running turn waits for.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) enum Stage {
     /// The pre-step policy's answer about a claim.
     Deciding { decision_id: u64, claimed: Vec<Message> },

@@ -19,6 +19,7 @@ scenarios! {
     a_denied_call_gives_the_model_denied_by_user_and_the_reason,
     a_cancel_while_a_call_waits_for_approval_aborts_it_before_dispatch,
     a_waiting_approval_survives_a_restart_and_runs_once,
+    a_waiting_turn_sleeps_and_wakes_where_it_was,
     a_client_tool_call_waits_for_the_clients_result,
     a_client_tool_without_a_result_in_time_fails_tool_timeout,
     a_turn_past_its_time_limit_ends_turn_timeout_keeping_what_streamed,
@@ -79,5 +80,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 60);
+    assert_eq!(testkit::SCENARIOS.len(), 61);
 }

@@ -10,6 +10,8 @@ pub trait Core {
     fn handle(&mut self, input: Input, now: u64) -> Vec<Output>;
     /// [`crate::Agent::snapshot`].
     fn snapshot(&self) -> String;
+    /// [`crate::Agent::waiting_state`].
+    fn waiting_state(&self) -> Option<String>;
 }
 
 /// A core rebuilt from a log, or why it could not be.
@@ -21,6 +23,14 @@ pub trait Backend {
     fn create(&self, config: Config, now: u64) -> Box<dyn Core>;
     /// A session rebuilt from its log, after the snapshot its core wrote when there is one.
     fn restore(&self, config: Config, snapshot: Option<&str>, events: &[String]) -> Restored;
+    /// A session whose core was dropped while its turn waited ([`crate::Agent::wake_from`]).
+    fn wake_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+        waiting: &str,
+    ) -> Restored;
 }
 
 impl Core for crate::Agent {
@@ -29,6 +39,9 @@ impl Core for crate::Agent {
     }
     fn snapshot(&self) -> String {
         crate::Agent::snapshot(self)
+    }
+    fn waiting_state(&self) -> Option<String> {
+        crate::Agent::waiting_state(self)
     }
 }
 
@@ -44,5 +57,14 @@ impl Backend for Native {
             Some(snapshot) => crate::Agent::restore_from(config, snapshot, events)?,
             None => crate::Agent::restore(config, events)?,
         }))
+    }
+    fn wake_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+        waiting: &str,
+    ) -> Restored {
+        Ok(Box::new(crate::Agent::wake_from(config, snapshot, events, waiting)?))
     }
 }

@@ -238,6 +238,23 @@ impl<'b> Harness<'b> {
         self
     }
 
+    /// The host dropped the core while its turn waited for people and brought it back from a
+    /// snapshot and the waiting turn, as a gateway does with a session waiting for an approval.
+    /// Held timers stay with the host, as a gateway's keep running.
+    pub fn sleep_while_waiting(&mut self) -> &mut Self {
+        let waiting = self.core.waiting_state().expect("the turn waits only for people");
+        let snapshot = self.core.snapshot();
+        let config = self.config.clone();
+        self.core = (self.backend.wake_from(config, &snapshot, &[], &waiting))
+            .expect("a waiting turn wakes from its snapshot");
+        self
+    }
+
+    /// Whether the turn waits only for people ([`crate::Agent::waiting_state`]).
+    pub fn waits_only_for_people(&self) -> bool {
+        self.core.waiting_state().is_some()
+    }
+
     /// A core restored from `snapshot` (taken when the log was `through` events long) and the
     /// events after it, without recovery: its own snapshot.
     pub fn restored_from(&self, snapshot: &str, through: usize) -> String {

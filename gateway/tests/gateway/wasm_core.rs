@@ -32,6 +32,10 @@ impl Core for WasmSession {
     fn snapshot(&self) -> String {
         self.0.borrow_mut().snapshot().expect("the wasm core takes a snapshot")
     }
+
+    fn waiting_state(&self) -> Option<String> {
+        self.0.borrow_mut().waiting_state().expect("the wasm core answers its waiting state")
+    }
 }
 
 impl Backend for Wasm<'_> {
@@ -46,6 +50,17 @@ impl Backend for Wasm<'_> {
             Some(snapshot) => self.0.restore_from(&config, snapshot, events),
             None => self.0.restore(&config, events),
         };
+        Ok(Box::new(WasmSession(RefCell::new(core.map_err(|e| e.to_string())?))))
+    }
+
+    fn wake_from(
+        &self,
+        config: Config,
+        snapshot: &str,
+        events: &[String],
+        waiting: &str,
+    ) -> Restored {
+        let core = self.0.wake_from(&config, snapshot, events, waiting);
         Ok(Box::new(WasmSession(RefCell::new(core.map_err(|e| e.to_string())?))))
     }
 }

@@ -42,6 +42,7 @@ pub const ALL: &[(&str, Scenario)] = &[
         "a_waiting_approval_survives_a_restart_and_runs_once",
         a_waiting_approval_survives_a_restart_and_runs_once,
     ),
+    ("a_waiting_turn_sleeps_and_wakes_where_it_was", a_waiting_turn_sleeps_and_wakes_where_it_was),
     (
         "a_client_tool_call_waits_for_the_clients_result",
         a_client_tool_call_waits_for_the_clients_result,

@@ -196,3 +196,49 @@ pub fn a_client_tool_without_a_result_in_time_fails_tool_timeout(b: &dyn Backend
     );
     h.log
 }
+
+/// A turn that waits only for people may lose its core as an idle session does: a snapshot and
+/// the waiting turn bring back the same agent, whose log goes on byte for byte as if it had
+/// stayed awake. A finished result not yet committed (it waits behind the approval in model
+/// order) and a client's timer survive it; a running call or an idle agent has no waiting turn.
+pub fn a_waiting_turn_sleeps_and_wakes_where_it_was(b: &dyn Backend) -> Vec<String> {
+    let run = |sleeps: bool| {
+        let mut h = Harness::with_config(b, person_config());
+        h.hold_timers = true;
+        h.script([
+            Reply::Calls(vec![("c1", "guarded", "{}"), ("c2", "echo", "{}")]),
+            Reply::Calls(vec![("c3", "pick", "{}")]),
+            Reply::Text("done"),
+        ]);
+        h.followup("m1", "go");
+        assert!(h.waits_only_for_people(), "c1 waits for approval, c2 is done");
+        if sleeps {
+            h.sleep_while_waiting();
+        }
+        h.answer("c1", approve());
+        assert!(h.waits_only_for_people(), "c3 waits for its client");
+        if sleeps {
+            h.sleep_while_waiting();
+        }
+        h.fire_timer();
+        assert!(!h.waits_only_for_people(), "idle");
+        h
+    };
+    let (stayed, slept) = (run(false), run(true));
+    assert_eq!(slept.log, stayed.log);
+    assert_eq!(slept.lines(), stayed.lines());
+    assert_eq!(
+        slept.only(&["tool/result", "turn/end"]),
+        [
+            "tool/result c1 [\"echo: {}\"]",
+            "tool/result c2 [\"echo: {}\"]",
+            "tool/result c3 [\"the client did not post this call's result within 60000 ms\"] TOOL_TIMEOUT",
+            "turn/end 1 completed",
+        ]
+    );
+    let mut h = Harness::with_config(b, person_config());
+    h.script([Reply::Calls(vec![("c1", "guarded", "{}"), ("c2", "wait", "{}")])]);
+    h.followup("m1", "go");
+    assert!(!h.waits_only_for_people(), "c2 runs: its answer is owed to this core");
+    slept.log
+}

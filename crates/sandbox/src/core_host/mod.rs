@@ -121,7 +121,7 @@ impl CoreHost {
 
     /// A session rebuilt from its log (event JSON, in seq order), as after a crash or a trap.
     pub fn restore(&self, config: &Config, events: &[String]) -> Result<WasmCore, CoreError> {
-        self.rebuild(config, None, events)
+        self.rebuild(config, None, events, None)
     }
 
     /// A session rebuilt from a snapshot its core wrote and the events logged after it.
@@ -131,7 +131,20 @@ impl CoreHost {
         snapshot: &str,
         events: &[String],
     ) -> Result<WasmCore, CoreError> {
-        self.rebuild(config, Some(snapshot), events)
+        self.rebuild(config, Some(snapshot), events, None)
+    }
+
+    /// A session whose core was dropped while its turn waited for people, rebuilt from a
+    /// snapshot, the events after it and what [`WasmCore::waiting_state`] answered then: the
+    /// same agent, waiting where it was.
+    pub fn wake_from(
+        &self,
+        config: &Config,
+        snapshot: &str,
+        events: &[String],
+        waiting: &str,
+    ) -> Result<WasmCore, CoreError> {
+        self.rebuild(config, Some(snapshot), events, Some(waiting))
     }
 
     /// A restore's fuel grows with what it reads: the snapshot and the events.
@@ -140,11 +153,13 @@ impl CoreHost {
         config: &Config,
         snapshot: Option<&str>,
         events: &[String],
+        waiting: Option<&str>,
     ) -> Result<WasmCore, CoreError> {
-        let read = snapshot.map_or(0, str::len) as u64
+        let read = (snapshot.map_or(0, str::len) + waiting.map_or(0, str::len)) as u64
             + events.iter().map(|e| e.len() as u64).sum::<u64>();
         let budget = self.fuel.saturating_add(read.saturating_mul(RESTORE_FUEL_PER_LOG_BYTE));
-        WasmCore::restore(self.store(), &self.pre, (self.fuel, budget), config, snapshot, events)
+        let fuel = (self.fuel, budget);
+        WasmCore::restore(self.store(), &self.pre, fuel, config, snapshot, events, waiting)
     }
 
     /// The hash of this core and engine (SHA-256, hex): snapshots are tagged with it.

@@ -119,15 +119,25 @@ impl WasmCore {
         config: &Config,
         snapshot: Option<&str>,
         events: &[String],
+        waiting: Option<&str>,
     ) -> Result<WasmCore, CoreError> {
         let config = convert::config_to(config);
-        let call = if snapshot.is_some() { "restore-from" } else { "restore" };
+        let call = match (snapshot, waiting) {
+            (Some(_), Some(_)) => "wake-from",
+            (Some(_), None) => "restore-from",
+            (None, _) => "restore",
+        };
         let (bindings, restored) =
             instantiate(&mut store, pre, call, restore_fuel, |store, core| {
                 let agent = core.airlock_core_session().agent();
-                match snapshot {
-                    Some(snapshot) => agent.call_restore_from(store, &config, snapshot, events),
-                    None => agent.call_restore(store, &config, events),
+                match (snapshot, waiting) {
+                    (Some(snapshot), Some(waiting)) => {
+                        agent.call_wake_from(store, &config, snapshot, events, waiting)
+                    }
+                    (Some(snapshot), None) => {
+                        agent.call_restore_from(store, &config, snapshot, events)
+                    }
+                    (None, _) => agent.call_restore(store, &config, events),
                 }
             })?;
         let agent = restored.map_err(CoreError::Restore)?;
@@ -167,6 +177,20 @@ impl WasmCore {
             self.live = None;
         }
         snapshot
+    }
+
+    /// While the running turn waits only for people or clients, what brings this agent back
+    /// with a snapshot taken now ([`super::CoreHost::wake_from`]); `None` at any other time.
+    pub fn waiting_state(&mut self) -> Result<Option<String>, CoreError> {
+        let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
+        let (bindings, agent) = (&live.bindings, live.agent);
+        let waiting = enter(&mut live.store, "waiting-state", self.fuel, |store| {
+            bindings.airlock_core_session().agent().call_waiting_state(store, agent)
+        });
+        if waiting.is_err() {
+            self.live = None;
+        }
+        waiting
     }
 
     /// Sets the fuel budget of each later call (tests use a tiny one to force a trap).

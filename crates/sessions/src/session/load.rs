@@ -118,13 +118,40 @@ impl Loaded {
         Loaded::from_log(host, config, log).await
     }
 
+    /// A session that fell asleep while its turn waited for people, at `next_seq` (the host's):
+    /// the snapshot it kept then and what its core answered for the waiting turn.
+    pub async fn waiting(
+        host: &CoreHost,
+        config: &Config,
+        log: &dyn SessionLog,
+        next_seq: u64,
+        waiting: &str,
+    ) -> Result<Loaded, SessionError> {
+        let snapshot = log.snapshot(&config.session_id).await?;
+        let Some(snapshot) = snapshot.filter(|s| s.core == host.hash() && s.next_seq == next_seq)
+        else {
+            let text = "the snapshot taken when its turn fell asleep is gone";
+            return Err(CoreError::Restore(text.into()).into());
+        };
+        let core = host.wake_from(config, &snapshot.state, &[], waiting)?;
+        Loaded::with_core(core, &snapshot, &[])
+    }
+
     fn from_snapshot(
         host: &CoreHost,
         config: &Config,
         snapshot: &Snapshot,
         tail: &[String],
     ) -> Result<Loaded, SessionError> {
-        let core = host.restore_from(config, &snapshot.state, tail)?;
+        Loaded::with_core(host.restore_from(config, &snapshot.state, tail)?, snapshot, tail)
+    }
+
+    /// `core`, restored from `snapshot` and `tail`, with the host's facts read from them.
+    fn with_core(
+        core: WasmCore,
+        snapshot: &Snapshot,
+        tail: &[String],
+    ) -> Result<Loaded, SessionError> {
         // The host needs the inbox and counters, not the history the core keeps.
         let head: Head<Inbox> = serde_json::from_str(&snapshot.state).map_err(|e| {
             CoreError::Restore(format!("the snapshot is not the core's state: {e}"))
@@ -187,7 +214,7 @@ impl Session {
         self.tasks.abort_all();
         self.streams.clear();
         // The session was at work: its new instance is counted, never refused.
-        (self.core, self.instance) = (None, None);
+        (self.core, self.instance, self.waiting_turn) = (None, None, None);
         let loaded = Loaded::from_log(&self.host, &self.config, self.log.as_ref()).await?;
         self.instance = Some(self.accounting.admission.instance_forced());
         (self.core, self.next_seq) = (loaded.core, loaded.next_seq);
@@ -221,6 +248,14 @@ impl Session {
             return Ok(());
         }
         self.wake(false).await?;
+        self.recover().await
+    }
+
+    /// Gives an instance rebuilt from the whole log `recover`, when the session owes it.
+    pub(super) async fn recover(&mut self) -> Result<(), SessionError> {
+        if !self.owes_recovery {
+            return Ok(());
+        }
         let mut batch = Batch::default();
         if let Err(trap) = self.decide(Input::Recover, &mut batch) {
             self.owes_recovery = false;

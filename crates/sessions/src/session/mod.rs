@@ -110,6 +110,9 @@ pub struct Session {
     /// The calls of the running step that wait for a person or the client, as the core said:
     /// changed with the commit that logs why, before it is announced.
     waiting: Arc<Mutex<Vec<WaitingCall>>>,
+    /// While it sleeps with its turn waiting for people: what brings its core back there, with
+    /// the snapshot taken when it fell asleep (see `sleep.rs`).
+    waiting_turn: Option<String>,
     /// A commit failed: the instance was rebuilt from what is durable and, as after a restart,
     /// owes `recover` before it takes anything else ([`Session::repair`]).
     owes_recovery: bool,
@@ -219,6 +222,7 @@ impl Session {
             owned: Vec::new(),
             compacting: false,
             waiting: Arc::default(),
+            waiting_turn: None,
             owes_recovery: false,
             fenced: false,
             cancel: TurnCancel::new(),

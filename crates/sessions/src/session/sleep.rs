@@ -69,24 +69,43 @@ impl Session {
         }
     }
 
-    /// Whether the session may sleep now: awake, idle and not compacting, and its log keeps
-    /// snapshots.
+    /// Whether the session may sleep now: awake and not compacting, its log keeps snapshots,
+    /// and it is idle or its turn seems to wait only for people (some call waits for an answer
+    /// and no model stream runs; the core has the last word, [`Session::sleep`]).
     pub fn can_sleep(&self) -> bool {
+        let waits =
+            || self.streams.is_empty() && !self.waiting.lock().expect("waiting lock").is_empty();
         self.core.is_some()
-            && self.status == Status::Idle
             && !self.compacting
             && self.log.keeps_snapshots()
+            && (self.status == Status::Idle || waits())
     }
 
     /// Drops the core instance once a snapshot of its state is durable; answers whether it
-    /// sleeps. Work a task might still answer is disowned first, as after a rebuild.
+    /// sleeps. An idle session disowns work a task might still answer, as after a rebuild. A
+    /// session whose turn waits only for people keeps what its core answers for that
+    /// (`waiting_state`) and its timers (a client's timeout, the turn's deadline), which wake
+    /// it when they fire; a call that runs beside the waiting ones keeps it awake.
     pub async fn sleep(&mut self) -> bool {
-        if !self.can_sleep() || (self.next_seq > self.snapshot.seq && !self.save_snapshot().await) {
+        if !self.can_sleep() {
             return false;
         }
-        self.generation += 1;
-        self.tasks.abort_all();
-        self.streams.clear();
+        let waiting = match (self.status, self.core.as_mut()) {
+            (Status::Running, Some(core)) => match core.waiting_state() {
+                Ok(Some(waiting)) => Some(waiting),
+                Ok(None) | Err(_) => return false,
+            },
+            _ => None,
+        };
+        if self.next_seq > self.snapshot.seq && !self.save_snapshot().await {
+            return false;
+        }
+        if waiting.is_none() {
+            self.generation += 1;
+            self.tasks.abort_all();
+            self.streams.clear();
+        }
+        self.waiting_turn = waiting;
         (self.core, self.instance) = (None, None);
         airlock_base::metrics::global().asleep.inc();
         true
@@ -100,11 +119,26 @@ impl Session {
             return Ok(());
         }
         let instance = self.accounting.admission.instance_for(new)?;
-        let loaded = Loaded::load(&self.host, &self.config, self.log.as_ref()).await?;
+        let (host, config, log) = (&self.host, &self.config, self.log.as_ref());
+        let waiting = self.waiting_turn.take();
+        let woken = match &waiting {
+            Some(waiting) => Loaded::waiting(host, config, log, self.next_seq, waiting).await,
+            None => Loaded::load(host, config, log).await,
+        };
+        let loaded = match woken {
+            Ok(loaded) => loaded,
+            Err(error) if waiting.is_some() => {
+                // Its turn goes on waiting as after a restart (`recover`), from the whole log.
+                tracing::warn!(session_id = self.id(), %error, "the waiting turn did not wake");
+                self.owes_recovery = true;
+                Loaded::from_log(host, config, log).await?
+            }
+            Err(error) => return Err(error),
+        };
         // Nothing was logged while it slept: the core's snapshot is where the host's is.
         (self.core, self.instance, self.snapshot) = (loaded.core, Some(instance), loaded.snapshot);
         airlock_base::metrics::global().asleep.dec();
-        Ok(())
+        self.recover().await
     }
 }
 

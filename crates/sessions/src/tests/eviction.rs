@@ -105,7 +105,7 @@ async fn a_snapshot_the_core_cannot_read_falls_back_to_the_log() {
 }
 
 /// A store in `dir` holding the row of session `s` (a snapshot is kept for a stored session).
-async fn stored_s(dir: &std::path::Path) -> Store {
+pub(super) async fn stored_s(dir: &std::path::Path) -> Store {
     let store = Store::open(&dir.join("log.db"), Durability::Normal).unwrap();
     let row = SessionRow {
         session_id: "s".into(),

@@ -6,6 +6,7 @@ mod layers;
 mod memory_log;
 mod retry;
 mod session;
+mod waiting;
 
 pub use memory_log::MemoryLog;
 

@@ -15,6 +15,7 @@ mod scale;
 mod sse;
 mod traces;
 mod turns;
+mod waiting;
 mod webhooks;
 
 use std::future::Future;
@@ -116,6 +117,8 @@ pub struct Size {
     pub pending: usize,
     /// Enqueues timed per session in the long-session scenario.
     pub samples: usize,
+    /// Sessions waiting for an approval at once.
+    pub waiting: usize,
     /// SSE subscribers of one session.
     pub subscribers: usize,
     /// POSTs whose events they all see.
@@ -143,6 +146,7 @@ impl Size {
             long_log: 100_000,
             pending: 5_000,
             samples: 500,
+            waiting: 10_000,
             subscribers: 1_000,
             posts: 20,
             idle_streams: 10_000,
@@ -166,6 +170,7 @@ impl Size {
             long_log: 5_000,
             pending: 500,
             samples: 100,
+            waiting: 200,
             subscribers: 100,
             posts: 5,
             idle_streams: 500,
@@ -218,6 +223,7 @@ async fn main() {
         "idle streams" => sse::idle_streams,
         "stored sessions" => scale::stored_sessions,
         "wake" => scale::wake,
+        "waiting sessions" => waiting::sessions,
         "forks" => scale::forks,
         "receipts" => scale::receipts,
         "cluster" => cluster::scaling,

@@ -31,8 +31,12 @@ use crate::wire::{AbortReason, CancelCause, Message, Target, TurnEndReason};
 ///    for (an aborted request, a superseded decision) is ignored, so the host need not race.
 /// 5. When the last output of a call was `Status(Idle)`, nothing is owed: the agent waits for the
 ///    next send.
+/// 6. A host may drop an agent between inputs and bring it back: an idle one from
+///    [`Agent::snapshot`] ([`Agent::restore_from`]); one whose turn waits only for people from
+///    that and [`Agent::waiting_state`] ([`Agent::wake_from`]), keeping its timers running. The
+///    agent brought back is the one dropped.
 ///
-/// Getters: [`Agent::status`], [`Agent::durable`], [`Agent::snapshot`].
+/// Getters: [`Agent::status`], [`Agent::durable`], [`Agent::snapshot`], [`Agent::waiting_state`].
 pub struct Agent {
     pub(crate) config: Config,
     pub(crate) durable: Durable,

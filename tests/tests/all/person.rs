@@ -105,9 +105,23 @@ async fn a_denied_call_sends_the_model_denied_by_user_and_the_reason() {
 
 #[tokio::test]
 async fn a_call_waiting_for_approval_survives_kill_9_and_runs_once_when_approved() {
+    survives_kill_9(false).await;
+}
+
+#[tokio::test]
+async fn a_session_asleep_while_its_call_waits_for_approval_survives_kill_9_and_runs_once() {
+    survives_kill_9(true).await;
+}
+
+/// A session waiting for an approval (`asleep`: once its core instance has slept) is killed with
+/// `kill -9`; after the restart the call still waits, and approving it runs it once.
+async fn survives_kill_9(asleep: bool) {
     let mut w = world().await;
     let (s, sse) = waiting_for_approval(&w).await;
     drop(sse);
+    if asleep {
+        w.gw.until_metric("airlock_sessions_asleep", |n| n >= 1.0).await;
+    }
     w.gw = w.gw.crash_and_restart();
 
     let (_, status) = w.gw.get(&format!("/v1/sessions/{s}/status")).await;
@@ -125,6 +139,25 @@ async fn a_call_waiting_for_approval_survives_kill_9_and_runs_once_when_approved
     assert!(results[0]["data"]["error"].is_null(), "{}", results[0]);
     assert_eq!(of_type(&log, "tool/call").len(), 1);
     assert_eq!(of_type(&log, "turn/end").len(), 1);
+    assert_eq!(of_type(&log, "turn/end")[0]["data"]["reason"]["kind"], "completed");
+}
+
+/// A session whose call waits for approval sleeps (its core instance dropped) and approving it
+/// wakes it where it was: the call runs once and the log goes on with no `resume` header.
+#[tokio::test]
+async fn a_session_waiting_for_approval_sleeps_and_approving_wakes_it_where_it_was() {
+    let w = world().await;
+    let (s, mut sse) = waiting_for_approval(&w).await;
+    w.gw.until_metric("airlock_sessions_asleep", |n| n >= 1.0).await;
+    let (_, status) = w.gw.get(&format!("/v1/sessions/{s}/status")).await;
+    assert_eq!(status["status"], "running", "asleep, still waiting");
+    let (code, body) = w.gw.post(&call(&s, "c1", "approve"), json!({})).await;
+    assert_eq!(code, 202, "{body}");
+    sse.until(|f| *f == Frame::Status("idle".into())).await;
+    let log = w.gw.log(&s).await;
+    assert_eq!(of_type(&log, "tool/result").len(), 1);
+    let headers = of_type(&log, "request/header");
+    assert!(headers.iter().all(|h| h["data"]["reason"] != "resume"), "{headers:?}");
     assert_eq!(of_type(&log, "turn/end")[0]["data"]["reason"]["kind"], "completed");
 }
 

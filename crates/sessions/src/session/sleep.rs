@@ -7,6 +7,10 @@
 //! and the next input wakes it from that snapshot in well under a millisecond. Everything else (the inbox mirror, the goal, the
 //! subscribers) stays, so sleeping changes nothing anyone can see, not even the log: the core
 //! restored from its snapshot is the core that slept.
+//!
+//! A session whose turn waits only for people (an approval, a client's result) sleeps too: its
+//! core's `waiting_state` is kept with the snapshot, its timers keep running, and the answer or
+//! a timer that fires wakes the same agent with `wake_from`.
 
 use airlock_core::Status;
 

@@ -73,3 +73,30 @@ async fn a_session_waiting_for_a_person_sleeps_and_wakes_on_the_answer_or_its_ti
     assert!(woken.iter().any(|line| line.contains("did not post")), "the timeout: {woken:#?}");
     assert_eq!(asleep.queue(), awake.queue());
 }
+
+/// Without the snapshot it fell asleep with (here its store has no row for it, so none reads
+/// back), a waiting session wakes as after a restart: its turn waits again from the log (a
+/// `resume` header at the next request) and the answer completes it.
+#[tokio::test]
+async fn a_waiting_session_whose_snapshot_is_gone_wakes_as_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        airlock_store::Store::open(&dir.path().join("log.db"), airlock_store::Durability::Normal)
+            .unwrap();
+    let mut parts = super::demo_parts("s", Arc::new(store));
+    parts.tools = offered_tools(&ToolRegistry::builtin(), None, &[], &["echo".into()]).unwrap();
+    let mut session = Session::create(parts).unwrap();
+    until_waiting(&mut session, "m1", r#"/tool echo {"text":"hi"}"#, true).await;
+    let call_id = session.waiting().lock().unwrap()[0].call_id.clone();
+    let approve = CallAnswer::Approve { by: None };
+    session.feed(Input::Answer { call_id, answer: approve }).await.unwrap();
+    session.run_until_idle().await.unwrap();
+    let events = session.events().await.unwrap();
+    let reasons: Vec<Value> = (events.iter())
+        .map(|json| serde_json::from_str::<Value>(json).unwrap())
+        .filter(|event| event["type"] == "request/header")
+        .map(|event| event["data"]["reason"].clone())
+        .collect();
+    assert_eq!(reasons, ["initial", "resume"]);
+    assert!(events.last().unwrap().contains("\"completed\""), "{:?}", events.last());
+}

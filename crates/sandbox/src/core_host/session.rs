@@ -11,6 +11,7 @@ use wasmtime_wasi::p2::bindings::{cli, sync::io};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::bindings::exports::airlock::core::session::GuestAgent;
 use super::bindings::{AgentCore, AgentCorePre};
 use super::convert;
 use super::error::CoreError;
@@ -150,16 +151,15 @@ impl WasmCore {
     /// Any error but a bad input drops the instance: the core may have moved past outputs the
     /// host never saw, so only its log can say where the session is.
     pub fn handle(&mut self, input: Input, now: u64) -> Result<Vec<Output>, CoreError> {
-        let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
+        if self.live.is_none() {
+            return Err(CoreError::Poisoned);
+        }
         let input = convert::input_to(input)?;
-        let (bindings, agent) = (&live.bindings, live.agent);
-        let called = enter(&mut live.store, "handle", self.fuel, |store| {
-            bindings.airlock_core_session().agent().call_handle(store, agent, &input, now)
-        });
-        let sent = &mut live.sent;
-        let converted = called.and_then(|outputs| {
-            outputs.into_iter().map(|output| convert::output_from(output, sent)).collect()
-        });
+        let outputs = self
+            .call("handle", |guest, store, agent| guest.call_handle(store, agent, &input, now))?;
+        let sent = &mut self.live.as_mut().ok_or(CoreError::Poisoned)?.sent;
+        let converted: Result<Vec<Output>, CoreError> =
+            outputs.into_iter().map(|output| convert::output_from(output, sent)).collect();
         if converted.is_err() {
             self.live = None;
         }
@@ -168,29 +168,30 @@ impl WasmCore {
 
     /// The durable state as JSON, for comparing a restored session with a live one.
     pub fn snapshot(&mut self) -> Result<String, CoreError> {
-        let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
-        let (bindings, agent) = (&live.bindings, live.agent);
-        let snapshot = enter(&mut live.store, "snapshot", self.fuel, |store| {
-            bindings.airlock_core_session().agent().call_snapshot(store, agent)
-        });
-        if snapshot.is_err() {
-            self.live = None;
-        }
-        snapshot
+        self.call("snapshot", |guest, store, agent| guest.call_snapshot(store, agent))
     }
 
     /// While the running turn waits only for people or clients, what brings this agent back
     /// with a snapshot taken now ([`super::CoreHost::wake_from`]); `None` at any other time.
     pub fn waiting_state(&mut self) -> Result<Option<String>, CoreError> {
+        self.call("waiting-state", |guest, store, agent| guest.call_waiting_state(store, agent))
+    }
+
+    /// Calls the agent's export `call` through `f`; an error drops the instance, which is never
+    /// entered again.
+    fn call<R>(
+        &mut self,
+        call: &'static str,
+        f: impl FnOnce(GuestAgent<'_>, &mut Store<SessionState>, ResourceAny) -> wasmtime::Result<R>,
+    ) -> Result<R, CoreError> {
         let live = self.live.as_mut().ok_or(CoreError::Poisoned)?;
         let (bindings, agent) = (&live.bindings, live.agent);
-        let waiting = enter(&mut live.store, "waiting-state", self.fuel, |store| {
-            bindings.airlock_core_session().agent().call_waiting_state(store, agent)
-        });
-        if waiting.is_err() {
+        let guest = bindings.airlock_core_session().agent();
+        let answer = enter(&mut live.store, call, self.fuel, |store| f(guest, store, agent));
+        if answer.is_err() {
             self.live = None;
         }
-        waiting
+        answer
     }
 
     /// Sets the fuel budget of each later call (tests use a tiny one to force a trap).

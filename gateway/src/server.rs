@@ -20,7 +20,8 @@ use airlock_hooks::schedules::Schedules;
 use airlock_hooks::webhooks::{DeliverySettings, Webhooks};
 use airlock_http::connections::{self, Connections};
 use airlock_http::{
-    Access, AccessSettings, AppState, Exposure, ExposureError, MetricsAccess, app, metrics_app,
+    Access, AccessSettings, AppState, Exposure, ExposureError, Handles, MetricsAccess, app,
+    metrics_app,
 };
 use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost};
@@ -241,7 +242,7 @@ impl Gateway {
         };
         let webhooks = deliver_webhooks(&sessions, &settings.webhooks, shutdown.clone());
         let schedules = fire_schedules(&sessions, shutdown.clone());
-        let state = AppState {
+        let state = AppState::new(Handles {
             sessions,
             shutdown,
             access,
@@ -252,7 +253,7 @@ impl Gateway {
             webhooks,
             schedules,
             traces: settings.traces.clone(),
-        };
+        });
         Ok(Gateway { state, stop, settings, ready })
     }
 

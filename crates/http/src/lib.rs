@@ -105,9 +105,28 @@ struct TraceHeaders {
 /// The default request body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
 
-/// Cheap handles shared by every handler.
+/// What every handler shares: one `Arc`, so the clone each request and each middleware takes is
+/// one count, not one per handle inside.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Handles>);
+
+impl AppState {
+    /// Shares `handles` with every handler.
+    pub fn new(handles: Handles) -> AppState {
+        AppState(Arc::new(handles))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Handles;
+
+    fn deref(&self) -> &Handles {
+        &self.0
+    }
+}
+
+/// The handles behind an [`AppState`].
+pub struct Handles {
     /// The sessions, through their front door.
     pub sessions: Sessions,
     /// Turns `true` when the gateway shuts down: open streams end so clients resume elsewhere.

@@ -2,10 +2,12 @@
 //! filtered by `AIRLOCK_LOG` (else `RUST_LOG`) in `tracing-subscriber`'s directive syntax,
 //! e.g. `AIRLOCK_LOG=debug` or `AIRLOCK_LOG=airlock_gateway=debug,warn`.
 
-use std::io::IsTerminal;
+use std::io::{BufWriter, IsTerminal};
 
 use clap::ValueEnum;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -19,13 +21,30 @@ pub enum LogFormat {
 }
 
 /// Installs the log for the process; `default` is the filter when neither variable is set.
-pub fn init(format: LogFormat, default: &str) {
+///
+/// A server writes a line per request: its lines go to a thread of their own, which writes
+/// whatever has gathered in one go, so no request waits for stderr (nor wakes its reader once a
+/// line). Dropping the answered guard writes what is left; none is dropped on the way (a full
+/// queue makes the logger wait). A command that answers a person (`serve` is not one) writes its
+/// few lines to stderr itself, so they are there even when it ends with `process::exit`.
+pub fn init(format: LogFormat, default: &str, serving: bool) -> Option<WorkerGuard> {
     let filter = EnvFilter::try_from_env("AIRLOCK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new(default));
-    let log = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let (writer, guard) = match serving {
+        true => {
+            let (writer, guard) = NonBlockingBuilder::default()
+                .lossy(false)
+                .thread_name("airlock-log")
+                .finish(BufWriter::new(std::io::stderr()));
+            (BoxMakeWriter::new(writer), Some(guard))
+        }
+        false => (BoxMakeWriter::new(std::io::stderr), None),
+    };
+    let log = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     match format {
         LogFormat::Text => log.with_target(false).with_ansi(std::io::stderr().is_terminal()).init(),
         LogFormat::Json => log.json().flatten_event(true).with_current_span(true).init(),
     }
+    guard
 }

@@ -20,17 +20,18 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the log for the process; `default` is the filter when neither variable is set.
+/// Installs the log for the process. Unless a variable sets the filter, a server logs from
+/// `info`; the commands that answer a person say what failed themselves and log errors only.
 ///
 /// A server writes a line per request: its lines go to a thread of their own, which writes
 /// whatever has gathered in one go, so no request waits for stderr (nor wakes its reader once a
 /// line). Dropping the answered guard writes what is left; none is dropped on the way (a full
 /// queue makes the logger wait). A command that answers a person (`serve` is not one) writes its
 /// few lines to stderr itself, so they are there even when it ends with `process::exit`.
-pub fn init(format: LogFormat, default: &str, serving: bool) -> Option<WorkerGuard> {
+pub fn init(format: LogFormat, serving: bool) -> Option<WorkerGuard> {
     let filter = EnvFilter::try_from_env("AIRLOCK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new(default));
+        .unwrap_or_else(|_| EnvFilter::new(if serving { "info" } else { "error" }));
     let (writer, guard) = match serving {
         true => {
             let (writer, guard) = NonBlockingBuilder::default()

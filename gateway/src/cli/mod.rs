@@ -102,8 +102,7 @@ impl Cli {
     pub async fn execute(self) -> ExitCode {
         let cache_dir = self.cache_dir.or_else(airlock_sandbox::core_host::default_cache_dir);
         let serving = matches!(self.command, Command::Serve(_));
-        // The commands that answer a person say what failed themselves: they log errors only.
-        let _log = log::init(self.log_format, if serving { "info" } else { "error" }, serving);
+        let _log = log::init(self.log_format, serving);
         match self.command {
             Command::Run(args) => run::run(args, cache_dir).await,
             Command::Serve(args) => serve::serve(*args, cache_dir, self.log_format).await,

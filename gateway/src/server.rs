@@ -27,7 +27,7 @@ use airlock_providers::tools::ToolRegistry;
 use airlock_sandbox::core_host::{CoreError, CoreHost};
 use airlock_sandbox::plugins::{PluginError, PluginHost};
 use airlock_sessions::{RegistryError, Rules, Sessions};
-use airlock_store::{Cluster, Durability, Store, StoreError};
+use airlock_store::{Cluster, CommitOn, Durability, Store, StoreError};
 
 /// How to run a gateway.
 #[derive(Clone, Debug)]
@@ -352,7 +352,15 @@ pub async fn open_sessions(settings: &Settings) -> Result<Sessions, ServeError> 
 async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistry), ServeError> {
     settings.rules.models.chain(&settings.rules.default_model, None)?;
     let store = match &settings.shared {
-        None => Store::open(&settings.data, settings.durability)?,
+        None => {
+            // A runtime of one thread (`airlock stdio`, `Cli::runtime`) commits on that thread: a
+            // commit goes to no writer thread and back.
+            let on = match tokio::runtime::Handle::current().runtime_flavor() {
+                tokio::runtime::RuntimeFlavor::CurrentThread => CommitOn::Caller,
+                _ => CommitOn::Thread,
+            };
+            Store::open_with(&settings.data, settings.durability, on)?
+        }
         Some(shared) => {
             // Named by its address: a gateway restarted where it was takes its sessions back at
             // once, while one at a new address waits for their leases to run out.

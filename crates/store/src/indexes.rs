@@ -41,7 +41,7 @@ impl Sqlite {
     pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Snapshot { snapshot, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        self.inner.writer.answer(done).await?
     }
 
     /// A session's newest snapshot, with its last goal change.

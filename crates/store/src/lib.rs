@@ -3,8 +3,9 @@
 //!
 //! [`Store`] is one handle over two backends with the same semantics, the same errors and the same
 //! promise (an append resolves once its transaction committed):
-//! - `sqlite.rs`: one file, the default. One thread owns the writing connection and commits every
-//!   job pending in one transaction per round (group commit); reads run on a small pool.
+//! - `sqlite.rs`: one file, the default. One writer owns the writing connection and commits every
+//!   job pending in one transaction per round (group commit), on a thread of its own or on the
+//!   thread of a task that waits for a commit ([`CommitOn`]); reads run on a small pool.
 //! - `postgres/`: a database several gateways share (`docs/deploy.md`). Each live session is held
 //!   by one gateway under a lease whose epoch every append checks in its own transaction, so a
 //!   gateway that lost a lease can never append to that log again (fencing).
@@ -38,7 +39,7 @@ pub use postgres::{Cluster, Owner};
 pub use schedules::{Fired, Schedule};
 pub use sessions::SessionRow;
 pub use usage::{ModelUsage, Spent, Tokens};
-pub use writer::Durability;
+pub use writer::{CommitOn, Durability};
 
 /// Why storage failed.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +96,7 @@ pub enum StoreError {
         "session {0} is now run by another gateway (this one lost its lease); send the input again, and it will reach that gateway"
     )]
     Fenced(String),
-    /// The writer thread is gone (the process is shutting down).
+    /// The writer is gone (the process is shutting down).
     #[error("storage is shutting down; try again after the gateway restarts")]
     Closed,
 }
@@ -169,7 +170,17 @@ impl Store {
     /// Opens (creating and migrating as needed) the SQLite database at `path`; [`MEMORY`] opens a
     /// fresh database that lives in this process only.
     pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
-        Ok(Store(Backend::Sqlite(sqlite::Sqlite::open(path, durability)?), Default::default()))
+        Store::open_with(path, durability, CommitOn::Thread)
+    }
+
+    /// [`Store::open`], with its commits run where `on` says.
+    pub fn open_with(
+        path: &Path,
+        durability: Durability,
+        on: CommitOn,
+    ) -> Result<Store, StoreError> {
+        let sqlite = sqlite::Sqlite::open(path, durability, on)?;
+        Ok(Store(Backend::Sqlite(sqlite), Default::default()))
     }
 
     /// Connects to (migrating as needed) the PostgreSQL database at `url`, as the gateway

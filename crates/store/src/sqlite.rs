@@ -1,4 +1,4 @@
-//! The SQLite backend: one file, one writing thread that commits in groups, and a small pool of
+//! The SQLite backend: one file, one writer that commits in groups (`writer/`), and a small pool of
 //! read connections (WAL lets them proceed while the writer commits). Its schema changes are the
 //! numbered files in `crates/store/migrations/`.
 
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
 
-use super::writer::{Barrier, Durability, Job, Writer};
+use super::writer::{Barrier, CommitOn, Durability, Job, Writer};
 use super::{Faults, IdempotencyRecord, Index, MEMORY, Segment, SessionRow, StoreError};
 
 /// The migrations, in order; each is applied once, tracked by SQLite's `user_version`.
@@ -66,8 +66,8 @@ pub(super) struct Inner {
 
 impl Sqlite {
     /// Opens (creating and migrating as needed) the database at `path`; [`MEMORY`] opens a
-    /// fresh database that lives in this process only.
-    pub fn open(path: &Path, durability: Durability) -> Result<Sqlite, StoreError> {
+    /// fresh database that lives in this process only. Its commits run where `on` says.
+    pub fn open(path: &Path, durability: Durability, on: CommitOn) -> Result<Sqlite, StoreError> {
         let open_error = |message: String| StoreError::Open { path: path.to_owned(), message };
         let in_memory = path == Path::new(MEMORY);
         let conn = match in_memory {
@@ -82,7 +82,7 @@ impl Sqlite {
             .then(|| PathBuf::from(format!("{}-wal", path.display())));
         let faults = Arc::new(Faults::default());
         let barrier = Barrier { wal, syncs: barrier_syncs.clone() };
-        let writer = Writer::spawn(conn, barrier, faults.clone());
+        let writer = Writer::new(conn, barrier, faults.clone(), on);
         let readers = Mutex::new(Vec::new());
         let path = path.to_owned();
         let reads = tokio::sync::Semaphore::new(MAX_READS);
@@ -111,14 +111,14 @@ impl Sqlite {
             index,
             reply,
         })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        self.inner.writer.answer(done).await?
     }
 
     /// Records that a session is at rest (after recovery found nothing to do).
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::AtRest { session_id: session_id.to_owned(), reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        self.inner.writer.answer(done).await?
     }
 
     /// See [`super::Store::set_spec`].
@@ -137,14 +137,14 @@ impl Sqlite {
     ) -> Result<bool, StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::InsertSession { row, events, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        self.inner.writer.answer(done).await?
     }
 
     /// Marks a session disposed.
     pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Dispose { session_id: session_id.to_owned(), now, reply })?;
-        done.await.map_err(|_| StoreError::Closed)?
+        self.inner.writer.answer(done).await?
     }
 
     /// The durability barrier: resolves once everything sent to the store before it is committed
@@ -154,7 +154,7 @@ impl Sqlite {
     pub async fn flush(&self) -> Result<bool, StoreError> {
         let (reply, done) = tokio::sync::oneshot::channel();
         self.inner.writer.send(Job::Flush { reply })?;
-        done.await.map_err(|_| StoreError::Closed)??;
+        self.inner.writer.answer(done).await??;
         Ok(!self.inner.in_memory && self.inner.faults.flush_may_succeed())
     }
 
@@ -281,7 +281,7 @@ impl Sqlite {
         let (reply, done) = tokio::sync::oneshot::channel();
         let work = move |conn: &Connection| drop(reply.send(f(conn)));
         self.inner.writer.send(Job::Direct(Box::new(work)))?;
-        Ok(done.await.map_err(|_| StoreError::Closed)??)
+        Ok(self.inner.writer.answer(done).await??)
     }
 
     pub(super) async fn read<T: Send + 'static>(
@@ -342,7 +342,7 @@ mod tests {
     async fn appends_are_durable_contiguous_and_refuse_a_gap() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.db");
-        let store = Sqlite::open(&path, Durability::Full).unwrap();
+        let store = Sqlite::open(&path, Durability::Full, CommitOn::Thread).unwrap();
         store.append("s", vec![event(0), event(1)], Index::default()).await.unwrap();
         let gap = store.append("s", vec![event(3)], Index::default()).await.unwrap_err();
         assert!(matches!(gap, StoreError::SeqMismatch { expected: 2, got: 3, .. }), "{gap}");
@@ -350,7 +350,7 @@ mod tests {
         assert!(matches!(again, StoreError::SeqMismatch { expected: 2, got: 1, .. }), "{again}");
         store.append("s", vec![event(2)], Index::default()).await.unwrap();
         drop(store);
-        let reopened = Sqlite::open(&path, Durability::Full).unwrap();
+        let reopened = Sqlite::open(&path, Durability::Full, CommitOn::Thread).unwrap();
         assert_eq!(reopened.events("s", None, 100).await.unwrap().len(), 3);
         assert_eq!(reopened.events("s", Some(0), 100).await.unwrap(), vec![event(1), event(2)]);
         assert_eq!(reopened.last_seq("s").await.unwrap(), Some(2));
@@ -360,7 +360,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn many_reads_at_once_all_answer_and_share_a_few_connections() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Sqlite::open(&dir.path().join("r.db"), Durability::Full).unwrap();
+        let store =
+            Sqlite::open(&dir.path().join("r.db"), Durability::Full, CommitOn::Thread).unwrap();
         store.append("s", vec![event(0)], Index::default()).await.unwrap();
         let reads = (0..200).map(|_| {
             let store = store.clone();
@@ -376,7 +377,8 @@ mod tests {
     #[tokio::test]
     async fn concurrent_appends_to_many_sessions_group_commit() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Sqlite::open(&dir.path().join("g.db"), Durability::Normal).unwrap();
+        let store =
+            Sqlite::open(&dir.path().join("g.db"), Durability::Normal, CommitOn::Thread).unwrap();
         let appends = (0..50).map(|i| {
             let store = store.clone();
             tokio::spawn(async move {
@@ -392,9 +394,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn committing_on_the_callers_thread_commits_what_the_ready_tasks_sent_as_one_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let store = Sqlite::open(&path, Durability::Full, CommitOn::Caller).unwrap();
+        let appends: Vec<_> = (0..50)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store.append(&format!("s{i}"), vec![event(0)], Index::default()).await
+                })
+            })
+            .collect();
+        for append in appends {
+            append.await.unwrap().unwrap();
+        }
+        assert_eq!(store.inner.writer.groups(), Some(1), "the 50 appends share one commit");
+        let gap = store.append("s0", vec![event(2)], Index::default()).await.unwrap_err();
+        assert!(matches!(gap, StoreError::SeqMismatch { expected: 1, got: 2, .. }), "{gap}");
+        store.append("s0", vec![event(1)], Index::default()).await.unwrap();
+        assert!(store.flush().await.unwrap());
+        drop(store);
+        let reopened = Sqlite::open(&path, Durability::Full, CommitOn::Thread).unwrap();
+        for i in 0..50 {
+            let last = if i == 0 { 1 } else { 0 };
+            assert_eq!(reopened.last_seq(&format!("s{i}")).await.unwrap(), Some(last));
+        }
+    }
+
+    #[tokio::test]
     async fn an_in_memory_store_reads_its_writes_while_appends_run_and_flushes_false() {
-        let store = Sqlite::open(Path::new(MEMORY), Durability::Normal).unwrap();
-        let other = Sqlite::open(Path::new(MEMORY), Durability::Normal).unwrap();
+        let store = Sqlite::open(Path::new(MEMORY), Durability::Normal, CommitOn::Thread).unwrap();
+        let other = Sqlite::open(Path::new(MEMORY), Durability::Normal, CommitOn::Thread).unwrap();
         let writer = {
             let store = store.clone();
             tokio::spawn(async move {
@@ -413,20 +444,23 @@ mod tests {
         assert!(!store.flush().await.unwrap(), "nothing reached a disk");
 
         let dir = tempfile::tempdir().unwrap();
-        let file = Sqlite::open(&dir.path().join("f.db"), Durability::Normal).unwrap();
+        let file =
+            Sqlite::open(&dir.path().join("f.db"), Durability::Normal, CommitOn::Thread).unwrap();
         assert!(file.flush().await.unwrap());
     }
 
     #[tokio::test]
     async fn flush_under_normal_durability_syncs_the_log_and_under_full_needs_no_extra_sync() {
         let dir = tempfile::tempdir().unwrap();
-        let normal = Sqlite::open(&dir.path().join("n.db"), Durability::Normal).unwrap();
+        let normal =
+            Sqlite::open(&dir.path().join("n.db"), Durability::Normal, CommitOn::Thread).unwrap();
         normal.append("s", vec![event(0)], Index::default()).await.unwrap();
         assert_eq!(normal.barrier_syncs(), 0, "a commit under normal does not sync");
         assert!(normal.flush().await.unwrap());
         assert_eq!(normal.barrier_syncs(), 1, "the barrier synced the WAL itself");
 
-        let full = Sqlite::open(&dir.path().join("f.db"), Durability::Full).unwrap();
+        let full =
+            Sqlite::open(&dir.path().join("f.db"), Durability::Full, CommitOn::Thread).unwrap();
         full.append("s", vec![event(0)], Index::default()).await.unwrap();
         assert!(full.flush().await.unwrap());
         assert_eq!(full.barrier_syncs(), 0, "every commit under full synced already");
@@ -435,7 +469,8 @@ mod tests {
     #[tokio::test]
     async fn injected_faults_fail_commits_and_make_flush_answer_false() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Sqlite::open(&dir.path().join("x.db"), Durability::Normal).unwrap();
+        let store =
+            Sqlite::open(&dir.path().join("x.db"), Durability::Normal, CommitOn::Thread).unwrap();
         store.faults().fail_commits(1);
         let failed = store.append("s", vec![event(0)], Index::default()).await.unwrap_err();
         assert!(matches!(failed, StoreError::Commit(_)), "{failed}");

@@ -98,6 +98,17 @@ impl Cli {
         cli
     }
 
+    /// The runtime the chosen subcommand runs on. `stdio` serves one client over one pair of
+    /// pipes, so one thread runs all of its tasks (the store's writer and blocking work keep
+    /// threads of their own): a turn's steps are not handed from one worker to another and back.
+    /// The other commands get a worker per core.
+    pub fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
+        match self.command {
+            Command::Stdio(_) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+            _ => tokio::runtime::Runtime::new(),
+        }
+    }
+
     /// Runs the chosen subcommand.
     pub async fn execute(self) -> ExitCode {
         let cache_dir = self.cache_dir.or_else(airlock_sandbox::core_host::default_cache_dir);

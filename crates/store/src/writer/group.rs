@@ -1,165 +1,12 @@
-//! The writer thread: owns the one writing connection and commits in groups.
-//!
-//! Each round takes every job waiting, applies each inside its own savepoint (one job's failure
-//! does not undo the others), commits once, then answers every job. Callers learn of a commit only
-//! after it happened, so nothing is acknowledged that is not durable.
+//! One group's transaction: each job in a savepoint of its own, one commit, then the answers.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
 
-use rusqlite::{Connection, params};
-use tokio::sync::oneshot;
+use rusqlite::{Connection, OptionalExtension, params};
 
-use rusqlite::OptionalExtension;
-
-use super::{Faults, Index, SessionRow, Snapshot, StoreError};
+use super::{Barrier, Job, Reply};
 use crate::receipts::{Mark, Receipt};
-
-/// How hard commits hold on to the disk.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Durability {
-    /// `synchronous=FULL`: an acknowledged input survives power loss.
-    #[default]
-    Full,
-    /// `synchronous=NORMAL`: faster; power loss may drop the last commits (a crash does not).
-    Normal,
-}
-
-impl Durability {
-    pub(super) fn pragma(self) -> &'static str {
-        match self {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        }
-    }
-}
-
-type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
-
-/// The most jobs committed in one transaction.
-const MAX_GROUP: usize = 1024;
-
-/// The most sessions whose next seq the writer remembers between commits.
-const MAX_REMEMBERED_SESSIONS: usize = 65_536;
-
-pub(super) enum Job {
-    Append {
-        session_id: String,
-        events: Vec<String>,
-        index: Index,
-        reply: Reply<()>,
-    },
-    AtRest {
-        session_id: String,
-        reply: Reply<()>,
-    },
-    Snapshot {
-        snapshot: Snapshot,
-        reply: Reply<()>,
-    },
-    /// A new session, with the first events of its log (a fork's seal) in the same savepoint.
-    InsertSession {
-        row: SessionRow,
-        events: Vec<String>,
-        reply: Reply<bool>,
-    },
-    Dispose {
-        session_id: String,
-        now: u64,
-        reply: Reply<()>,
-    },
-    /// A barrier: answered once every job sent before it is committed and synced to disk.
-    Flush {
-        reply: Reply<()>,
-    },
-    /// Work on the writer's connection outside the group commit, run after the group it came
-    /// with is committed: a read of an in-memory database (it has no other connection), or a rare
-    /// write beside the logs (API keys).
-    Direct(Box<dyn FnOnce(&Connection) + Send>),
-}
-
-/// The handle async code uses to reach the writer thread.
-pub(super) struct Writer {
-    jobs: mpsc::Sender<Job>,
-}
-
-/// What a flush does once the commit before it landed. Under `full` durability every commit has
-/// synced the WAL already; under `normal` none has, so the barrier syncs the WAL file itself.
-pub(super) struct Barrier {
-    /// The WAL file to sync, under `normal` durability.
-    pub wal: Option<PathBuf>,
-    /// Syncs done by barriers.
-    pub syncs: Arc<AtomicU64>,
-}
-
-impl Barrier {
-    fn sync(&self) -> Result<(), String> {
-        let Some(wal) = &self.wal else { return Ok(()) };
-        let synced = std::fs::File::open(wal).and_then(|file| file.sync_all());
-        match synced {
-            Ok(()) => {}
-            // No WAL: a checkpoint moved every commit into the database file and synced it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e.to_string()),
-        }
-        self.syncs.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-impl Writer {
-    pub(super) fn spawn(conn: Connection, barrier: Barrier, faults: Arc<Faults>) -> Writer {
-        let (jobs, queue) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("airlock-sqlite-writer".into())
-            .spawn(move || run(conn, queue, &barrier, &faults))
-            .expect("spawning the writer thread");
-        Writer { jobs }
-    }
-
-    pub(super) fn send(&self, job: Job) -> Result<(), StoreError> {
-        self.jobs.send(job).map_err(|_| StoreError::Closed)
-    }
-}
-
-fn run(mut conn: Connection, queue: mpsc::Receiver<Job>, barrier: &Barrier, faults: &Faults) {
-    // The next seq of each session this writer has appended to: the log's own guard against a
-    // second writer or a gap, checked before SQLite's primary key would be.
-    let mut next_seq: HashMap<String, u64> = HashMap::new();
-    while let Ok(first) = queue.recv() {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match queue.try_recv() {
-                Ok(job) => group.push(job),
-                Err(_) => break,
-            }
-        }
-        let (direct, group): (Vec<_>, Vec<_>) =
-            group.into_iter().partition(|job| matches!(job, Job::Direct(_)));
-        if !group.is_empty() {
-            airlock_base::metrics::global().commit_batch.observe(group.len() as f64);
-            if faults.take_commit_failure() {
-                fail_all(group, "an injected fault refused the commit");
-            } else {
-                let started = std::time::Instant::now();
-                commit_group(&mut conn, group, &mut next_seq, barrier);
-                let took = started.elapsed().as_secs_f64();
-                airlock_base::metrics::global().commit_seconds.observe(took);
-            }
-            if next_seq.len() > MAX_REMEMBERED_SESSIONS {
-                // Only a shortcut: a session not remembered has its next seq read from the log.
-                next_seq.clear();
-            }
-        }
-        for job in direct {
-            if let Job::Direct(work) = job {
-                work(&conn);
-            }
-        }
-    }
-}
+use crate::{Index, SessionRow, StoreError};
 
 /// What to tell a job's caller once the group is committed.
 enum Answer {
@@ -169,7 +16,7 @@ enum Answer {
     Flush(Reply<()>),
 }
 
-fn commit_group(
+pub(super) fn commit_group(
     conn: &mut Connection,
     group: Vec<Job>,
     next_seq: &mut HashMap<String, u64>,
@@ -313,7 +160,7 @@ fn append(
         "INSERT INTO events (session_id, seq, type, time, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for body in events {
-        let head = super::head(body)?;
+        let head = crate::head(body)?;
         if head.seq != next {
             return Err(StoreError::SeqMismatch {
                 session: session_id.to_owned(),
@@ -355,7 +202,7 @@ fn append(
 }
 
 /// The last seq of a session's log (`None`: empty), its fork prefix included.
-pub(super) fn last_seq(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<u64>> {
+pub(crate) fn last_seq(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<u64>> {
     let mut own = conn.prepare_cached("SELECT MAX(seq) FROM events WHERE session_id = ?1")?;
     let mut base = conn.prepare_cached("SELECT base_seq FROM sessions WHERE session_id = ?1")?;
     let last: Option<i64> = own.query_row([session_id], |r| r.get(0))?;
@@ -367,7 +214,7 @@ pub(super) fn last_seq(conn: &Connection, session_id: &str) -> rusqlite::Result<
 }
 
 /// The receipt of a message, from the index.
-pub(super) fn receipt(
+pub(crate) fn receipt(
     conn: &Connection,
     session_id: &str,
     message_id: &str,
@@ -444,7 +291,7 @@ fn insert_session(tx: &rusqlite::Transaction<'_>, row: &SessionRow) -> Result<bo
     Ok(inserted == 1)
 }
 
-fn fail_all(group: Vec<Job>, why: &str) {
+pub(super) fn fail_all(group: Vec<Job>, why: &str) {
     for job in group {
         match job {
             Job::Append { reply, .. }

@@ -99,9 +99,9 @@ impl Cli {
     }
 
     /// The runtime the chosen subcommand runs on. `stdio` serves one client over one pair of
-    /// pipes, so one thread runs all of its tasks (the store's writer and blocking work keep
-    /// threads of their own): a turn's steps are not handed from one worker to another and back.
-    /// The other commands get a worker per core.
+    /// pipes, so one thread runs all of its tasks, its commits included (`server::open_parts`;
+    /// only blocking work has threads of its own): a turn's steps are not handed from thread to
+    /// thread and back. The other commands get a worker per core.
     pub fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
         match self.command {
             Command::Stdio(_) => tokio::runtime::Builder::new_current_thread().enable_all().build(),

@@ -39,9 +39,7 @@ pub(crate) const SNAPSHOT_HEAD: &str = "SELECT p.next_seq, p.core, p.parent, s.g
 impl Sqlite {
     /// Keeps a snapshot of a session's core state (replacing the one before).
     pub async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Snapshot { snapshot, reply })?;
-        self.inner.writer.answer(done).await?
+        self.inner.writer.ask(|reply| Job::Snapshot { snapshot, reply }).await?
     }
 
     /// A session's newest snapshot, with its last goal change.

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
+use tokio::sync::oneshot;
 
 use super::writer::{Barrier, CommitOn, Durability, Job, Writer};
 use super::{Faults, IdempotencyRecord, Index, MEMORY, Segment, SessionRow, StoreError};
@@ -104,21 +105,14 @@ impl Sqlite {
         events: Vec<String>,
         index: Index,
     ) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Append {
-            session_id: session_id.to_owned(),
-            events,
-            index,
-            reply,
-        })?;
-        self.inner.writer.answer(done).await?
+        let session_id = session_id.to_owned();
+        self.inner.writer.ask(|reply| Job::Append { session_id, events, index, reply }).await?
     }
 
     /// Records that a session is at rest (after recovery found nothing to do).
     pub async fn set_at_rest(&self, session_id: &str) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::AtRest { session_id: session_id.to_owned(), reply })?;
-        self.inner.writer.answer(done).await?
+        let session_id = session_id.to_owned();
+        self.inner.writer.ask(|reply| Job::AtRest { session_id, reply }).await?
     }
 
     /// See [`super::Store::set_spec`].
@@ -135,16 +129,13 @@ impl Sqlite {
         row: SessionRow,
         events: Vec<String>,
     ) -> Result<bool, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::InsertSession { row, events, reply })?;
-        self.inner.writer.answer(done).await?
+        self.inner.writer.ask(|reply| Job::InsertSession { row, events, reply }).await?
     }
 
     /// Marks a session disposed.
     pub async fn dispose_session(&self, session_id: &str, now: u64) -> Result<(), StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Dispose { session_id: session_id.to_owned(), now, reply })?;
-        self.inner.writer.answer(done).await?
+        let session_id = session_id.to_owned();
+        self.inner.writer.ask(|reply| Job::Dispose { session_id, now, reply }).await?
     }
 
     /// The durability barrier: resolves once everything sent to the store before it is committed
@@ -152,9 +143,7 @@ impl Sqlite {
     /// `true` when that reached a database file, `false` for an in-memory store (nothing is
     /// durable); an error when the commit or the sync failed.
     pub async fn flush(&self) -> Result<bool, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        self.inner.writer.send(Job::Flush { reply })?;
-        self.inner.writer.answer(done).await??;
+        self.inner.writer.ask(|reply| Job::Flush { reply }).await??;
         Ok(!self.inner.in_memory && self.inner.faults.flush_may_succeed())
     }
 
@@ -278,10 +267,10 @@ impl Sqlite {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let (reply, done) = tokio::sync::oneshot::channel();
-        let work = move |conn: &Connection| drop(reply.send(f(conn)));
-        self.inner.writer.send(Job::Direct(Box::new(work)))?;
-        Ok(self.inner.writer.answer(done).await??)
+        let work = |reply: oneshot::Sender<_>| {
+            Job::Direct(Box::new(move |conn: &Connection| drop(reply.send(f(conn)))))
+        };
+        Ok(self.inner.writer.ask(work).await??)
     }
 
     pub(super) async fn read<T: Send + 'static>(

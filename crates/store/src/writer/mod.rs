@@ -157,27 +157,26 @@ impl Writer {
         }
     }
 
-    pub(super) fn send(&self, job: Job) -> Result<(), StoreError> {
+    /// Hands the writer the job `job` makes of its reply, and waits for the reply: sent by the
+    /// writer thread once the job's group is committed, or committed here first, with every job
+    /// the tasks ready to run send meanwhile ([`CommitOn::Caller`]).
+    pub(super) async fn ask<T>(
+        &self,
+        job: impl FnOnce(oneshot::Sender<T>) -> Job,
+    ) -> Result<T, StoreError> {
+        let (reply, done) = oneshot::channel();
         match &self.0 {
-            Route::Thread(jobs) => jobs.send(job).map_err(|_| StoreError::Closed),
+            Route::Thread(jobs) => jobs.send(job(reply)).map_err(|_| StoreError::Closed)?,
             Route::Caller(queued) => {
-                queued.lock().expect("writer lock").jobs.push(job);
-                Ok(())
-            }
-        }
-    }
-
-    /// The answer to a job sent: committed by the writer thread, or here, with every job the
-    /// tasks ready to run send meanwhile ([`CommitOn::Caller`]).
-    pub(super) async fn answer<T>(&self, done: oneshot::Receiver<T>) -> Result<T, StoreError> {
-        if let Route::Caller(queued) = &self.0 {
-            // The other tasks ready now run first: what they send joins this commit.
-            tokio::task::yield_now().await;
-            let mut queued = queued.lock().expect("writer lock");
-            let Queued { jobs, committer } = &mut *queued;
-            while !jobs.is_empty() {
-                let group = jobs.drain(..jobs.len().min(MAX_GROUP)).collect();
-                committer.round(group);
+                queued.lock().expect("writer lock").jobs.push(job(reply));
+                // The other tasks ready now run first: what they send joins this commit.
+                tokio::task::yield_now().await;
+                let mut queued = queued.lock().expect("writer lock");
+                let Queued { jobs, committer } = &mut *queued;
+                while !jobs.is_empty() {
+                    let group = jobs.drain(..jobs.len().min(MAX_GROUP)).collect();
+                    committer.round(group);
+                }
             }
         }
         done.await.map_err(|_| StoreError::Closed)

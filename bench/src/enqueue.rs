@@ -10,7 +10,7 @@ use airlock_tests::gateway::Gateway;
 use airlock_tests::{MockModel, Reply};
 use serde_json::json;
 
-use crate::measure::percentile;
+use crate::measure::{Usage, percentile};
 use crate::scale::start;
 use crate::{Row, Size};
 
@@ -78,9 +78,16 @@ async fn at_rate(gw: &Arc<Gateway>, session: &str, rate: u64, seconds: f64) -> V
 }
 
 /// As many injects as `clients` concurrent clients get answered in `seconds`, spread over
-/// `sessions`: requests per second.
-async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, seconds: f64) -> f64 {
+/// `sessions`: requests per second, then the CPU per request in ms of the gateway and of this
+/// process (the clients), which share the machine's cores.
+async fn flat_out(
+    gw: &Arc<Gateway>,
+    sessions: &[String],
+    clients: usize,
+    seconds: f64,
+) -> (f64, f64, f64) {
     let client = client();
+    let (before, bench_before) = (Usage::of(gw.pid()), Usage::of(std::process::id()));
     let done = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
@@ -101,7 +108,10 @@ async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, second
     for worker in workers {
         worker.await.expect("a client ran");
     }
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let done = done.load(Ordering::Relaxed);
+    let rate = done as f64 / started.elapsed().as_secs_f64();
+    let bench = Usage::of(std::process::id()).per(bench_before, done).cpu_ms;
+    (rate, Usage::of(gw.pid()).per(before, done).cpu_ms, bench)
 }
 
 /// Latency at a steady 1,000 requests per second, and the most one session and 100 sessions take.
@@ -119,14 +129,18 @@ pub async fn throughput(work: &Path, size: Size) -> Vec<Row> {
         Row::new(S, "1 session at 1,000 req/s: p99", percentile(&mut steady, 99.0), "ms")
             .at_most(5.0),
     ];
-    let rate = flat_out(&gw, std::slice::from_ref(&one), 64, size.load_seconds).await;
+    let (rate, cpu, bench) = flat_out(&gw, std::slice::from_ref(&one), 64, size.load_seconds).await;
     rows.push(Row::new(S, "1 session, 64 clients: most", rate, "req/s").at_least(5000.0));
+    rows.push(Row::new(S, "  gateway CPU per request", cpu * 1000.0, "µs"));
+    rows.push(Row::new(S, "  bench clients' CPU per request", bench * 1000.0, "µs"));
     let mut many = Vec::with_capacity(100);
     for _ in 0..100 {
         many.push(gw.session().await);
     }
-    let rate = flat_out(&gw, &many, 200, size.load_seconds).await;
+    let (rate, cpu, bench) = flat_out(&gw, &many, 200, size.load_seconds).await;
     rows.push(Row::new(S, "100 sessions, 200 clients: most", rate, "req/s").at_least(10000.0));
+    rows.push(Row::new(S, "  gateway CPU per request", cpu * 1000.0, "µs"));
+    rows.push(Row::new(S, "  bench clients' CPU per request", bench * 1000.0, "µs"));
     rows
 }
 

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::measure::{Usage, percentile, rss_mb};
+use crate::measure::{Usage, percentile, rss_mb, thread_cpu_ms};
 use crate::{Row, Size};
 
 /// The process the turn scenarios drive: `airlock stdio` unless `--stdio-cmd` named another.
@@ -284,7 +284,8 @@ async fn compacting(work: &Path, n: usize) -> Vec<std::time::Duration> {
 /// What a durable turn cannot go below on this machine now: the mock's round trip (a request and
 /// its whole streamed answer) and an fsync of a 4 KB write in the data directory, each the median
 /// of 200. A turn waits for one round trip and two commits (its prompt; its answer and end):
-/// the rows, and that sum.
+/// the rows, that sum, and the CPU the kernel spends on two such commits (which the turn's CPU
+/// row includes).
 async fn floor(s: &'static str, work: &Path, mock: &MockModel) -> (Vec<Row>, f64) {
     const TIMES: usize = 200;
     let client = airlock_tests::http_client().build().expect("an HTTP client");
@@ -300,12 +301,14 @@ async fn floor(s: &'static str, work: &Path, mock: &MockModel) -> (Vec<Row>, f64
     }
     let mut file = std::fs::File::create(work.join("fsync-probe")).expect("a file in the work dir");
     let mut fsyncs = Vec::with_capacity(TIMES);
+    let cpu_before = thread_cpu_ms();
     for _ in 0..TIMES {
         std::io::Write::write_all(&mut file, &[7; 4096]).expect("the probe is written");
         let started = Instant::now();
         file.sync_all().expect("the probe is synced");
         fsyncs.push(started.elapsed());
     }
+    let commit_cpu = (thread_cpu_ms() - cpu_before) / TIMES as f64;
     let round_trip = percentile(&mut round_trips, 50.0);
     let fsync = percentile(&mut fsyncs, 50.0);
     let floor = round_trip + 2.0 * fsync;
@@ -313,6 +316,7 @@ async fn floor(s: &'static str, work: &Path, mock: &MockModel) -> (Vec<Row>, f64
         Row::new(s, "floor: the mock's round trip, median", round_trip, "ms"),
         Row::new(s, "floor: an fsync, median", fsync, "ms"),
         Row::new(s, "floor: a round trip and two fsyncs", floor, "ms"),
+        Row::new(s, "floor: CPU of two 4 KB writes and their fsyncs", 2.0 * commit_cpu, "ms"),
     ];
     (rows, floor)
 }

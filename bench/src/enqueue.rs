@@ -77,15 +77,32 @@ async fn at_rate(gw: &Arc<Gateway>, session: &str, rate: u64, seconds: f64) -> V
     samples
 }
 
+/// The scenario of [`throughput`]'s rows.
+const THROUGHPUT: &str = "enqueue (HTTP)";
+
+/// What a flat-out load took: requests per second, and the CPU per request in ms of the
+/// gateway and of this process (the clients), which share the machine's cores.
+struct Load {
+    rate: f64,
+    gateway_cpu_ms: f64,
+    clients_cpu_ms: f64,
+}
+
+impl Load {
+    /// The load's rows under `measure`: the rate, held to `at_least`, then the CPU it took.
+    fn rows(&self, measure: &str, at_least: f64) -> [Row; 3] {
+        let (gateway, clients) = (self.gateway_cpu_ms * 1000.0, self.clients_cpu_ms * 1000.0);
+        [
+            Row::new(THROUGHPUT, measure, self.rate, "req/s").at_least(at_least),
+            Row::new(THROUGHPUT, "  gateway CPU per request", gateway, "µs"),
+            Row::new(THROUGHPUT, "  bench clients' CPU per request", clients, "µs"),
+        ]
+    }
+}
+
 /// As many injects as `clients` concurrent clients get answered in `seconds`, spread over
-/// `sessions`: requests per second, then the CPU per request in ms of the gateway and of this
-/// process (the clients), which share the machine's cores.
-async fn flat_out(
-    gw: &Arc<Gateway>,
-    sessions: &[String],
-    clients: usize,
-    seconds: f64,
-) -> (f64, f64, f64) {
+/// `sessions`.
+async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, seconds: f64) -> Load {
     let client = client();
     let (before, bench_before) = (Usage::of(gw.pid()), Usage::of(std::process::id()));
     let done = Arc::new(AtomicUsize::new(0));
@@ -109,14 +126,16 @@ async fn flat_out(
         worker.await.expect("a client ran");
     }
     let done = done.load(Ordering::Relaxed);
-    let rate = done as f64 / started.elapsed().as_secs_f64();
-    let bench = Usage::of(std::process::id()).per(bench_before, done).cpu_ms;
-    (rate, Usage::of(gw.pid()).per(before, done).cpu_ms, bench)
+    Load {
+        rate: done as f64 / started.elapsed().as_secs_f64(),
+        gateway_cpu_ms: Usage::of(gw.pid()).per(before, done).cpu_ms,
+        clients_cpu_ms: Usage::of(std::process::id()).per(bench_before, done).cpu_ms,
+    }
 }
 
 /// Latency at a steady 1,000 requests per second, and the most one session and 100 sessions take.
 pub async fn throughput(work: &Path, size: Size) -> Vec<Row> {
-    const S: &str = "enqueue (HTTP)";
+    const S: &str = THROUGHPUT;
     let mock = MockModel::start().await;
     // Injects pile up in the queue, thousands of them: the queue's limit is off.
     let (gw, _) = start(&work.join("enqueue.db"), &mock, UNBOUNDED_QUEUE).await;
@@ -129,18 +148,14 @@ pub async fn throughput(work: &Path, size: Size) -> Vec<Row> {
         Row::new(S, "1 session at 1,000 req/s: p99", percentile(&mut steady, 99.0), "ms")
             .at_most(5.0),
     ];
-    let (rate, cpu, bench) = flat_out(&gw, std::slice::from_ref(&one), 64, size.load_seconds).await;
-    rows.push(Row::new(S, "1 session, 64 clients: most", rate, "req/s").at_least(5000.0));
-    rows.push(Row::new(S, "  gateway CPU per request", cpu * 1000.0, "µs"));
-    rows.push(Row::new(S, "  bench clients' CPU per request", bench * 1000.0, "µs"));
+    let load = flat_out(&gw, std::slice::from_ref(&one), 64, size.load_seconds).await;
+    rows.extend(load.rows("1 session, 64 clients: most", 5000.0));
     let mut many = Vec::with_capacity(100);
     for _ in 0..100 {
         many.push(gw.session().await);
     }
-    let (rate, cpu, bench) = flat_out(&gw, &many, 200, size.load_seconds).await;
-    rows.push(Row::new(S, "100 sessions, 200 clients: most", rate, "req/s").at_least(10000.0));
-    rows.push(Row::new(S, "  gateway CPU per request", cpu * 1000.0, "µs"));
-    rows.push(Row::new(S, "  bench clients' CPU per request", bench * 1000.0, "µs"));
+    let load = flat_out(&gw, &many, 200, size.load_seconds).await;
+    rows.extend(load.rows("100 sessions, 200 clients: most", 10000.0));
     rows
 }
 

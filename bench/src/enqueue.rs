@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 use airlock_tests::gateway::Gateway;
 use airlock_tests::{MockModel, Reply};
+use bytes::Bytes;
 use serde_json::json;
 
+use crate::conn::Conn;
 use crate::measure::{Usage, percentile};
 use crate::scale::start;
 use crate::{Row, Size};
@@ -26,14 +28,21 @@ const UNBOUNDED_QUEUE: &[(&str, &str)] = &[("AIRLOCK_MAX_QUEUE", "0")];
 /// As [`UNBOUNDED_QUEUE`], with sessions kept in memory for the whole scenario.
 const LONG_LIVED: &[(&str, &str)] = &[("AIRLOCK_MAX_QUEUE", "0"), ("AIRLOCK_IDLE_EVICT", "1h")];
 
+/// The body of every inject.
+const INJECT: &str = r#"{"content":"context for later","delivery":"inject"}"#;
+
+/// The path a message to `session` is posted to.
+fn messages(session: &str) -> String {
+    format!("/v1/sessions/{session}/messages")
+}
+
 /// One inject into `session`; answers how long the 202 took.
 pub async fn inject(client: &reqwest::Client, gw: &Gateway, session: &str) -> Duration {
-    let body = r#"{"content":"context for later","delivery":"inject"}"#;
     let sent = Instant::now();
     let res = client
-        .post(gw.url(&format!("/v1/sessions/{session}/messages")))
+        .post(gw.url(&messages(session)))
         .header("content-type", "application/json")
-        .body(body)
+        .body(INJECT)
         .send()
         .await
         .expect("the gateway answers");
@@ -86,16 +95,23 @@ struct Load {
     rate: f64,
     gateway_cpu_ms: f64,
     clients_cpu_ms: f64,
+    gateway_written_kb: f64,
 }
 
 impl Load {
     /// The load's rows under `measure`: the rate, held to `at_least`, then the CPU it took.
-    fn rows(&self, measure: &str, at_least: f64) -> [Row; 3] {
+    fn rows(&self, measure: &str, at_least: f64) -> [Row; 4] {
         let (gateway, clients) = (self.gateway_cpu_ms * 1000.0, self.clients_cpu_ms * 1000.0);
         [
             Row::new(THROUGHPUT, measure, self.rate, "req/s").at_least(at_least),
             Row::new(THROUGHPUT, "  gateway CPU per request", gateway, "µs"),
             Row::new(THROUGHPUT, "  bench clients' CPU per request", clients, "µs"),
+            Row::new(
+                THROUGHPUT,
+                "  gateway's file writes per request",
+                self.gateway_written_kb,
+                "KB",
+            ),
         ]
     }
 }
@@ -103,18 +119,28 @@ impl Load {
 /// As many injects as `clients` concurrent clients get answered in `seconds`, spread over
 /// `sessions`.
 async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, seconds: f64) -> Load {
-    let client = client();
+    let body = Bytes::from_static(INJECT.as_bytes());
+    let mut conns = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        conns.push(Conn::open(gw).await);
+    }
+    eprintln!(
+        "airlock-bench: {clients} clients into {} sessions (gateway pid {})",
+        sessions.len(),
+        gw.pid()
+    );
     let (before, bench_before) = (Usage::of(gw.pid()), Usage::of(std::process::id()));
     let done = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let workers: Vec<_> = (0..clients)
-        .map(|i| {
-            let (client, gw, done, stop) = (client.clone(), gw.clone(), done.clone(), stop.clone());
-            let session = sessions[i % sessions.len()].clone();
+    let workers: Vec<_> = (conns.into_iter().enumerate())
+        .map(|(i, mut conn)| {
+            let (body, done, stop) = (body.clone(), done.clone(), stop.clone());
+            let path = messages(&sessions[i % sessions.len()]).parse().expect("a path");
             tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    inject(&client, &gw, &session).await;
+                    let status = conn.post(&path, &body).await;
+                    assert_eq!(status, 202, "an inject is accepted");
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -126,10 +152,12 @@ async fn flat_out(gw: &Arc<Gateway>, sessions: &[String], clients: usize, second
         worker.await.expect("a client ran");
     }
     let done = done.load(Ordering::Relaxed);
+    let gateway = Usage::of(gw.pid()).per(before, done);
     Load {
         rate: done as f64 / started.elapsed().as_secs_f64(),
-        gateway_cpu_ms: Usage::of(gw.pid()).per(before, done).cpu_ms,
+        gateway_cpu_ms: gateway.cpu_ms,
         clients_cpu_ms: Usage::of(std::process::id()).per(bench_before, done).cpu_ms,
+        gateway_written_kb: gateway.written_kb,
     }
 }
 

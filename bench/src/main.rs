@@ -8,6 +8,7 @@
 
 mod cluster;
 mod code;
+mod conn;
 mod enqueue;
 mod measure;
 mod rotation;

@@ -52,12 +52,17 @@ pub struct Usage {
     /// `/proc/<pid>/task/*/status`; a thread that ended took its count with it, and the gateway's
     /// threads live as long as it does, its blocking pool's for 10 s after their last job).
     pub switches: f64,
+    /// What the process wrote to files, in KB (`write_bytes` of `/proc/<pid>/io`: each page it
+    /// dirtied in the page cache, so the log's WAL frames and checkpoints, not its sockets).
+    pub written_kb: f64,
 }
 
 impl Usage {
     /// What `pid` has used until now.
     pub fn of(pid: u32) -> Usage {
-        Usage { cpu_ms: cpu_ms(pid), switches: switches(pid) }
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+        let written_kb = proc_field(&io, "write_bytes:").map_or(f64::NAN, |bytes| bytes / 1024.0);
+        Usage { cpu_ms: cpu_ms(pid), switches: switches(pid), written_kb }
     }
 
     /// What was used since `earlier`, divided by `n` (e.g. per turn).
@@ -66,6 +71,7 @@ impl Usage {
         Usage {
             cpu_ms: (self.cpu_ms - earlier.cpu_ms) / n,
             switches: (self.switches - earlier.switches) / n,
+            written_kb: (self.written_kb - earlier.written_kb) / n,
         }
     }
 }

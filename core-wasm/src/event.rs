@@ -3,9 +3,11 @@
 //! An event serializes as `{"type", "seq", "time", "data", "ignorable"?, "sourceEventSeqs"?}` in that
 //! order. Payloads are plain structs; the envelope carries the type name.
 
+use std::borrow::Cow;
+
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::wire::{Message, ModelError, StreamChunk, Target, TurnEndReason, Usage};
 
@@ -349,9 +351,11 @@ macro_rules! event_types {
                 }
             }
 
-            fn from_parts(type_name: &str, data: Value) -> Result<Option<Self>, serde_json::Error> {
+            /// The payload of an event of `type_name` from its JSON, read once, straight into
+            /// its type.
+            fn from_parts(type_name: &str, data: &str) -> Result<Option<Self>, serde_json::Error> {
                 match type_name {
-                    $($name => serde_json::from_value(data).map(|d| Some(EventData::$variant(d))),)*
+                    $($name => serde_json::from_str(data).map(|d| Some(EventData::$variant(d))),)*
                     _ => Ok(None),
                 }
             }
@@ -396,15 +400,17 @@ impl Serialize for Event {
     }
 }
 
+/// An envelope whose payload is kept as the JSON text it was (borrowed), to be read into its
+/// type once the type is known.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawEvent {
-    #[serde(rename = "type")]
-    type_name: String,
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    type_name: Cow<'a, str>,
     seq: u64,
     time: u64,
-    #[serde(default)]
-    data: Value,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
     #[serde(default)]
     ignorable: bool,
     #[serde(default)]
@@ -443,7 +449,8 @@ impl Event {
     pub fn parse(json: &str) -> Result<Option<Event>, EventParseError> {
         let raw: RawEvent = serde_json::from_str(json)
             .map_err(|e| EventParseError(format!("not an event envelope ({e}): {json}")))?;
-        let data = EventData::from_parts(&raw.type_name, raw.data).map_err(|e| {
+        let data = raw.data.map_or("null", RawValue::get);
+        let data = EventData::from_parts(&raw.type_name, data).map_err(|e| {
             EventParseError(format!("event {} ({}) has a bad payload: {e}", raw.seq, raw.type_name))
         })?;
         match data {

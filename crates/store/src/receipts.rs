@@ -121,3 +121,32 @@ pub fn find(events: &[String], message_id: &str) -> Option<Receipt> {
     }
     receipt
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    /// Receipts stored before they were keyed by message first are kept, each found again by
+    /// its session and message.
+    #[test]
+    fn the_migration_keeps_every_receipt() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let migrations = crate::sqlite::migrations();
+        migrations.to_version(&mut conn, 7).unwrap();
+        let rows = [("s1", "m2", "claimed", Some(4)), ("s2", "m1", "pending", None)];
+        for (session, message, state, claimed) in rows {
+            conn.execute(
+                "INSERT INTO receipts (session_id, message_id, state, target, inserted_seq, \
+                 claimed_seq) VALUES (?1, ?2, ?3, 'next-turn', 1, ?4)",
+                rusqlite::params![session, message, state, claimed],
+            )
+            .unwrap();
+        }
+        migrations.to_latest(&mut conn).unwrap();
+        for (session, message, state, claimed) in rows {
+            let receipt = crate::writer::receipt(&conn, session, message).unwrap().unwrap();
+            assert_eq!((receipt.state, receipt.claimed_seq), (state, claimed));
+        }
+        assert!(crate::writer::receipt(&conn, "s1", "m1").unwrap().is_none());
+    }
+}

@@ -23,6 +23,7 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0005_usage.sql")),
         M::up(include_str!("../migrations/0006_hooks.sql")),
         M::up(include_str!("../migrations/0007_snapshot_heads.sql")),
+        M::up(include_str!("../migrations/0008_receipts_by_message.sql")),
     ])
 }
 

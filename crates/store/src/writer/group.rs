@@ -192,10 +192,16 @@ fn append(
     if let Some(time) = last_time {
         // The session was last updated when its newest event happened (the core's time).
         tx.prepare_cached(
-            "UPDATE sessions SET updated_at = ?2, needs_recovery = ?3, goal = COALESCE(?4, goal), \
-             bytes = bytes + ?5 WHERE session_id = ?1",
+            "UPDATE sessions SET updated_at = ?2, goal = COALESCE(?3, goal), bytes = bytes + ?4 \
+             WHERE session_id = ?1",
         )?
-        .execute(params![session_id, time as i64, !index.at_rest, goal, bytes])?;
+        .execute(params![session_id, time as i64, goal, bytes])?;
+        // Apart, and only when it changes: setting the flag, even to what it was, rewrites the
+        // session's entry in `sessions_needing_recovery`, one more page in the commit.
+        tx.prepare_cached(
+            "UPDATE sessions SET needs_recovery = ?2 WHERE session_id = ?1 AND needs_recovery != ?2",
+        )?
+        .execute(params![session_id, !index.at_rest])?;
     }
     next_seq.insert(session_id.to_owned(), next);
     Ok(())

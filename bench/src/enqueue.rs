@@ -89,8 +89,9 @@ async fn at_rate(gw: &Arc<Gateway>, session: &str, rate: u64, seconds: f64) -> V
 /// The scenario of [`throughput`]'s rows.
 const THROUGHPUT: &str = "enqueue (HTTP)";
 
-/// What a flat-out load took: requests per second, and the CPU per request in ms of the
-/// gateway and of this process (the clients), which share the machine's cores.
+/// What a flat-out load took: requests per second, the CPU per request in ms of the gateway and
+/// of this process (the clients), which share the machine's cores, and what the gateway wrote
+/// to its files per request, in KB.
 struct Load {
     rate: f64,
     gateway_cpu_ms: f64,
@@ -99,7 +100,8 @@ struct Load {
 }
 
 impl Load {
-    /// The load's rows under `measure`: the rate, held to `at_least`, then the CPU it took.
+    /// The load's rows under `measure`: the rate, held to `at_least`, then the CPU and the file
+    /// writes it took.
     fn rows(&self, measure: &str, at_least: f64) -> [Row; 4] {
         let (gateway, clients) = (self.gateway_cpu_ms * 1000.0, self.clients_cpu_ms * 1000.0);
         [

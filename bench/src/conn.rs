@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{SendRequest, handshake};
+use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -14,7 +15,8 @@ use airlock_tests::gateway::Gateway;
 /// One connection to a gateway.
 pub struct Conn {
     sender: SendRequest<Full<Bytes>>,
-    host: String,
+    /// The `Host` header of every request, checked once.
+    host: HeaderValue,
 }
 
 impl Conn {
@@ -27,6 +29,7 @@ impl Conn {
             handshake(TokioIo::new(stream)).await.expect("an HTTP/1 connection");
         // Driven until the sender is dropped or the gateway closes it.
         tokio::spawn(connection);
+        let host = HeaderValue::from_str(&host).expect("an address is a valid Host");
         Conn { sender, host }
     }
 
@@ -35,8 +38,8 @@ impl Conn {
         let request = Request::builder()
             .method(Method::POST)
             .uri(path.clone())
-            .header(hyper::header::HOST, &self.host)
-            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(HOST, self.host.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .body(Full::new(body.clone()))
             .expect("a well-formed request");
         self.sender.ready().await.expect("the connection is open");

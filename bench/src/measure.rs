@@ -16,8 +16,13 @@ pub fn pss_mb(pid: u32) -> f64 {
 
 /// A `key: N kB` line of a `/proc` file, in MB.
 fn proc_mb(file: &str, key: &str) -> f64 {
+    proc_value(file, key) / 1024.0
+}
+
+/// The number on the `key` line of a `/proc` file (NaN if there is none).
+fn proc_value(file: &str, key: &str) -> f64 {
     let text = std::fs::read_to_string(file).unwrap_or_default();
-    proc_field(&text, key).map_or(f64::NAN, |kb| kb / 1024.0)
+    proc_field(&text, key).unwrap_or(f64::NAN)
 }
 
 /// The number after `key` on its line of a `/proc` status-like text (`key: N [kB]`).
@@ -60,8 +65,7 @@ pub struct Usage {
 impl Usage {
     /// What `pid` has used until now.
     pub fn of(pid: u32) -> Usage {
-        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-        let written_kb = proc_field(&io, "write_bytes:").map_or(f64::NAN, |bytes| bytes / 1024.0);
+        let written_kb = proc_value(&format!("/proc/{pid}/io"), "write_bytes:") / 1024.0;
         Usage { cpu_ms: cpu_ms(pid), switches: switches(pid), written_kb }
     }
 

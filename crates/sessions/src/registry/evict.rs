@@ -93,8 +93,11 @@ impl Registry {
         let metrics = airlock_base::metrics::global();
         metrics.sessions.dec_by(evicted as i64);
         metrics.evictions.inc_by(evicted as u64);
-        drop((live, outboxes));
+        // Under the lock: giving a lease up forgets its epoch at once, before a request can find
+        // the session gone and take the lease again (a release after that would forget, and
+        // delete, the new holding, and the session's next append would be fenced).
         self.release_later(gone);
+        drop((live, outboxes));
         evicted
     }
 }

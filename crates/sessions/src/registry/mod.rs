@@ -319,7 +319,8 @@ impl Registry {
     }
 
     /// Gives up the leases of sessions that left memory, in the background (a store of one
-    /// gateway has none).
+    /// gateway has none). Called before a request can find them gone (under the registry's
+    /// lock, or once they are disposed): each lease's epoch is forgotten here, at once.
     fn release_later(&self, session_ids: Vec<String>) {
         if !self.store.shared() || session_ids.is_empty() {
             return;

@@ -235,9 +235,15 @@ impl SessionHandle {
         &self.outbox
     }
 
-    /// Status (current), log length, queue and goal (as of the last commit).
+    /// Status (current), log length, queue and goal (as of the last commit; the goal as of the
+    /// last `goal/change` announced, if that came later).
     pub fn view(&self) -> View {
-        View { status: self.outbox.status(), ..self.view.lock().expect("view lock").clone() }
+        let mut view =
+            View { status: self.outbox.status(), ..self.view.lock().expect("view lock").clone() };
+        if let Some(goal) = self.outbox.goal_since(view.next_seq) {
+            view.goal = goal;
+        }
+        view
     }
 
     /// Marks the session as used now (the registry evicts the least recently used first).

@@ -7,6 +7,8 @@ use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::goal::Goal;
+
 /// How many notices a slow subscriber may fall behind before it re-reads from the log.
 const NOTICE_BUFFER: usize = 128;
 
@@ -18,6 +20,16 @@ const NOTICE_BUFFER: usize = 128;
 pub struct Outbox {
     notices: broadcast::Sender<Notice>,
     announced: Mutex<Announced>,
+    /// The goal (and whether it is armed) as the last `goal/change` announced left it, with
+    /// that event's seq: what a subscriber told of the change reads at once, before the actor's
+    /// view of the session catches up at the end of its step.
+    goal: Mutex<Option<ChangedGoal>>,
+}
+
+/// The goal, and whether it is armed, as the `goal/change` at `seq` left it.
+struct ChangedGoal {
+    seq: u64,
+    goal: Option<(Goal, bool)>,
 }
 
 /// What a session's subscribers have been told so far.
@@ -36,6 +48,7 @@ impl Outbox {
         Arc::new(Outbox {
             notices: broadcast::channel(NOTICE_BUFFER).0,
             announced: announced.into(),
+            goal: Mutex::new(None),
         })
     }
 
@@ -71,6 +84,22 @@ impl Outbox {
         let mut announced = self.announced.lock().expect("announced lock");
         announced.next_seq = event.seq + 1;
         let _ = self.notices.send(Notice::Event(event));
+    }
+
+    /// Keeps the goal as the `goal/change` at `seq` left it; called before that event is
+    /// announced.
+    pub(super) fn goal_changed(&self, seq: u64, goal: Option<(Goal, bool)>) {
+        *self.goal.lock().expect("goal lock") = Some(ChangedGoal { seq, goal });
+    }
+
+    /// The goal as a `goal/change` at `next_seq` or later left it, if one was announced: newer
+    /// than a view of the session taken when its log was `next_seq` long.
+    pub(crate) fn goal_since(&self, next_seq: u64) -> Option<Option<(Goal, bool)>> {
+        let changed = self.goal.lock().expect("goal lock");
+        changed
+            .as_ref()
+            .filter(|changed| changed.seq >= next_seq)
+            .map(|changed| changed.goal.clone())
     }
 
     /// Announces a status change.

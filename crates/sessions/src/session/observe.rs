@@ -252,6 +252,9 @@ impl Session {
                             &mut TurnLog(&self.config.session_id),
                         ];
                         observe(parts, &mut inbox, &event);
+                        if let EventData::GoalChange(_) = event.data {
+                            self.outbox.goal_changed(next, self.goal());
+                        }
                     }
                     if self.tap.is_some() {
                         tapped.push(committed.clone());

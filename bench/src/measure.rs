@@ -53,6 +53,9 @@ pub struct Usage {
     /// User plus system time, in ms (`utime + stime` of `/proc/<pid>/stat`: every thread the
     /// process ever had, in clock ticks).
     pub cpu_ms: f64,
+    /// The part of `cpu_ms` spent in the kernel (`stime`): system calls, page faults, and the
+    /// interrupts taken while the process ran.
+    pub kernel_ms: f64,
     /// Voluntary plus involuntary context switches of the threads alive now (the sum over
     /// `/proc/<pid>/task/*/status`; a thread that ended took its count with it, and the gateway's
     /// threads live as long as it does, its blocking pool's for 10 s after their last job).
@@ -66,7 +69,8 @@ impl Usage {
     /// What `pid` has used until now.
     pub fn of(pid: u32) -> Usage {
         let written_kb = proc_value(&format!("/proc/{pid}/io"), "write_bytes:") / 1024.0;
-        Usage { cpu_ms: cpu_ms(pid), switches: switches(pid), written_kb }
+        let (user_ms, kernel_ms) = cpu_ms(pid);
+        Usage { cpu_ms: user_ms + kernel_ms, kernel_ms, switches: switches(pid), written_kb }
     }
 
     /// What was used since `earlier`, divided by `n` (e.g. per turn).
@@ -74,20 +78,23 @@ impl Usage {
         let n = n as f64;
         Usage {
             cpu_ms: (self.cpu_ms - earlier.cpu_ms) / n,
+            kernel_ms: (self.kernel_ms - earlier.kernel_ms) / n,
             switches: (self.switches - earlier.switches) / n,
             written_kb: (self.written_kb - earlier.written_kb) / n,
         }
     }
 }
 
-fn cpu_ms(pid: u32) -> f64 {
+/// `(user, kernel)` time in ms.
+fn cpu_ms(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The command name may hold spaces; the fields after its closing parenthesis do not.
     let fields: Vec<&str> =
         stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
     // After the name: state is field 3, utime 14 and stime 15 (1-based, as in proc(5)).
     let tick = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
-    (tick(14) + tick(15)) * 1000.0 / clock_ticks_per_second()
+    let ms = |ticks: f64| ticks * 1000.0 / clock_ticks_per_second();
+    (ms(tick(14)), ms(tick(15)))
 }
 
 /// `sysconf(_SC_CLK_TCK)`: 100 on every Linux this runs on.

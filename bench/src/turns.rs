@@ -242,6 +242,7 @@ async fn one_session_of(runtime: Option<&Runtime>, work: &Path, size: Size) -> V
         Row::new(s, "  ÷ floor", median / floor, "×").at_most(1.5),
         Row::new(s, "prompt → idle, p99", percentile(&mut samples, 99.0), "ms"),
         Row::new(s, "CPU per turn", per_turn.cpu_ms, "ms").at_most(0.45),
+        Row::new(s, "  of it in the kernel", per_turn.kernel_ms, "ms"),
         Row::new(s, "context switches per turn", per_turn.switches, "").at_most(12.0),
         Row::new(s, "RSS after the turns", rss_mb(gw.pid()), "MB"),
     ]);

@@ -173,14 +173,22 @@ impl From<Exceeded> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
-        ApiError::unavailable(error.to_string())
+        match error {
+            // Sent again, the request reaches the gateway that runs the session now.
+            StoreError::Fenced(_) | StoreError::Moving(_) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "session-moving", error.to_string())
+                    .retry_after(1)
+            }
+            _ => ApiError::unavailable(error.to_string()),
+        }
     }
 }
 
 impl From<SessionError> for ApiError {
     fn from(error: SessionError) -> Self {
         match error {
-            SessionError::Store(_) | SessionError::Gone => ApiError::unavailable(error.to_string()),
+            SessionError::Store(error) => error.into(),
+            SessionError::Gone => ApiError::unavailable(error.to_string()),
             SessionError::Exceeded(exceeded) => exceeded.into(),
             SessionError::Goal(error) => error.into(),
             SessionError::ChildSession { ref parent, .. } => {

@@ -1,8 +1,11 @@
 //! Faults a test can inject into a [`Store`](super::Store): a commit that fails as a full disk
-//! would, a durability barrier that reaches nothing. Off unless a test turns them on; checking
+//! would, a durability barrier that reaches nothing, an append that stalls holding its lease. Off unless a test turns them on; checking
 //! them costs one atomic load per commit or flush.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
 
 /// The faults of one store.
 #[derive(Debug)]
@@ -11,11 +14,26 @@ pub struct Faults {
     failing_commits: AtomicU64,
     /// Flushes still to answer as usual before they answer `false` (`u64::MAX`: all of them).
     true_flushes: AtomicU64,
+    /// The next append (PostgreSQL) stalls once it holds its lease's row.
+    stall: Mutex<Option<Stall>>,
+}
+
+/// An append that stops once it holds its lease's row locked, as in a gateway paused mid-append.
+#[derive(Clone, Debug, Default)]
+pub struct Stall {
+    /// Notified when the append holds the row.
+    pub reached: Arc<Notify>,
+    /// Notify this to let the append go on.
+    pub resume: Arc<Notify>,
 }
 
 impl Default for Faults {
     fn default() -> Self {
-        Faults { failing_commits: AtomicU64::new(0), true_flushes: AtomicU64::new(u64::MAX) }
+        Faults {
+            failing_commits: AtomicU64::new(0),
+            true_flushes: AtomicU64::new(u64::MAX),
+            stall: Mutex::default(),
+        }
     }
 }
 
@@ -30,6 +48,19 @@ impl Faults {
     /// in-memory store's do.
     pub fn flush_false_after(&self, count: u64) {
         self.true_flushes.store(count, Ordering::SeqCst);
+    }
+
+    /// The next append on PostgreSQL stalls once it holds its lease's row locked, until the
+    /// answer's `resume` is notified.
+    pub fn stall_next_append(&self) -> Stall {
+        let stall = Stall::default();
+        *self.stall.lock().expect("faults lock") = Some(stall.clone());
+        stall
+    }
+
+    /// The stall this append is to make, if any (taking it).
+    pub(super) fn take_stall(&self) -> Option<Stall> {
+        self.stall.lock().expect("faults lock").take()
     }
 
     /// Whether this commit is to fail (counting it).

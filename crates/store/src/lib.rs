@@ -31,7 +31,7 @@ use crate::receipts::{Mark, Receipt};
 
 pub use chain::MAX_FORK_CHAIN;
 use chain::{CHAIN_SQL, Segment};
-pub use faults::Faults;
+pub use faults::{Faults, Stall};
 pub use hooks::{Delivery, Hook, Outcome, Webhook};
 pub use indexes::Snapshot;
 pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash};
@@ -96,6 +96,12 @@ pub enum StoreError {
         "session {0} is now run by another gateway (this one lost its lease); send the input again, and it will reach that gateway"
     )]
     Fenced(String),
+    /// The session's lease is being taken over (its gateway stopped answering while it held the
+    /// lease's row): the wait for it was cut short.
+    #[error(
+        "session {0} is changing gateways (the one that ran it stopped answering); send again in a second"
+    )]
+    Moving(String),
     /// The writer is gone (the process is shutting down).
     #[error("storage is shutting down; try again after the gateway restarts")]
     Closed,
@@ -420,7 +426,7 @@ impl Store {
     }
 
     /// Extends every lease this gateway holds; answers the sessions whose lease it lost (another
-    /// gateway took them while this one could not renew).
+    /// gateway took them while this one could not renew, or an append found them taken).
     pub async fn renew(&self) -> Result<Vec<String>, StoreError> {
         match &self.0 {
             Backend::Sqlite(_) => Ok(Vec::new()),
@@ -460,6 +466,15 @@ impl Store {
         match &self.0 {
             Backend::Sqlite(_) => None,
             Backend::Postgres(b) => Some(&b.cluster().node),
+        }
+    }
+
+    /// The sessions an append found another gateway running, as they are found (a store of one
+    /// gateway: none). [`Store::renew`] answers them too, so one missed here is not lost.
+    pub fn fenced(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        match &self.0 {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => Some(b.fenced()),
         }
     }
 

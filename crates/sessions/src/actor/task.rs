@@ -38,8 +38,8 @@ pub(super) async fn run(
     let mut repair_in = REPAIR_FIRST;
     loop {
         if session.fenced() {
-            // Another gateway runs the session now; the registry lets go of it at its next
-            // renewal. Inputs sent meanwhile are refused as the actor's being gone (retryable).
+            // Another gateway runs the session now; the store tells the registry, which lets go
+            // of it. Inputs sent meanwhile are refused as the actor's being gone (retryable).
             tracing::warn!(session_id = session.id(), "this gateway lost the session's lease");
             return;
         }

@@ -170,6 +170,17 @@ impl Registry {
                 Err(error) => tracing::warn!(%error, "renewing this gateway's leases failed"),
             }
         });
+        // An append that found the session taken: let go of it at once, not at the next renewal.
+        if let Some(mut fenced) = self.store.fenced() {
+            let registry = Arc::downgrade(self);
+            tokio::spawn(async move {
+                // Renewal reports those missed.
+                while let Some(session_id) = next(&mut fenced).await {
+                    let Some(this) = registry.upgrade() else { return };
+                    this.let_go(&session_id);
+                }
+            });
+        }
         self.every(tick, |this| async move {
             if let Err(error) = this.recover_orphans().await {
                 tracing::warn!(%error, "taking over the sessions of a gateway that died failed");
@@ -185,12 +196,7 @@ impl Registry {
         let registry = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut watchers: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
-            loop {
-                let notice = match hub.recv().await {
-                    Ok(notice) => notice,
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
+            while let Some(notice) = next(&mut hub).await {
                 let Some(this) = registry.upgrade() else { return };
                 let session_id = notice.session_id().to_owned();
                 let change = match notice {
@@ -246,10 +252,23 @@ impl Registry {
     }
 
     /// Drops a session whose lease another gateway took (this one stalled past it): it runs there
-    /// now. Its followers here see their streams end, to resume there with `Last-Event-ID`.
+    /// now, and the next request for it here is forwarded there. Its followers here see their
+    /// streams end, to resume there with `Last-Event-ID`.
     fn let_go(&self, session_id: &str) {
         tracing::warn!(session_id, "another gateway took this session's lease; it runs there now");
         self.drop_live(session_id);
+    }
+}
+
+/// The next value `receiver` gets, passing over what it missed by lagging; `None` once the
+/// sender is gone.
+async fn next<T: Clone>(receiver: &mut broadcast::Receiver<T>) -> Option<T> {
+    loop {
+        match receiver.recv().await {
+            Ok(value) => return Some(value),
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return None,
+        }
     }
 }
 

@@ -38,7 +38,8 @@ impl Postgres {
         let lease_ms = cluster.lease.as_millis() as f64;
         let taken = client
             .query_opt(&take, &[&session_id, &cluster.node, &cluster.address, &lease_ms])
-            .await?;
+            .await
+            .map_err(|e| moving_or(session_id, e))?;
         if let Some(row) = taken {
             let epoch: i64 = row.get(0);
             self.inner.held.lock().expect("leases lock").insert(session_id.to_owned(), epoch);
@@ -121,6 +122,11 @@ impl Postgres {
         Ok(lost)
     }
 
+    /// See [`crate::Store::fenced`].
+    pub fn fenced(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.inner.fenced.subscribe()
+    }
+
     /// The epoch of the lease this gateway holds on a session.
     pub(super) fn held_epoch(&self, session_id: &str) -> Option<i64> {
         self.inner.held.lock().expect("leases lock").get(session_id).copied()
@@ -129,5 +135,17 @@ impl Postgres {
     /// Forgets a lease this gateway held; answers its epoch.
     pub(super) fn forget(&self, session_id: &str) -> Option<i64> {
         self.inner.held.lock().expect("leases lock").remove(session_id)
+    }
+}
+
+/// [`StoreError::Moving`] when `error` is a wait for a lease's row cut short by `lock_timeout`
+/// (the row is locked by a gateway that stopped mid-transaction, or by one taking it over);
+/// otherwise the error as it is.
+pub(super) fn moving_or(session_id: &str, error: tokio_postgres::Error) -> StoreError {
+    match error.code() {
+        Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+            StoreError::Moving(session_id.to_owned())
+        }
+        _ => error.into(),
     }
 }

@@ -4,7 +4,7 @@
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 
-use super::{Postgres, rows};
+use super::{Postgres, lease, rows};
 use crate::receipts::{Mark, Receipt};
 use crate::{CHAIN_SQL, Index, MAX_FORK_CHAIN, Segment, StoreError, head};
 
@@ -27,10 +27,19 @@ impl Postgres {
                 "SELECT epoch FROM leases WHERE session_id = $1 AND node = $2 FOR UPDATE",
             )
             .await?;
-        let holds = tx.query_opt(&lease, &[&session_id, &self.inner.cluster.node]).await?;
+        let holds = tx
+            .query_opt(&lease, &[&session_id, &self.inner.cluster.node])
+            .await
+            .map_err(|e| lease::moving_or(session_id, e))?;
         if holds.map(|row| row.get::<_, i64>(0)) != Some(epoch) {
-            self.forget(session_id);
+            // The epoch stays in the map, so the next renewal reports the session lost whatever
+            // else happens; the registry hears it now.
+            drop(self.inner.fenced.send(session_id.to_owned()));
             return Err(fenced(session_id));
+        }
+        if let Some(stall) = self.inner.faults.take_stall() {
+            stall.reached.notify_one();
+            stall.resume.notified().await;
         }
         write_events(&tx, session_id, &events, &index).await?;
         tx.commit().await.map_err(|e| StoreError::Commit(StoreError::from(e).to_string()))

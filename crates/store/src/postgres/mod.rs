@@ -35,6 +35,34 @@ const MIGRATIONS: &[&str] = &[
 /// Connections one gateway keeps to the database at most.
 const POOL_SIZE: usize = 16;
 
+/// How many fenced sessions the registry may fall behind on hearing (renewal finds the rest).
+const FENCED_BUFFER: usize = 256;
+
+/// The shortest bound on a lock held or waited for, whatever the lease (tests use a lease of
+/// zero).
+const SHORTEST_BOUND: Duration = Duration::from_millis(100);
+
+/// `config` with the bounds that keep a stalled gateway from holding a session that is no longer
+/// its own: PostgreSQL ends a transaction left idle for half a lease (a gateway paused mid-append
+/// holds its lease's row locked: this lets go of it before the lease runs out, so another gateway
+/// can take the session then), and a wait for a lock gives up after a quarter of one (answered
+/// [`StoreError::Moving`] where it was a lease's row).
+fn bounded(mut config: tokio_postgres::Config, lease: Duration) -> tokio_postgres::Config {
+    let idle = (lease / 2).max(SHORTEST_BOUND);
+    let wait = (lease / 4).max(SHORTEST_BOUND / 2);
+    let ours = format!(
+        "-c idle_in_transaction_session_timeout={} -c lock_timeout={}",
+        idle.as_millis(),
+        wait.as_millis()
+    );
+    let options = match config.get_options() {
+        Some(theirs) if !theirs.is_empty() => format!("{theirs} {ours}"),
+        _ => ours,
+    };
+    config.options(options);
+    config
+}
+
 /// Who this gateway is among those sharing the database.
 #[derive(Clone, Debug)]
 pub struct Cluster {
@@ -69,6 +97,8 @@ struct Inner {
     cluster: Cluster,
     /// The leases this gateway holds: session id → epoch.
     held: Mutex<HashMap<String, i64>>,
+    /// The sessions an append found another gateway running ([`Postgres::fenced`]).
+    fenced: tokio::sync::broadcast::Sender<String>,
     faults: Arc<Faults>,
     /// Where to open the connection that listens for other gateways' notices.
     config: tokio_postgres::Config,
@@ -103,7 +133,7 @@ impl Postgres {
             failed(format!("{e}; a database URL looks like postgres://user:password@host:5432/db"))
         })?;
         let manager = Manager::from_config(
-            config.clone(),
+            bounded(config.clone(), cluster.lease),
             tokio_postgres::NoTls,
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
@@ -129,6 +159,7 @@ impl Postgres {
             url: shown,
             cluster,
             held: Mutex::default(),
+            fenced: tokio::sync::broadcast::channel(FENCED_BUFFER).0,
             faults: Arc::default(),
             config,
             notices: std::sync::OnceLock::new(),
@@ -317,8 +348,10 @@ impl Postgres {
 /// together migrate once.
 async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), tokio_postgres::Error> {
     let tx = client.transaction().await?;
+    // Another gateway's migration may take longer than the pool's `lock_timeout`.
     tx.batch_execute(
-        "SELECT pg_advisory_xact_lock(hashtext('airlock-migrations')); \
+        "SET LOCAL lock_timeout = 0; \
+         SELECT pg_advisory_xact_lock(hashtext('airlock-migrations')); \
          CREATE TABLE IF NOT EXISTS airlock_schema (version INTEGER NOT NULL)",
     )
     .await?;

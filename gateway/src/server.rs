@@ -102,6 +102,8 @@ pub struct MetricsSettings {
 pub struct Shared {
     /// The PostgreSQL database URL.
     pub url: String,
+    /// This gateway's name among those sharing it (`--node-id`).
+    pub node: String,
     /// Where the other gateways reach this one (`http://host:port`).
     pub address: String,
     /// How long a lease lasts unrenewed.
@@ -150,6 +152,9 @@ pub enum ServeError {
     /// Keys are missing for where it would listen.
     #[error(transparent)]
     Exposure(#[from] ExposureError),
+    /// A setting that cannot work as given (what to give instead is said).
+    #[error("{0}")]
+    Setting(String),
     /// The `--core` file.
     #[error("cannot read the core component {path}: {source}")]
     CoreFile {
@@ -362,9 +367,9 @@ async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistr
             Store::open_with(&settings.data, settings.durability, on)?
         }
         Some(shared) => {
-            // Named by its address: a gateway restarted where it was takes its sessions back at
-            // once, while one at a new address waits for their leases to run out.
-            let (node, address) = (shared.address.clone(), shared.address.clone());
+            // A gateway restarted under its node id takes its sessions back at once, while one
+            // with a new id waits for their leases to run out.
+            let (node, address) = (shared.node.clone(), shared.address.clone());
             let cluster = Cluster { node, address, lease: shared.lease };
             Store::connect(&shared.url, cluster).await?
         }

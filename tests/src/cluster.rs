@@ -48,6 +48,32 @@ impl Cluster {
         Gateway::start_with(&unused, &self.mock.base_url(), &env)
     }
 
+    /// The node id the `i`th gateway made at its first start (kept beside its data file).
+    pub fn node_id(&self, i: usize) -> String {
+        let kept = self.dir.path().join(format!("unused-{i}.db.node-id"));
+        std::fs::read_to_string(&kept).expect("a node id beside the data file").trim().to_owned()
+    }
+
+    /// `airlock serve` on the database with `args`, which must refuse to start (exit code 1):
+    /// answers what it wrote to stderr.
+    pub fn refused(&self, args: &[&str]) -> String {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let data =
+            self.dir.path().join(format!("refused-{}.db", NEXT.fetch_add(1, Ordering::SeqCst)));
+        let out = std::process::Command::new(crate::gateway::airlock_bin())
+            .args(["serve", "--data"])
+            .arg(&data)
+            .args(args)
+            .env("AIRLOCK_DATABASE_URL", &self.database)
+            .env("AIRLOCK_LEASE", LEASE)
+            .env("AIRLOCK_CACHE_DIR", crate::gateway::compiled_cache())
+            .output()
+            .expect("airlock runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "airlock serve {args:?} refuses: {stderr}");
+        stderr
+    }
+
     /// A client of every gateway, picking them in the sequence `seed` makes.
     pub fn client(&self, seed: u64) -> Client {
         let bases = self.nodes.iter().map(|n| n.base.clone()).collect();

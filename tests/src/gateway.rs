@@ -279,8 +279,8 @@ impl Gateway {
         self.child.wait().expect("the process is reaped");
         let env: Vec<(&str, &str)> =
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        // On PostgreSQL a gateway is known by its address: restarted there, it takes its
-        // sessions back at once (elsewhere it would wait for their leases to run out).
+        // On PostgreSQL a gateway is known by its node id, kept beside its data file: restarted,
+        // it takes its sessions back at once; it keeps its address, which it still holds.
         let listen = match shared_store(&self.data) {
             Some(_) => self.base.trim_start_matches("http://").to_owned(),
             None => "127.0.0.1:0".to_owned(),

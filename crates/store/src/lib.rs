@@ -102,6 +102,9 @@ pub enum StoreError {
         "session {0} is changing gateways (the one that ran it stopped answering); send again in a second"
     )]
     Moving(String),
+    /// Another running gateway has this one's name or address.
+    #[error("this gateway cannot join the others on the database: {0}")]
+    Taken(String),
     /// The writer is gone (the process is shutting down).
     #[error("storage is shutting down; try again after the gateway restarts")]
     Closed,

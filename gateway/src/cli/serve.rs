@@ -191,6 +191,11 @@ pub struct ClusterArgs {
     /// requests for the sessions it runs (default: the address it listens on).
     #[arg(long, env = "AIRLOCK_ADVERTISE", value_name = "URL")]
     pub advertise: Option<String>,
+    /// With `--store`: this gateway's name among those sharing the database, unique among the
+    /// running ones (default: one made at its first start and kept in the file `<--data>.node-id`,
+    /// so a gateway restarted in place takes its sessions back at once).
+    #[arg(long, env = "AIRLOCK_NODE_ID", value_name = "ID")]
+    pub node_id: Option<String>,
     /// With `--store`: how long a session stays with a gateway that stopped renewing its lease
     /// (it died or stalled) before another gateway takes it over, e.g. `5s`.
     #[arg(long, env = "AIRLOCK_LEASE", default_value = "4s", value_parser = humantime::parse_duration)]
@@ -277,11 +282,17 @@ pub async fn serve(
         // Bound first: a gateway sharing its store tells the others its address as it starts.
         let (listener, addr) = Gateway::listen(&args.listen).await?;
         let mut settings = settings;
-        settings.shared = args.cluster.store.map(|url| Shared {
-            url,
-            address: args.cluster.advertise.unwrap_or_else(|| advertised(addr)),
-            lease: args.cluster.lease,
-        });
+        if let Some(url) = args.cluster.store {
+            let address = match args.cluster.advertise {
+                Some(address) => address,
+                None => advertised(addr).map_err(crate::server::ServeError::Setting)?,
+            };
+            let node = match args.cluster.node_id {
+                Some(node) => node,
+                None => kept_node_id(&settings.data).map_err(crate::server::ServeError::Setting)?,
+            };
+            settings.shared = Some(Shared { url, node, address, lease: args.cluster.lease });
+        }
         let gateway = Gateway::start(settings).await?;
         gateway.check_exposure(addr).await?;
         let metrics = gateway.serve_metrics().await?;
@@ -324,11 +335,39 @@ fn public_url(url: &str) -> Result<String, String> {
 }
 
 /// The address other gateways reach this one at when `--advertise` is not given: the one it
-/// listens on (on every interface: loopback, which only gateways on this machine reach).
-fn advertised(addr: std::net::SocketAddr) -> String {
-    let ip = match addr.ip() {
-        ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
-        ip => ip,
+/// listens on. Listening on every interface names none of them, so that needs `--advertise`.
+fn advertised(addr: std::net::SocketAddr) -> Result<String, String> {
+    match addr.ip().is_unspecified() {
+        true => Err(format!(
+            "--listen {addr} takes connections on every interface, so it names no address the \
+             other gateways can reach this one at: give --advertise http://HOST:{} (this \
+             machine's address on their network)",
+            addr.port()
+        )),
+        false => Ok(format!("http://{addr}")),
+    }
+}
+
+/// The node id kept beside the data file (`<data>.node-id`), made at the first start.
+fn kept_node_id(data: &std::path::Path) -> Result<String, String> {
+    let mut path = data.as_os_str().to_owned();
+    path.push(".node-id");
+    let path = std::path::PathBuf::from(path);
+    let failed = |e: std::io::Error| {
+        format!(
+            "cannot keep this gateway's node id in {}: {e}; give it one with --node-id, or a \
+             --data path whose folder is writable",
+            path.display()
+        )
     };
-    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
+    match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
+        Ok(_) => Err(format!("{} is empty; delete it to have a new node id made", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = airlock_base::clock::fresh_id();
+            std::fs::write(&path, format!("{id}\n")).map_err(failed)?;
+            Ok(id)
+        }
+        Err(e) => Err(failed(e)),
+    }
 }

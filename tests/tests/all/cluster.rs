@@ -277,3 +277,42 @@ async fn a_percent_encoded_session_id_is_decoded_before_the_gateway_that_holds_i
     let (code, status) = b.get("/v1/sessions/team%3Aone/status").await;
     assert_eq!((code, &status["sessionId"]), (200, &json!("team:one")), "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_second_gateway_advertising_a_running_ones_address_refuses_to_start_and_names_it() {
+    let test = "a_second_gateway_advertising_a_running_ones_address_refuses_to_start";
+    let Some(cluster) = Cluster::start(1, test).await else { return };
+    let first = &cluster.nodes[0];
+    let stderr = cluster.refused(&["--listen", "127.0.0.1:0", "--advertise", &first.base]);
+    assert!(stderr.contains(&cluster.node_id(0)), "it names the gateway there: {stderr}");
+    assert!(stderr.contains(&first.base), "{stderr}");
+    assert!(stderr.contains("give each gateway its own --advertise"), "{stderr}");
+    // The first one runs on, its sessions untouched.
+    let s = first.session().await;
+    let (code, _) =
+        first.post(&format!("/v1/sessions/{s}/messages"), json!({"content": "hi"})).await;
+    assert_eq!(code, 202);
+    assert_eq!(cluster.holder(&s), first.base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_second_gateway_with_a_running_ones_node_id_refuses_to_start() {
+    let test = "a_second_gateway_with_a_running_ones_node_id_refuses_to_start";
+    let Some(cluster) = Cluster::start(1, test).await else { return };
+    let id = cluster.node_id(0);
+    let stderr = cluster.refused(&["--listen", "127.0.0.1:0", "--node-id", &id]);
+    assert!(stderr.contains(&format!("node id {id:?}")), "{stderr}");
+    assert!(stderr.contains("give each gateway its own"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_gateway_listening_on_every_interface_without_advertise_refuses_to_guess_its_address() {
+    let test = "a_gateway_listening_on_every_interface_without_advertise_refuses";
+    let Some(cluster) = Cluster::start(0, test).await else { return };
+    let stderr = cluster.refused(&["--listen", "0.0.0.0:0"]);
+    assert!(stderr.contains("every interface"), "{stderr}");
+    assert!(stderr.contains("give --advertise http://HOST:"), "it says what to give: {stderr}");
+}

@@ -6,6 +6,7 @@
 //! as the events, so a gateway that lost the lease never appends again (fencing).
 
 mod hooks;
+mod identity;
 mod lease;
 mod log;
 mod notify;
@@ -30,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0003_usage.sql"),
     include_str!("../../migrations/postgres/0004_hooks.sql"),
     include_str!("../../migrations/postgres/0005_snapshot_heads.sql"),
+    include_str!("../../migrations/postgres/0006_nodes.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most.
@@ -66,11 +68,12 @@ fn bounded(mut config: tokio_postgres::Config, lease: Duration) -> tokio_postgre
 /// Who this gateway is among those sharing the database.
 #[derive(Clone, Debug)]
 pub struct Cluster {
-    /// This gateway's id, unique among those running: its address. A process that starts with
-    /// the id of one before it (restarted in place) drops that one's leases, as it is gone.
+    /// This gateway's id, unique among those running (a second one with it is refused). A
+    /// process that starts with the id of one before it (restarted in place) drops that one's
+    /// leases, as it is gone.
     pub node: String,
     /// Where the other gateways reach this one, to forward a request for a session it holds
-    /// (`http://host:port`).
+    /// (`http://host:port`); unique among those running, as the id.
     pub address: String,
     /// How long a lease lasts unrenewed: when a gateway dies, its sessions move this long after.
     pub lease: Duration,
@@ -148,6 +151,11 @@ impl Postgres {
             ))
         })?;
         migrate(&mut client).await.map_err(|e| failed(format!("migrating: {}", causes(&e))))?;
+        // A gateway that runs sessions (not `airlock keys`) is the only one with its name and
+        // address; then the leases under its name are its previous run's.
+        if !cluster.address.is_empty() {
+            identity::claim(&config, &cluster).await?;
+        }
         let sql = "DELETE FROM leases WHERE node = $1";
         let dropped = client.execute(sql, &[&cluster.node]).await?;
         if dropped > 0 {
@@ -341,6 +349,29 @@ impl Postgres {
     ) -> Result<Option<Receipt>, StoreError> {
         let client = self.client().await?;
         rows::receipt(&client, session_id, message_id).await
+    }
+}
+
+/// Keeps a connection of its own going: when `held` ends (the connection was lost), says so and
+/// opens it again with `again`, each second until it is back.
+async fn keep_connected<F, Fut>(mut held: tokio::task::JoinHandle<()>, what: &'static str, again: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<tokio::task::JoinHandle<()>, StoreError>>,
+{
+    loop {
+        let _ = (&mut held).await;
+        tracing::warn!("{what} was lost");
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            match again().await {
+                Ok(back) => {
+                    held = back;
+                    break;
+                }
+                Err(error) => tracing::warn!(%error, "opening {what} again"),
+            }
+        }
     }
 }
 

@@ -1,14 +1,12 @@
 //! Word between gateways through PostgreSQL's LISTEN/NOTIFY: what one gateway's cross-session
 //! stream (`GET /v1/events`) shows of the sessions the others run.
 
-use std::time::Duration;
-
 use futures::StreamExt;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_postgres::AsyncMessage;
 
-use super::{Postgres, StoreError};
+use super::{Postgres, StoreError, keep_connected};
 
 /// The channel every gateway listens on.
 const CHANNEL: &str = "airlock_hub";
@@ -36,7 +34,11 @@ impl Postgres {
         let config = self.inner.config.clone();
         let listening = listen(&config, sender.clone()).await?;
         if self.inner.notices.set(sender.clone()).is_ok() {
-            tokio::spawn(keep_listening(config, sender, listening));
+            let what = "the connection listening for other gateways' notices";
+            tokio::spawn(keep_connected(listening, what, move || {
+                let (config, sender) = (config.clone(), sender.clone());
+                async move { listen(&config, sender).await }
+            }));
         }
         Ok(())
     }
@@ -72,25 +74,4 @@ async fn listen(
         let _client = client;
         let _ = driver.await;
     }))
-}
-
-async fn keep_listening(
-    config: tokio_postgres::Config,
-    notices: broadcast::Sender<String>,
-    mut listening: JoinHandle<()>,
-) {
-    loop {
-        let _ = (&mut listening).await;
-        tracing::warn!("the connection listening for other gateways' notices was lost");
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            match listen(&config, notices.clone()).await {
-                Ok(again) => {
-                    listening = again;
-                    break;
-                }
-                Err(error) => tracing::warn!(%error, "listening for other gateways' notices"),
-            }
-        }
-    }
 }

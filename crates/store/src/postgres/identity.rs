@@ -1,0 +1,112 @@
+//! A gateway's name and address are its own: while it runs it holds an advisory lock on each, on
+//! a connection of its own, so a second gateway started with either is refused and says who has
+//! it. The `nodes` table says which gateway advertised which address.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::{Cluster, StoreError, keep_connected};
+
+/// How long a starting gateway waits for a name or address to be let go: a gateway that just
+/// stopped (or was killed) in its place holds them until PostgreSQL sees its connection close.
+const TAKE_WAIT: Duration = Duration::from_secs(5);
+
+/// Why a gateway may not start under its name or address.
+enum Refusal {
+    Name,
+    Address,
+}
+
+/// Takes `cluster`'s name and address for as long as this process runs (taken again if the
+/// connection holding them is lost); refuses with what to change when a running gateway has
+/// either.
+pub(super) async fn claim(
+    config: &tokio_postgres::Config,
+    cluster: &Cluster,
+) -> Result<(), StoreError> {
+    let held = hold(config, cluster).await?;
+    let (config, cluster) = (config.clone(), cluster.clone());
+    tokio::spawn(keep_connected(held, "the connection holding this gateway's name", move || {
+        let (config, cluster) = (config.clone(), cluster.clone());
+        async move { hold(&config, &cluster).await }
+    }));
+    Ok(())
+}
+
+/// Opens a connection and takes the two locks on it; answers the task that keeps the connection
+/// (and so the locks), which ends when the connection does.
+async fn hold(
+    config: &tokio_postgres::Config,
+    cluster: &Cluster,
+) -> Result<JoinHandle<()>, StoreError> {
+    let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let wait = format!("SET lock_timeout = {}", TAKE_WAIT.as_millis());
+    client.batch_execute(&wait).await?;
+    let take = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+    let taken = async {
+        let name = format!("airlock-node:{}", cluster.node);
+        client.execute(take, &[&name]).await.map_err(|e| (Refusal::Name, e))?;
+        let address = format!("airlock-address:{}", cluster.address);
+        client.execute(take, &[&address]).await.map_err(|e| (Refusal::Address, e))?;
+        Ok::<_, (Refusal, tokio_postgres::Error)>(())
+    };
+    if let Err((refusal, error)) = taken.await {
+        driver.abort();
+        let lock_wait = error.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
+        return Err(match lock_wait {
+            true => refused(config, cluster, refusal).await,
+            false => error.into(),
+        });
+    }
+    let sql = "INSERT INTO nodes (node, address, started_at) VALUES ($1, $2, now()) \
+               ON CONFLICT (node) DO UPDATE SET address = EXCLUDED.address, started_at = now()";
+    client.execute(sql, &[&cluster.node, &cluster.address]).await?;
+    client.batch_execute("RESET lock_timeout").await?;
+    // The client must live as long as the connection holds the locks.
+    Ok(tokio::spawn(async move {
+        let _client = client;
+        let _ = driver.await;
+    }))
+}
+
+/// The refusal, naming the gateway that has the address when the `nodes` table says.
+async fn refused(
+    config: &tokio_postgres::Config,
+    cluster: &Cluster,
+    refusal: Refusal,
+) -> StoreError {
+    let message = match refusal {
+        Refusal::Name => format!(
+            "a running gateway already has the node id {:?} (the same --node-id, or the same \
+             --data, whose file beside it keeps the id); give each gateway its own",
+            cluster.node
+        ),
+        Refusal::Address => {
+            let holder = holder_of(config, &cluster.address).await;
+            let who = holder.map_or_else(
+                || "another running gateway".to_owned(),
+                |node| format!("the running gateway {node:?}"),
+            );
+            format!(
+                "{who} already advertises {} to the others; give each gateway its own --advertise \
+                 (the address the other gateways reach it at)",
+                cluster.address
+            )
+        }
+    };
+    StoreError::Taken(message)
+}
+
+/// The gateway that last started advertising `address`.
+async fn holder_of(config: &tokio_postgres::Config, address: &str) -> Option<String> {
+    let (client, connection) = config.connect(tokio_postgres::NoTls).await.ok()?;
+    let driver = tokio::spawn(connection);
+    let sql = "SELECT node FROM nodes WHERE address = $1 ORDER BY started_at DESC LIMIT 1";
+    let row = client.query_opt(sql, &[&address]).await.ok().flatten();
+    driver.abort();
+    row.map(|row| row.get(0))
+}

@@ -371,7 +371,15 @@ async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistr
             // with a new id waits for their leases to run out.
             let (node, address) = (shared.node.clone(), shared.address.clone());
             let cluster = Cluster { node, address, lease: shared.lease };
-            Store::connect(&shared.url, cluster).await?
+            let store = Store::connect(&shared.url, cluster).await?;
+            match store.encryption().await? {
+                Some(tls) => tracing::info!(tls, "connected to PostgreSQL over TLS"),
+                None => tracing::warn!(
+                    "the connection to PostgreSQL is not encrypted; add sslmode=require (or \
+                     verify-full with sslrootcert) to the URL unless the network is private"
+                ),
+            }
+            store
         }
     };
     let cache_dir = settings.cache_dir.as_deref();

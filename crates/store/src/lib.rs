@@ -373,6 +373,15 @@ impl Store {
         }
     }
 
+    /// The TLS version the database connections use, as the server says (`None`: unencrypted,
+    /// or a SQLite file).
+    pub async fn encryption(&self) -> Result<Option<String>, StoreError> {
+        match &self.0 {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(b) => b.encryption().await,
+        }
+    }
+
     /// The faults a test may inject into this store.
     pub fn faults(&self) -> &Faults {
         match &self.0 {

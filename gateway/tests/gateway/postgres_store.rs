@@ -156,6 +156,49 @@ async fn a_takeover_that_finds_the_lease_row_locked_answers_moving_instead_of_wa
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn sslmode_require_encrypts_and_verify_ca_and_verify_full_check_the_servers_certificate() {
+    let Some(server) = postgres::server("sslmode_require_encrypts") else { return };
+    let database = postgres::database(&server);
+    let with = |params: &str| {
+        let join = if database.contains('?') { '&' } else { '?' };
+        format!("{database}{join}{params}")
+    };
+    // The test cluster (`pg_virtualenv`) serves TLS with Debian's self-signed certificate.
+    let encrypted = gateway(&with("sslmode=require"), "a", Duration::from_secs(30)).await;
+    let version = encrypted.encryption().await.unwrap();
+    assert!(version.as_deref().is_some_and(|v| v.starts_with("TLSv1.")), "{version:?}");
+    assert_eq!(encrypted.acquire("s").await.unwrap(), Owner::Here);
+    encrypted.append("s", vec![event(0)], Index::default()).await.unwrap();
+    let plain = gateway(&with("sslmode=disable"), "b", Duration::from_secs(30)).await;
+    assert_eq!(plain.encryption().await.unwrap(), None);
+    assert_eq!(plain.events("s", None, 10).await.unwrap(), vec![event(0)]);
+
+    // Verified against the certificate the server serves, made out to `localhost`: reached by
+    // that name it is taken, by its IP only when the name is not checked (`verify-ca`).
+    let certificate = &postgres::query(&database, "SHOW ssl_cert_file")[0];
+    let root = format!("sslrootcert={certificate}");
+    let verified =
+        gateway(&with(&format!("sslmode=verify-full&{root}")), "c", Duration::ZERO).await;
+    assert!(verified.encryption().await.unwrap().is_some());
+    let by_ip = |params: &str| with(params).replacen("@localhost:", "@127.0.0.1:", 1);
+    assert!(by_ip("").contains("@127.0.0.1:"), "the test cluster is on localhost: {database}");
+    let any_name = gateway(&by_ip(&format!("sslmode=verify-ca&{root}")), "d", Duration::ZERO).await;
+    assert!(any_name.encryption().await.unwrap().is_some());
+    let refused = |url: String| async move {
+        let cluster =
+            Cluster { node: "e".into(), address: "http://e".into(), lease: Duration::ZERO };
+        Store::connect(&url, cluster).await.err().expect("refused").to_string()
+    };
+    let wrong_name = refused(by_ip(&format!("sslmode=verify-full&{root}"))).await;
+    assert!(wrong_name.contains("certificate"), "it says why: {wrong_name}");
+    // Signed by none of these roots (Debian's public CAs).
+    let bundle = "sslrootcert=/etc/ssl/certs/ca-certificates.crt";
+    let unknown = refused(with(&format!("sslmode=verify-full&{bundle}"))).await;
+    assert!(unknown.contains("certificate"), "it says why: {unknown}");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
 async fn keys_on_postgres_are_found_by_their_secret_until_revoked() {
     let Some(server) = postgres::server("keys_on_postgres") else { return };
     let store = gateway(&postgres::database(&server), "a", Duration::from_secs(30)).await;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
+use super::tls::Connect;
 use super::{Cluster, StoreError, keep_connected};
 
 /// How long a starting gateway waits for a name or address to be let go: a gateway that just
@@ -21,26 +22,20 @@ enum Refusal {
 /// Takes `cluster`'s name and address for as long as this process runs (taken again if the
 /// connection holding them is lost); refuses with what to change when a running gateway has
 /// either.
-pub(super) async fn claim(
-    config: &tokio_postgres::Config,
-    cluster: &Cluster,
-) -> Result<(), StoreError> {
-    let held = hold(config, cluster).await?;
-    let (config, cluster) = (config.clone(), cluster.clone());
+pub(super) async fn claim(connect: &Connect, cluster: &Cluster) -> Result<(), StoreError> {
+    let held = hold(connect, cluster).await?;
+    let (connect, cluster) = (connect.clone(), cluster.clone());
     tokio::spawn(keep_connected(held, "the connection holding this gateway's name", move || {
-        let (config, cluster) = (config.clone(), cluster.clone());
-        async move { hold(&config, &cluster).await }
+        let (connect, cluster) = (connect.clone(), cluster.clone());
+        async move { hold(&connect, &cluster).await }
     }));
     Ok(())
 }
 
 /// Opens a connection and takes the two locks on it; answers the task that keeps the connection
 /// (and so the locks), which ends when the connection does.
-async fn hold(
-    config: &tokio_postgres::Config,
-    cluster: &Cluster,
-) -> Result<JoinHandle<()>, StoreError> {
-    let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+async fn hold(connect: &Connect, cluster: &Cluster) -> Result<JoinHandle<()>, StoreError> {
+    let (client, connection) = connect.0.connect(connect.1.clone()).await?;
     let driver = tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -58,7 +53,7 @@ async fn hold(
         driver.abort();
         let lock_wait = error.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
         return Err(match lock_wait {
-            true => refused(config, cluster, refusal).await,
+            true => refused(connect, cluster, refusal).await,
             false => error.into(),
         });
     }
@@ -74,11 +69,7 @@ async fn hold(
 }
 
 /// The refusal, naming the gateway that has the address when the `nodes` table says.
-async fn refused(
-    config: &tokio_postgres::Config,
-    cluster: &Cluster,
-    refusal: Refusal,
-) -> StoreError {
+async fn refused(connect: &Connect, cluster: &Cluster, refusal: Refusal) -> StoreError {
     let message = match refusal {
         Refusal::Name => format!(
             "a running gateway already has the node id {:?} (the same --node-id, or the same \
@@ -86,7 +77,7 @@ async fn refused(
             cluster.node
         ),
         Refusal::Address => {
-            let holder = holder_of(config, &cluster.address).await;
+            let holder = holder_of(connect, &cluster.address).await;
             let who = holder.map_or_else(
                 || "another running gateway".to_owned(),
                 |node| format!("the running gateway {node:?}"),
@@ -102,8 +93,8 @@ async fn refused(
 }
 
 /// The gateway that last started advertising `address`.
-async fn holder_of(config: &tokio_postgres::Config, address: &str) -> Option<String> {
-    let (client, connection) = config.connect(tokio_postgres::NoTls).await.ok()?;
+async fn holder_of((config, tls): &Connect, address: &str) -> Option<String> {
+    let (client, connection) = config.connect(tls.clone()).await.ok()?;
     let driver = tokio::spawn(connection);
     let sql = "SELECT node FROM nodes WHERE address = $1 ORDER BY started_at DESC LIMIT 1";
     let row = client.query_opt(sql, &[&address]).await.ok().flatten();

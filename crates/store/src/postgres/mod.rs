@@ -12,6 +12,7 @@ mod log;
 mod notify;
 mod rows;
 mod schedules;
+mod tls;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -103,8 +104,8 @@ struct Inner {
     /// The sessions an append found another gateway running ([`Postgres::fenced`]).
     fenced: tokio::sync::broadcast::Sender<String>,
     faults: Arc<Faults>,
-    /// Where to open the connection that listens for other gateways' notices.
-    config: tokio_postgres::Config,
+    /// Where to open the connection that listens for other gateways' notices, and how.
+    connect: tls::Connect,
     /// What that connection hears, once something asked ([`Postgres::notices`]).
     notices: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
     /// When waiting webhook deliveries were last checked for a head (ms since the epoch).
@@ -132,12 +133,12 @@ impl Postgres {
     pub async fn connect(url: &str, cluster: Cluster) -> Result<Postgres, StoreError> {
         let shown = without_password(url);
         let failed = |message: String| StoreError::Connect { url: shown.clone(), message };
-        let config: tokio_postgres::Config = url.parse().map_err(|e| {
+        let (config, tls) = tls::connect(url).map_err(|e| {
             failed(format!("{e}; a database URL looks like postgres://user:password@host:5432/db"))
         })?;
         let manager = Manager::from_config(
             bounded(config.clone(), cluster.lease),
-            tokio_postgres::NoTls,
+            tls.clone(),
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager)
@@ -154,7 +155,7 @@ impl Postgres {
         // A gateway that runs sessions (not `airlock keys`) is the only one with its name and
         // address; then the leases under its name are its previous run's.
         if !cluster.address.is_empty() {
-            identity::claim(&config, &cluster).await?;
+            identity::claim(&(config.clone(), tls.clone()), &cluster).await?;
         }
         let sql = "DELETE FROM leases WHERE node = $1";
         let dropped = client.execute(sql, &[&cluster.node]).await?;
@@ -169,7 +170,7 @@ impl Postgres {
             held: Mutex::default(),
             fenced: tokio::sync::broadcast::channel(FENCED_BUFFER).0,
             faults: Arc::default(),
-            config,
+            connect: (config, tls),
             notices: std::sync::OnceLock::new(),
             heads_checked: Default::default(),
         };
@@ -184,6 +185,13 @@ impl Postgres {
     /// Who this gateway is.
     pub fn cluster(&self) -> &Cluster {
         &self.inner.cluster
+    }
+
+    /// See [`super::Store::encryption`].
+    pub async fn encryption(&self) -> Result<Option<String>, StoreError> {
+        let sql = "SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl";
+        let row = self.client().await?.query_opt(sql, &[]).await?;
+        Ok(row.map(|row| row.get(0)))
     }
 
     /// The faults a test may inject.

@@ -31,13 +31,13 @@ impl Postgres {
             return Ok(());
         }
         let sender = broadcast::channel(BUFFER).0;
-        let config = self.inner.config.clone();
-        let listening = listen(&config, sender.clone()).await?;
+        let connect = self.inner.connect.clone();
+        let listening = listen(&connect, sender.clone()).await?;
         if self.inner.notices.set(sender.clone()).is_ok() {
             let what = "the connection listening for other gateways' notices";
             tokio::spawn(keep_connected(listening, what, move || {
-                let (config, sender) = (config.clone(), sender.clone());
-                async move { listen(&config, sender).await }
+                let (connect, sender) = (connect.clone(), sender.clone());
+                async move { listen(&connect, sender).await }
             }));
         }
         Ok(())
@@ -52,10 +52,10 @@ impl Postgres {
 /// Opens a connection and listens on it; answers the task that passes on what it hears, which
 /// ends when the connection does.
 async fn listen(
-    config: &tokio_postgres::Config,
+    (config, tls): &super::tls::Connect,
     notices: broadcast::Sender<String>,
 ) -> Result<JoinHandle<()>, StoreError> {
-    let (client, mut connection) = config.connect(tokio_postgres::NoTls).await?;
+    let (client, mut connection) = config.connect(tls.clone()).await?;
     // The connection delivers notifications to whoever polls it.
     let driver = tokio::spawn(async move {
         let mut messages = futures::stream::poll_fn(|cx| connection.poll_message(cx));

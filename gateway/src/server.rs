@@ -108,6 +108,8 @@ pub struct Shared {
     pub address: String,
     /// How long a lease lasts unrenewed.
     pub lease: std::time::Duration,
+    /// Connections kept to the database at most.
+    pub pool: usize,
 }
 
 /// What runs sandboxed: the core (the built-in one unless `core` names another component) and the
@@ -370,7 +372,7 @@ async fn open_parts(settings: &Settings) -> Result<(Store, CoreHost, ToolRegistr
             // A gateway restarted under its node id takes its sessions back at once, while one
             // with a new id waits for their leases to run out.
             let (node, address) = (shared.node.clone(), shared.address.clone());
-            let cluster = Cluster { node, address, lease: shared.lease };
+            let cluster = Cluster { node, address, lease: shared.lease, pool: shared.pool };
             let store = Store::connect(&shared.url, cluster).await?;
             match store.encryption().await? {
                 Some(tls) => tracing::info!(tls, "connected to PostgreSQL over TLS"),

@@ -120,6 +120,25 @@ metrics! {
     /// Spans the OTLP exporter delivered to the collector.
     spans_exported: Counter = Counter::default(), "otel_spans_exported",
         "Spans the OTLP exporter delivered to the collector";
+    /// Session leases this gateway holds (gateways sharing PostgreSQL).
+    leases_held: Gauge = Gauge::default(), "leases_held",
+        "Session leases this gateway holds (gateways sharing PostgreSQL)";
+    /// Session leases this gateway took from a gateway that had stopped renewing them.
+    lease_takeovers: Counter = Counter::default(), "lease_takeovers",
+        "Session leases this gateway took from a gateway that had stopped renewing them";
+    /// Session leases another gateway took from this one (it had stopped renewing them).
+    leases_lost: Counter = Counter::default(), "leases_lost",
+        "Session leases another gateway took from this one";
+    /// Appends refused because another gateway had taken the session's lease.
+    fenced_appends: Counter = Counter::default(), "fenced_appends",
+        "Appends refused because another gateway had taken the session's lease";
+    /// Requests forwarded to the gateway that runs their session, by `outcome` (`answered`, or
+    /// `unreachable`: that gateway did not answer).
+    forwarded: Family<Labels, Counter> = Family::default(), "forwarded_requests",
+        "Requests forwarded to the gateway that runs their session, by outcome";
+    /// Seconds from forwarding a request to its answer's head (or giving up).
+    forward_seconds: Histogram = buckets(0.0005, 2.0, 16), "forward_duration_seconds",
+        "Time from forwarding a request to the gateway that runs its session to its answer's head";
     /// Fuel (about one per wasm instruction) one call into the core used.
     core_fuel: Histogram = buckets(1_000.0, 4.0, 12), "core_fuel_per_call",
         "Fuel one call into the core used";

@@ -45,15 +45,18 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
         Ok(Owner::Elsewhere { address }) => {
             let session_id = session_id.to_owned();
             let lease = store.lease().unwrap_or_default();
-            let failed = tokio::select! {
-                answer = pass_on(&address, request, state.shutdown.clone()) => match answer {
-                    Ok(response) => return response,
-                    Err(error) => error.to_string(),
-                },
+            let started = std::time::Instant::now();
+            let answered = tokio::select! {
+                answer = pass_on(&address, request, state.shutdown.clone()) => answer.map_err(|e| e.to_string()),
                 // A stalled gateway (paused, swapping) takes the connection but never answers.
-                () = lost(&state, &session_id, &address, lease) => "it stopped renewing its lease".into(),
+                () = lost(&state, &session_id, &address, lease) => Err("it stopped renewing its lease".into()),
             };
-            unreachable_owner(&session_id, &address, lease, &failed)
+            let metrics = airlock_base::metrics::global();
+            metrics.forward_seconds.observe(started.elapsed().as_secs_f64());
+            let outcome = if answered.is_ok() { "answered" } else { "unreachable" };
+            metrics.forwarded.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
+            answered
+                .unwrap_or_else(|failed| unreachable_owner(&session_id, &address, lease, &failed))
         }
         Err(error) => ApiError::from(error).into_response(),
     }

@@ -35,7 +35,7 @@ pub use faults::{Faults, Stall};
 pub use hooks::{Delivery, Hook, Outcome, Webhook};
 pub use indexes::Snapshot;
 pub use keys::{KEYS_NOTICE, Key, KeyError, LOGIN_TTL_MS, NewKey, key_hash};
-pub use postgres::{Cluster, Owner};
+pub use postgres::{Cluster, DEFAULT_POOL, Owner};
 pub use schedules::{Fired, Schedule};
 pub use sessions::SessionRow;
 pub use usage::{ModelUsage, Spent, Tokens};

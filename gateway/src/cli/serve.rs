@@ -196,6 +196,10 @@ pub struct ClusterArgs {
     /// so a gateway restarted in place takes its sessions back at once).
     #[arg(long, env = "AIRLOCK_NODE_ID", value_name = "ID")]
     pub node_id: Option<String>,
+    /// With `--store`: the most connections this gateway keeps to the database (two more of its
+    /// own listen for the others' notices and hold its name).
+    #[arg(long, env = "AIRLOCK_STORE_POOL", default_value_t = airlock_store::DEFAULT_POOL, value_name = "N")]
+    pub store_pool: usize,
     /// With `--store`: how long a session stays with a gateway that stopped renewing its lease
     /// (it died or stalled) before another gateway takes it over, e.g. `5s`.
     #[arg(long, env = "AIRLOCK_LEASE", default_value = "4s", value_parser = humantime::parse_duration)]
@@ -291,7 +295,8 @@ pub async fn serve(
                 Some(node) => node,
                 None => kept_node_id(&settings.data).map_err(crate::server::ServeError::Setting)?,
             };
-            settings.shared = Some(Shared { url, node, address, lease: args.cluster.lease });
+            let (lease, pool) = (args.cluster.lease, args.cluster.store_pool);
+            settings.shared = Some(Shared { url, node, address, lease, pool });
         }
         let gateway = Gateway::start(settings).await?;
         gateway.check_exposure(addr).await?;

@@ -16,7 +16,7 @@ fn event(seq: u64) -> String {
 /// A gateway named `node` on `database`, whose leases last `lease`.
 async fn gateway(database: &str, node: &str, lease: Duration) -> Store {
     let address = format!("http://{node}");
-    let cluster = Cluster { node: node.to_owned(), address, lease };
+    let cluster = Cluster { node: node.to_owned(), address, lease, pool: 4 };
     Store::connect(database, cluster).await.unwrap()
 }
 
@@ -103,6 +103,24 @@ async fn an_append_fenced_off_says_so_at_once_and_the_next_renewal_reports_the_s
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn the_leases_a_dead_gateway_left_are_swept_once_run_out_and_it_stays_fenced_off() {
+    let Some(server) = postgres::server("the_leases_a_dead_gateway_left_are_swept") else { return };
+    let database = postgres::database(&server);
+    let dead = gateway(&database, "dead", Duration::ZERO).await;
+    assert_eq!(dead.acquire("s").await.unwrap(), Owner::Here);
+    let rows = || postgres::query(&database, "SELECT session_id FROM leases");
+    assert_eq!(rows(), ["s"]);
+    // Any gateway's renewal sweeps leases run out for a lease of its own.
+    let live = gateway(&database, "live", Duration::ZERO).await;
+    assert!(live.renew().await.unwrap().is_empty());
+    assert!(rows().is_empty(), "swept");
+    let refused = dead.append("s", vec![event(0)], Index::default()).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Fenced(_)), "{refused}");
+    assert_eq!(live.owner("s").await.unwrap(), Owner::Here, "anyone may take it");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
 async fn a_gateway_paused_mid_append_lets_go_of_the_lease_row_so_another_takes_the_session() {
     let Some(server) = postgres::server("a_gateway_paused_mid_append") else { return };
     let database = postgres::database(&server);
@@ -185,8 +203,8 @@ async fn sslmode_require_encrypts_and_verify_ca_and_verify_full_check_the_server
     let any_name = gateway(&by_ip(&format!("sslmode=verify-ca&{root}")), "d", Duration::ZERO).await;
     assert!(any_name.encryption().await.unwrap().is_some());
     let refused = |url: String| async move {
-        let cluster =
-            Cluster { node: "e".into(), address: "http://e".into(), lease: Duration::ZERO };
+        let (node, address) = ("e".into(), "http://e".into());
+        let cluster = Cluster { node, address, lease: Duration::ZERO, pool: 1 };
         Store::connect(&url, cluster).await.err().expect("refused").to_string()
     };
     let wrong_name = refused(by_ip(&format!("sslmode=verify-full&{root}"))).await;

@@ -122,6 +122,18 @@ async fn kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknow
     for session in &moved {
         assert_ne!(&cluster.holder(session), victim_base, "{session} moved off the dead gateway");
     }
+    // The survivors' metrics say so: each moved session was taken over from the dead gateway, and
+    // requests reached the gateways that run their sessions through the others.
+    let (mut takeovers, mut forwarded, mut held) = (0.0, 0.0, 0.0);
+    for (i, node) in cluster.nodes.iter().enumerate().filter(|(i, _)| *i != victim) {
+        takeovers += node.metric("airlock_lease_takeovers_total").await;
+        forwarded += node.metric("airlock_forwarded_requests_total{outcome=\"answered\"}").await;
+        held += node.metric("airlock_leases_held").await;
+        eprintln!("gateway {i}: {takeovers} takeovers, {forwarded} forwarded, {held} held so far");
+    }
+    assert!(takeovers >= moved.len() as f64, "{takeovers} takeovers of {} moved", moved.len());
+    assert!(forwarded > 0.0, "requests were forwarded");
+    assert!(held >= moved.len() as f64, "the survivors hold the moved sessions: {held}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

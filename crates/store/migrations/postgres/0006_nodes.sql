@@ -8,3 +8,7 @@ CREATE TABLE nodes (
     started_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX nodes_by_address ON nodes (address);
+
+-- Leases left by a gateway that died while its sessions were at rest: swept a lease after they ran
+-- out (crates/store/src/postgres/lease.rs).
+CREATE INDEX leases_by_expiry ON leases (expires_at);

@@ -25,13 +25,14 @@ impl Postgres {
         let client = self.client().await?;
         let take = client
             .prepare_cached(
-                "INSERT INTO leases (session_id, node, address, epoch, expires_at) \
+                "WITH before AS (SELECT node FROM leases WHERE session_id = $1) \
+                 INSERT INTO leases (session_id, node, address, epoch, expires_at) \
                  VALUES ($1, $2, $3, 1, now() + $4::float8 * interval '1 millisecond') \
                  ON CONFLICT (session_id) DO UPDATE SET node = EXCLUDED.node, \
                  address = EXCLUDED.address, epoch = leases.epoch + 1, \
                  expires_at = EXCLUDED.expires_at \
                  WHERE leases.expires_at < now() OR leases.node = EXCLUDED.node \
-                 RETURNING epoch",
+                 RETURNING epoch, (SELECT node FROM before)",
             )
             .await?;
         let cluster = &self.inner.cluster;
@@ -41,8 +42,13 @@ impl Postgres {
             .await
             .map_err(|e| moving_or(session_id, e))?;
         if let Some(row) = taken {
-            let epoch: i64 = row.get(0);
-            self.inner.held.lock().expect("leases lock").insert(session_id.to_owned(), epoch);
+            let (epoch, before): (i64, Option<&str>) = (row.get(0), row.get(1));
+            if before.is_some_and(|node| node != cluster.node) {
+                airlock_base::metrics::global().lease_takeovers.inc();
+            }
+            let mut held = self.inner.held.lock().expect("leases lock");
+            held.insert(session_id.to_owned(), epoch);
+            count(&held);
             return Ok(Owner::Here);
         }
         // Held by a live gateway: say where (unless it let go meanwhile).
@@ -89,7 +95,9 @@ impl Postgres {
     pub async fn release_all(&self) -> Result<(), StoreError> {
         let client = self.client().await?;
         client.execute("DELETE FROM leases WHERE node = $1", &[&self.inner.cluster.node]).await?;
-        self.inner.held.lock().expect("leases lock").clear();
+        let mut held = self.inner.held.lock().expect("leases lock");
+        held.clear();
+        count(&held);
         Ok(())
     }
 
@@ -105,6 +113,11 @@ impl Postgres {
             .await?;
         let lease_ms = self.inner.cluster.lease.as_millis() as f64;
         let rows = client.query(&renew, &[&self.inner.cluster.node, &lease_ms]).await?;
+        // The leases of sessions at rest on a gateway that died: anyone may take them, and
+        // nobody holds them any more.
+        let sweep =
+            "DELETE FROM leases WHERE expires_at < now() - $1::float8 * interval '1 millisecond'";
+        client.execute(sweep, &[&lease_ms]).await?;
         let kept: std::collections::HashMap<String, i64> =
             rows.iter().map(|row| (row.get(0), row.get(1))).collect();
         let lost: Vec<String> = before
@@ -119,6 +132,8 @@ impl Postgres {
                 held.remove(session);
             }
         }
+        count(&held);
+        airlock_base::metrics::global().leases_lost.inc_by(lost.len() as u64);
         Ok(lost)
     }
 
@@ -133,9 +148,17 @@ impl Postgres {
     }
 
     /// Forgets a lease this gateway held; answers its epoch.
-    pub(super) fn forget(&self, session_id: &str) -> Option<i64> {
-        self.inner.held.lock().expect("leases lock").remove(session_id)
+    fn forget(&self, session_id: &str) -> Option<i64> {
+        let mut held = self.inner.held.lock().expect("leases lock");
+        let epoch = held.remove(session_id);
+        count(&held);
+        epoch
     }
+}
+
+/// Shows how many leases this gateway holds.
+fn count(held: &std::collections::HashMap<String, i64>) {
+    airlock_base::metrics::global().leases_held.set(held.len() as i64);
 }
 
 /// [`StoreError::Moving`] when `error` is a wait for a lease's row cut short by `lock_timeout`

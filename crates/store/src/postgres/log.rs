@@ -35,6 +35,7 @@ impl Postgres {
             // The epoch stays in the map, so the next renewal reports the session lost whatever
             // else happens; the registry hears it now.
             drop(self.inner.fenced.send(session_id.to_owned()));
+            airlock_base::metrics::global().fenced_appends.inc();
             return Err(fenced(session_id));
         }
         if let Some(stall) = self.inner.faults.take_stall() {

@@ -35,8 +35,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0006_nodes.sql"),
 ];
 
-/// Connections one gateway keeps to the database at most.
-const POOL_SIZE: usize = 16;
+/// Connections one gateway keeps to the database at most, unless told otherwise.
+pub const DEFAULT_POOL: usize = 16;
 
 /// How many fenced sessions the registry may fall behind on hearing (renewal finds the rest).
 const FENCED_BUFFER: usize = 256;
@@ -78,13 +78,16 @@ pub struct Cluster {
     pub address: String,
     /// How long a lease lasts unrenewed: when a gateway dies, its sessions move this long after.
     pub lease: Duration,
+    /// Connections this gateway keeps to the database at most (besides the two of its own that
+    /// listen for notices and hold its name).
+    pub pool: usize,
 }
 
 impl Cluster {
     /// A process that reads and writes the store but runs no session (`airlock keys`).
     pub fn visitor() -> Cluster {
         let node = airlock_base::clock::fresh_id();
-        Cluster { node, address: String::new(), lease: Duration::from_secs(4) }
+        Cluster { node, address: String::new(), lease: Duration::from_secs(4), pool: 2 }
     }
 }
 
@@ -142,7 +145,7 @@ impl Postgres {
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
+            .max_size(cluster.pool.max(1))
             .build()
             .map_err(|e| failed(e.to_string()))?;
         let mut client = pool.get().await.map_err(|e| {

@@ -249,8 +249,18 @@ impl Follower {
                     })
                     .await;
                 shared.lock().unwrap().connections += 1;
+                let url = res.url().to_string();
                 let mut sse = Sse::of(res);
-                while let Some(frame) = sse.next_unless_cut().await {
+                loop {
+                    let next = tokio::time::timeout(Duration::from_secs(30), sse.next_unless_cut());
+                    let Some(frame) = next.await.unwrap_or_else(|_| {
+                        let seen = shared.lock().unwrap().events.len();
+                        panic!(
+                            "{url} sent nothing for 30 s after event {seen} (a stream gone silent)"
+                        )
+                    }) else {
+                        break;
+                    };
                     let mut seen = shared.lock().unwrap();
                     match frame {
                         Frame::Event(seq, event) => {

@@ -47,16 +47,16 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
             let lease = store.lease().unwrap_or_default();
             let started = std::time::Instant::now();
             let answered = tokio::select! {
-                answer = pass_on(&address, request, state.shutdown.clone()) => answer.map_err(|e| e.to_string()),
+                answer = pass_on(&address, request, state.shutdown.clone()) => answer.map_err(|e| Some(e.to_string())),
                 // A stalled gateway (paused, swapping) takes the connection but never answers.
-                () = lost(&state, &session_id, &address, lease) => Err("it stopped renewing its lease".into()),
+                () = lost(&state, &session_id, &address, lease) => Err(None),
             };
             let metrics = airlock_base::metrics::global();
             metrics.forward_seconds.observe(started.elapsed().as_secs_f64());
             let outcome = if answered.is_ok() { "answered" } else { "unreachable" };
             metrics.forwarded.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
             answered
-                .unwrap_or_else(|failed| unreachable_owner(&session_id, &address, lease, &failed))
+                .unwrap_or_else(|failed| unreachable_owner(&session_id, &address, lease, failed))
         }
         Err(error) => ApiError::from(error).into_response(),
     }
@@ -140,14 +140,31 @@ async fn lost(state: &AppState, session_id: &str, address: &str, lease: Duration
 }
 
 /// The gateway that holds the session did not answer: it may be stopping or dead, and then its
-/// lease runs out and another gateway takes the session.
-fn unreachable_owner(session_id: &str, address: &str, lease: Duration, error: &str) -> Response {
-    tracing::warn!(session_id, address, %error, "forwarding to the session's gateway failed");
-    let message = format!(
-        "session {session_id:?} is run by the gateway at {address}, which did not answer ({error}); send the request again: if that gateway is gone, another takes the session over within {} s",
-        lease.as_secs_f64().ceil()
-    );
-    let wait = lease.as_secs().clamp(1, 5);
+/// lease runs out and another gateway takes the session. `error` is why; `None`: it stopped
+/// renewing the lease while the request waited, so the session may be taken at once.
+fn unreachable_owner(
+    session_id: &str,
+    address: &str,
+    lease: Duration,
+    error: Option<String>,
+) -> Response {
+    let (message, wait) = match error {
+        Some(error) => {
+            tracing::warn!(session_id, address, %error, "forwarding to the session's gateway failed");
+            let message = format!(
+                "session {session_id:?} is run by the gateway at {address}, which did not answer ({error}); send the request again: if that gateway is gone, another takes the session over within {} s",
+                lease.as_secs_f64().ceil()
+            );
+            (message, lease.as_secs().clamp(1, 5))
+        }
+        None => {
+            tracing::warn!(session_id, address, "the session's gateway stopped renewing its lease");
+            let message = format!(
+                "session {session_id:?} was run by the gateway at {address}, which stopped renewing its lease while this request waited for it; send the request again now: another gateway takes the session over"
+            );
+            (message, 0)
+        }
+    };
     ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "session-moving", message)
         .retry_after(wait)
         .into_response()

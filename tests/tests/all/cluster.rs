@@ -153,10 +153,16 @@ async fn a_gateway_paused_past_its_lease_never_appends_again_and_lets_the_sessio
     sse.until(|f| matches!(f, Frame::Event(_, e) if e["type"] == "assistant/chunk")).await;
 
     a.signal("STOP");
+    let stopped = std::time::Instant::now();
     // Through the other gateway only: it forwards to the paused one until its lease runs out,
     // then takes the session, closes the open turn and runs this message.
     let mut via_b = Client::new(vec![b.base.clone()], 5);
     let two = via_b.send(&s, "two", "two").await;
+    // The request that waited for the paused gateway is told to come back at once
+    // (`Retry-After: 0`) when its lease runs out: the session takes input within two leases.
+    let lease = airlock_tests::cluster::LEASE.trim_end_matches('s').parse::<u64>().unwrap();
+    let took = stopped.elapsed();
+    assert!(took < std::time::Duration::from_secs(2 * lease), "input taken after {took:?}");
     a.signal("CONT");
     gate.notify_one(); // the paused gateway's model stream goes on: its append must fail
 

@@ -318,8 +318,10 @@ pub async fn load(
     batch: &str,
 ) -> Receipts {
     let receipts = Receipts::default();
+    // Each batch picks its own sessions: a load run again in rounds reaches every session.
+    let seed = batch.bytes().fold(100, |seed: u64, b| seed.wrapping_mul(31).wrapping_add(b.into()));
     let tasks = (0..clients).map(|c| {
-        let (mut client, sessions) = (client.reseeded(c + 100), sessions.to_vec());
+        let (mut client, sessions) = (client.reseeded(seed + c), sessions.to_vec());
         let (receipts, batch) = (receipts.clone(), batch.to_owned());
         tokio::spawn(async move {
             for i in 0..sends {

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use airlock_tests::Reply;
 use airlock_tests::cluster::{Client, Cluster, Follower, Receipts, load, merge};
@@ -333,4 +334,76 @@ async fn a_gateway_listening_on_every_interface_without_advertise_refuses_to_gue
     let stderr = cluster.refused(&["--listen", "0.0.0.0:0"]);
     assert!(stderr.contains("every interface"), "{stderr}");
     assert!(stderr.contains("give --advertise http://HOST:"), "it says what to give: {stderr}");
+}
+
+/// `SIGSTOP`/`SIGCONT` of a gateway at random, 30 times, for a tenth of a lease to one and a half,
+/// while clients send through every gateway: each pause's sessions take input through the others
+/// within two leases, and afterwards every log holds each acknowledged send once and every
+/// follower (checked at each frame) saw exactly the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn thirty_random_pauses_of_a_gateway_under_load_lose_nothing_and_silence_no_follower() {
+    let test = "thirty_random_pauses_of_a_gateway_under_load_lose_nothing_and_silence_no_follower";
+    let Some(cluster) = Cluster::start(3, test).await else { return };
+    let lease =
+        Duration::from_secs(airlock_tests::cluster::LEASE.trim_end_matches('s').parse().unwrap());
+    let (sessions, mut followers) = cluster.followed_sessions(9, 4000).await;
+    let client = cluster.client(11);
+    let loading = std::sync::atomic::AtomicBool::new(true);
+    let loads = async {
+        let receipts = Receipts::default();
+        let mut rounds = 0;
+        while loading.load(Ordering::SeqCst) {
+            merge(&receipts, &load(&client, &sessions, 3, 4, &format!("round{rounds}")).await);
+            rounds += 1;
+        }
+        receipts
+    };
+    let probes = Receipts::default();
+    let pauses = async {
+        let mut dice = client.reseeded(12);
+        let mut slowest = Duration::ZERO;
+        for pause in 0..30 {
+            let victim = dice.random() % cluster.nodes.len();
+            let node = &cluster.nodes[victim];
+            // From a tenth of a lease to 1.5 leases: some pauses cost the node its sessions.
+            let length = lease / 10 + lease * (dice.random() % 15) as u32 / 10;
+            let held = sessions.iter().find(|s| cluster.holder(s) == node.base).cloned();
+            node.signal("STOP");
+            let stopped = tokio::time::Instant::now();
+            // A session the paused node ran takes input through the others.
+            let others: Vec<String> = cluster
+                .nodes
+                .iter()
+                .filter(|n| n.base != node.base)
+                .map(|n| n.base.clone())
+                .collect();
+            let mut probe = Client::new(others, 100 + pause);
+            let probed = async {
+                if let Some(session) = &held {
+                    let receipt =
+                        probe.send(session, &format!("probe{pause}"), "are you there?").await;
+                    probes.lock().unwrap().entry(session.clone()).or_default().push(receipt);
+                }
+                stopped.elapsed()
+            };
+            let resume = async {
+                tokio::time::sleep_until(stopped + length).await;
+                node.signal("CONT");
+            };
+            let (took, ()) = tokio::join!(probed, resume);
+            eprintln!(
+                "pause {pause}: node {victim} for {length:?}; its session took input after {took:?}"
+            );
+            slowest = slowest.max(took);
+        }
+        loading.store(false, Ordering::SeqCst);
+        slowest
+    };
+    let (receipts, slowest) = tokio::join!(loads, pauses);
+    assert!(slowest <= 2 * lease, "every session took input within twice the lease: {slowest:?}");
+    merge(&receipts, &probes);
+    let sent: usize = receipts.lock().unwrap().values().map(Vec::len).sum();
+    let total = settle_and_check(&cluster, &mut followers, &receipts).await;
+    assert_eq!(total, sent, "every acknowledged send is in a log once");
 }

@@ -69,7 +69,7 @@ impl Usage {
     /// What `pid` has used until now.
     pub fn of(pid: u32) -> Usage {
         let written_kb = proc_value(&format!("/proc/{pid}/io"), "write_bytes:") / 1024.0;
-        let (user_ms, kernel_ms) = cpu_ms(pid);
+        let (user_ms, kernel_ms) = cpu_times(pid);
         Usage { cpu_ms: user_ms + kernel_ms, kernel_ms, switches: switches(pid), written_kb }
     }
 
@@ -86,7 +86,7 @@ impl Usage {
 }
 
 /// `(user, kernel)` time in ms.
-fn cpu_ms(pid: u32) -> (f64, f64) {
+fn cpu_times(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The command name may hold spaces; the fields after its closing parenthesis do not.
     let fields: Vec<&str> =

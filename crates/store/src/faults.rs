@@ -1,6 +1,7 @@
 //! Faults a test can inject into a [`Store`](super::Store): a commit that fails as a full disk
-//! would, a durability barrier that reaches nothing, an append that stalls holding its lease. Off unless a test turns them on; checking
-//! them costs one atomic load per commit or flush.
+//! would, a durability barrier that reaches nothing, an append that stalls holding its lease. Off
+//! unless a test turns them on; checking them costs one atomic load per commit or flush, and an
+//! uncontended lock per PostgreSQL append.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -13,6 +13,7 @@
 //! Each backend's schema changes are its numbered files under `crates/store/migrations/`.
 
 mod chain;
+mod error;
 mod faults;
 pub mod hooks;
 mod indexes;
@@ -25,12 +26,13 @@ mod sqlite;
 mod usage;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::receipts::{Mark, Receipt};
 
 pub use chain::MAX_FORK_CHAIN;
 use chain::{CHAIN_SQL, Segment};
+pub use error::StoreError;
 pub use faults::{Faults, Stall};
 pub use hooks::{Delivery, Hook, Outcome, Webhook};
 pub use indexes::Snapshot;
@@ -40,75 +42,6 @@ pub use schedules::{Fired, Schedule};
 pub use sessions::SessionRow;
 pub use usage::{ModelUsage, Spent, Tokens};
 pub use writer::{CommitOn, Durability};
-
-/// Why storage failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// SQLite said no.
-    #[error("storage error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// A group commit failed; nothing of it was written.
-    #[error(
-        "the database did not commit ({0}); nothing was written, so the input can be sent again"
-    )]
-    Commit(String),
-    /// The database could not be opened or migrated.
-    #[error("cannot open the database at {path}: {message}; check the path and its permissions")]
-    Open {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
-    /// The PostgreSQL database could not be reached or migrated.
-    #[error("cannot use the PostgreSQL database at {url}: {message}")]
-    Connect {
-        /// The URL, without its password.
-        url: String,
-        /// What went wrong, and what to check.
-        message: String,
-    },
-    /// An append did not continue the log.
-    #[error(
-        "log append out of order for session {session}: the log expects seq {expected} but the batch starts at {got}; another writer may share this session"
-    )]
-    SeqMismatch {
-        /// The session.
-        session: String,
-        /// The next seq of the log.
-        expected: u64,
-        /// The batch's first seq.
-        got: u64,
-    },
-    /// Something that should be an event envelope is not.
-    #[error("not an event envelope: {0}")]
-    NotAnEvent(String),
-    /// A durability barrier could not sync the log to disk.
-    #[error(
-        "the log could not be synced to disk ({0}); what was committed may not survive a power loss"
-    )]
-    Sync(String),
-    /// PostgreSQL said no, or could not be reached.
-    #[error("PostgreSQL error: {0}")]
-    Postgres(String),
-    /// This gateway no longer holds the session's lease: another one runs it now.
-    #[error(
-        "session {0} is now run by another gateway (this one lost its lease); send the input again, and it will reach that gateway"
-    )]
-    Fenced(String),
-    /// The session's lease is being taken over (its gateway stopped answering while it held the
-    /// lease's row): the wait for it was cut short.
-    #[error(
-        "session {0} is changing gateways (the one that ran it stopped answering); send again in a second"
-    )]
-    Moving(String),
-    /// Another running gateway has this one's name or address.
-    #[error("this gateway cannot join the others on the database: {0}")]
-    Taken(String),
-    /// The writer is gone (the process is shutting down).
-    #[error("storage is shutting down; try again after the gateway restarts")]
-    Closed,
-}
 
 /// What a commit keeps beside a session's events, in the same transaction, so that no question
 /// about a session needs it in memory or a scan of its log.

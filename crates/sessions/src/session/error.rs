@@ -51,17 +51,7 @@ impl SessionError {
             SessionError::Trapped(error) => SessionError::Trapped(error.clone()),
             SessionError::Broken(error) => SessionError::Broken(error.clone()),
             SessionError::Core(error) => SessionError::Core(error.clone()),
-            // The session moved: so it did for each of them.
-            SessionError::Store(StoreError::Fenced(id)) => {
-                SessionError::Store(StoreError::Fenced(id.clone()))
-            }
-            SessionError::Store(StoreError::Moving(id)) => {
-                SessionError::Store(StoreError::Moving(id.clone()))
-            }
-            // Whatever else the store said, nothing of the group was written.
-            SessionError::Store(error) => {
-                SessionError::Store(StoreError::Commit(error.to_string()))
-            }
+            SessionError::Store(error) => SessionError::Store(error.shared()),
             SessionError::Goal(error) => SessionError::Goal(error.clone()),
             SessionError::Gone => SessionError::Gone,
             SessionError::Exceeded(exceeded) => SessionError::Exceeded(exceeded.clone()),

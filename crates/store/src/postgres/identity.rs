@@ -50,12 +50,13 @@ async fn hold(connect: &Connect, cluster: &Cluster) -> Result<JoinHandle<()>, St
         Ok::<_, (Refusal, tokio_postgres::Error)>(())
     };
     if let Err((refusal, error)) = taken.await {
-        driver.abort();
         let lock_wait = error.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
-        return Err(match lock_wait {
-            true => refused(connect, cluster, refusal).await,
+        let refusal = match lock_wait {
+            true => refused(&client, cluster, refusal).await,
             false => error.into(),
-        });
+        };
+        driver.abort();
+        return Err(refusal);
     }
     let sql = "INSERT INTO nodes (node, address, started_at) VALUES ($1, $2, now()) \
                ON CONFLICT (node) DO UPDATE SET address = EXCLUDED.address, started_at = now()";
@@ -69,7 +70,11 @@ async fn hold(connect: &Connect, cluster: &Cluster) -> Result<JoinHandle<()>, St
 }
 
 /// The refusal, naming the gateway that has the address when the `nodes` table says.
-async fn refused(connect: &Connect, cluster: &Cluster, refusal: Refusal) -> StoreError {
+async fn refused(
+    client: &tokio_postgres::Client,
+    cluster: &Cluster,
+    refusal: Refusal,
+) -> StoreError {
     let message = match refusal {
         Refusal::Name => format!(
             "a running gateway already has the node id {:?} (the same --node-id, or the same \
@@ -77,10 +82,11 @@ async fn refused(connect: &Connect, cluster: &Cluster, refusal: Refusal) -> Stor
             cluster.node
         ),
         Refusal::Address => {
-            let holder = holder_of(connect, &cluster.address).await;
+            let sql = "SELECT node FROM nodes WHERE address = $1 ORDER BY started_at DESC LIMIT 1";
+            let holder = client.query_opt(sql, &[&cluster.address]).await.ok().flatten();
             let who = holder.map_or_else(
                 || "another running gateway".to_owned(),
-                |node| format!("the running gateway {node:?}"),
+                |row| format!("the running gateway {:?}", row.get::<_, String>(0)),
             );
             format!(
                 "{who} already advertises {} to the others; give each gateway its own --advertise \
@@ -90,14 +96,4 @@ async fn refused(connect: &Connect, cluster: &Cluster, refusal: Refusal) -> Stor
         }
     };
     StoreError::Taken(message)
-}
-
-/// The gateway that last started advertising `address`.
-async fn holder_of((config, tls): &Connect, address: &str) -> Option<String> {
-    let (client, connection) = config.connect(tls.clone()).await.ok()?;
-    let driver = tokio::spawn(connection);
-    let sql = "SELECT node FROM nodes WHERE address = $1 ORDER BY started_at DESC LIMIT 1";
-    let row = client.query_opt(sql, &[&address]).await.ok().flatten();
-    driver.abort();
-    row.map(|row| row.get(0))
 }

@@ -136,12 +136,12 @@ impl Postgres {
     pub async fn connect(url: &str, cluster: Cluster) -> Result<Postgres, StoreError> {
         let shown = without_password(url);
         let failed = |message: String| StoreError::Connect { url: shown.clone(), message };
-        let (config, tls) = tls::connect(url).map_err(|e| {
+        let connect = tls::connect(url).map_err(|e| {
             failed(format!("{e}; a database URL looks like postgres://user:password@host:5432/db"))
         })?;
         let manager = Manager::from_config(
-            bounded(config.clone(), cluster.lease),
-            tls.clone(),
+            bounded(connect.0.clone(), cluster.lease),
+            connect.1.clone(),
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager)
@@ -158,7 +158,7 @@ impl Postgres {
         // A gateway that runs sessions (not `airlock keys`) is the only one with its name and
         // address; then the leases under its name are its previous run's.
         if !cluster.address.is_empty() {
-            identity::claim(&(config.clone(), tls.clone()), &cluster).await?;
+            identity::claim(&connect, &cluster).await?;
         }
         let sql = "DELETE FROM leases WHERE node = $1";
         let dropped = client.execute(sql, &[&cluster.node]).await?;
@@ -173,7 +173,7 @@ impl Postgres {
             held: Mutex::default(),
             fenced: tokio::sync::broadcast::channel(FENCED_BUFFER).0,
             faults: Arc::default(),
-            connect: (config, tls),
+            connect,
             notices: std::sync::OnceLock::new(),
             heads_checked: Default::default(),
         };

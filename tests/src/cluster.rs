@@ -73,46 +73,60 @@ impl Cluster {
         assert_eq!(out.status.code(), Some(1), "airlock serve {args:?} refuses: {stderr}");
         stderr
     }
+}
 
-    /// A client of every gateway, picking them in the sequence `seed` makes.
-    pub fn client(&self, seed: u64) -> Client {
+/// Gateways on one database as a client reaches them, and what a test that kills one needs to
+/// know: a [`Cluster`] of processes (the client picks among them) or the compose file's
+/// containers behind its proxy (`crate::compose`).
+pub trait Topology {
+    /// A client of the whole topology, picking gateways in the sequence `seed` makes.
+    fn client(&self, seed: u64) -> Client;
+
+    /// The address of each gateway, as each advertises itself to the others.
+    fn addresses(&self) -> Vec<String>;
+
+    /// The address of the gateway that holds a session's lease.
+    fn holder(&self, session: &str) -> String;
+
+    /// `kill -9` of the gateway advertising `address`.
+    fn kill_9(&mut self, address: &str);
+
+    /// The URL of that gateway's `/metrics`.
+    fn metrics_url(&self, address: &str) -> String;
+}
+
+impl Topology for Cluster {
+    fn client(&self, seed: u64) -> Client {
         let bases = self.nodes.iter().map(|n| n.base.clone()).collect();
         Client::new(bases, seed)
     }
 
-    /// `n` sessions created through any gateway, each followed from its start by its own
-    /// client (the `seed`th sequence on).
-    pub async fn followed_sessions(
-        &self,
-        n: usize,
-        seed: u64,
-    ) -> (Vec<String>, BTreeMap<String, Follower>) {
-        let mut client = self.client(seed);
-        let mut sessions = Vec::with_capacity(n);
-        for _ in 0..n {
-            sessions.push(client.create(json!({})).await);
-        }
-        let followers = sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), Follower::start(self.client(seed + 1 + i as u64), s.clone())))
-            .collect();
-        (sessions, followers)
+    fn addresses(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.base.clone()).collect()
     }
 
-    /// The gateway that holds a session's lease.
-    pub fn holder(&self, session: &str) -> String {
+    fn holder(&self, session: &str) -> String {
         let rows = postgres::query(
             &self.database,
             &format!("SELECT address FROM leases WHERE session_id = '{session}'"),
         );
         rows.into_iter().next().unwrap_or_default()
     }
+
+    fn kill_9(&mut self, address: &str) {
+        let node = self.nodes.iter_mut().find(|n| n.base == address);
+        node.unwrap_or_else(|| panic!("no gateway at {address}")).kill_9();
+    }
+
+    fn metrics_url(&self, address: &str) -> String {
+        format!("{address}/metrics")
+    }
 }
 
 /// A client of the whole cluster: each request goes to a node picked at random (a fixed
-/// sequence per seed); a node that does not answer is passed over, and a 503, which must say
-/// when to come back, is retried then. Every other answer is the caller's.
+/// sequence per seed); a node that does not answer is passed over (as is a proxy's page saying
+/// its gateway did not), and a 503, which must say when to come back, is retried then. Every other
+/// answer is the caller's.
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -125,7 +139,15 @@ pub struct Client {
 impl Client {
     /// A client of the gateways at `bases`.
     pub fn new(bases: Vec<String>, seed: u64) -> Client {
-        let http = crate::http_client().build().unwrap();
+        Client::with(crate::http_client().build().unwrap(), bases, seed)
+    }
+
+    /// A client of the gateways at `bases` sending `Authorization: Bearer <key>`.
+    pub fn keyed(key: &str, bases: Vec<String>, seed: u64) -> Client {
+        Client::with(crate::gateway::keyed_client(key), bases, seed)
+    }
+
+    fn with(http: reqwest::Client, bases: Vec<String>, seed: u64) -> Client {
         let unavailable = Arc::default();
         Client { http, bases: Arc::new(bases), state: 0, unavailable }.reseeded(seed)
     }
@@ -159,6 +181,7 @@ impl Client {
             let base = self.pick();
             match request(&self.http, &base).send().await {
                 Err(_) => tokio::task::yield_now().await, // that node is down: another one
+                Ok(res) if proxy_lost_its_gateway(&res) => tokio::task::yield_now().await,
                 Ok(res) if res.status() == 503 => {
                     let wait = res.headers().get("retry-after").map(|v| v.to_str().unwrap());
                     let wait: u64 = wait.expect("a 503 says when to retry").parse().unwrap();
@@ -172,6 +195,34 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// `n` sessions created through this client, each followed from its start by its own
+    /// client (the `seed`th sequence on).
+    pub async fn followed_sessions(
+        &self,
+        n: usize,
+        seed: u64,
+    ) -> (Vec<String>, BTreeMap<String, Follower>) {
+        let mut client = self.reseeded(seed);
+        let mut sessions = Vec::with_capacity(n);
+        for _ in 0..n {
+            sessions.push(client.create(json!({})).await);
+        }
+        let followers = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (s.clone(), Follower::start(self.reseeded(seed + 1 + i as u64), s.clone()))
+            })
+            .collect();
+        (sessions, followers)
+    }
+
+    /// The value of a metric at `url` (a gateway's `/metrics`).
+    pub async fn metric(&self, url: &str, name: &str) -> f64 {
+        let text = self.http.get(url).send().await.unwrap().text().await.unwrap();
+        crate::gateway::metric_in(&text, name)
     }
 
     /// Creates a session; answers its id.
@@ -200,6 +251,15 @@ impl Client {
         let res = self.call(|http, base| http.get(url(base))).await;
         res.json::<Value>().await.unwrap()["events"].as_array().unwrap().clone()
     }
+}
+
+/// A 502 or 504 page from a proxy (HTML, not a gateway's JSON error): the gateway it passed the
+/// request to died or did not answer in time, as a cut connection would say. Sent again, under
+/// its idempotency key where it has one.
+fn proxy_lost_its_gateway(res: &reqwest::Response) -> bool {
+    let html =
+        res.headers().get("content-type").is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
+    matches!(res.status().as_u16(), 502 | 504) && html
 }
 
 /// What a follower of a session saw, over every connection it made.

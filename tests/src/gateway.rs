@@ -63,6 +63,15 @@ pub fn keyed_client(key: &str) -> reqwest::Client {
     crate::http_client().default_headers(headers).build().expect("an HTTP client")
 }
 
+/// The value of the metric `name` (with its labels, if any) in a `/metrics` answer (Prometheus
+/// text: `name value`).
+pub fn metric_in(text: &str, name: &str) -> f64 {
+    let value = text.lines().find_map(|line| {
+        line.strip_prefix(name)?.strip_prefix(' ').and_then(|v| v.trim().parse().ok())
+    });
+    value.unwrap_or_else(|| panic!("no metric {name} in:\n{text}"))
+}
+
 /// Runs `airlock keys ARGS --data DATA` and answers its stdout, trimmed: a new key, or the list.
 pub fn keys(data: &Path, args: &[&str]) -> String {
     let out = Command::new(airlock_bin())
@@ -386,11 +395,7 @@ impl Gateway {
     /// The value of a metric of `/metrics` (Prometheus text: `name value`).
     pub async fn metric(&self, name: &str) -> f64 {
         let res = self.client.get(self.url("/metrics")).send().await.unwrap();
-        let text = res.text().await.unwrap();
-        let value = text.lines().find_map(|line| {
-            line.strip_prefix(name)?.strip_prefix(' ').and_then(|v| v.trim().parse().ok())
-        });
-        value.unwrap_or_else(|| panic!("no metric {name} in:\n{text}"))
+        metric_in(&res.text().await.unwrap(), name)
     }
 
     /// Waits until a metric satisfies `holds` (it changes in the gateway's own time: an

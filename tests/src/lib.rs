@@ -12,6 +12,7 @@
 //! This crate depends on no Airlock crate: the gateway takes it as a dev-dependency.
 
 pub mod cluster;
+pub mod compose;
 pub mod gateway;
 pub mod mock_model;
 pub mod page;

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use airlock_tests::Reply;
-use airlock_tests::cluster::{Client, Cluster, Follower, Receipts, load, merge};
+use airlock_tests::cluster::{Client, Cluster, Follower, Receipts, Topology, load, merge};
 use airlock_tests::gateway::{Frame, Sse};
 use serde_json::{Value, json};
 
@@ -48,12 +48,12 @@ fn check(log: &[Value], receipts: &[Value]) -> usize {
 
 /// Waits for every session to settle, then checks its log and what its follower saw.
 async fn settle_and_check(
-    cluster: &Cluster,
+    topology: &impl Topology,
     followers: &mut BTreeMap<String, Follower>,
     receipts: &Receipts,
 ) -> usize {
     let receipts = receipts.lock().unwrap().clone();
-    let mut client = cluster.client(7);
+    let mut client = topology.client(7);
     let mut total = 0;
     for (session, follower) in followers.iter_mut() {
         let mine = receipts.get(session).cloned().unwrap_or_default();
@@ -73,7 +73,7 @@ async fn three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any
     let test = "three_gateways_take_eight_clients_posting_to_fifty_sessions_through_any_of_them";
     let Some(cluster) = Cluster::start(3, test).await else { return };
     let client = cluster.client(1);
-    let (sessions, mut followers) = cluster.followed_sessions(50, 1000).await;
+    let (sessions, mut followers) = client.followed_sessions(50, 1000).await;
     let receipts = load(&client, &sessions, 8, 25, "load").await;
     let total = settle_and_check(&cluster, &mut followers, &receipts).await;
     assert_eq!(total, 8 * 25, "every send was acknowledged once");
@@ -93,19 +93,25 @@ async fn kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknow
     let test =
         "kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknowledged_input";
     let Some(mut cluster) = Cluster::start(3, test).await else { return };
-    let client = cluster.client(2);
-    let (sessions, mut followers) = cluster.followed_sessions(12, 2000).await;
+    kill_9_under_load(&mut cluster).await;
+}
+
+/// The kill -9 test, on gateways however they are reached: clients post to twelve followed
+/// sessions; the gateway holding the most is killed mid-load; its sessions take input again
+/// elsewhere, every acknowledged send is in its log once, every follower saw exactly the log, and
+/// the survivors' metrics count the takeovers and the requests they forwarded.
+pub(crate) async fn kill_9_under_load(topology: &mut impl Topology) {
+    let client = topology.client(2);
+    let (sessions, mut followers) = client.followed_sessions(12, 2000).await;
     // The victim is the gateway holding the most sessions.
-    let mut held: BTreeMap<String, Vec<&String>> = BTreeMap::new();
+    let mut held: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for session in &sessions {
-        held.entry(cluster.holder(session)).or_default().push(session);
+        held.entry(topology.holder(session)).or_default().push(session.clone());
     }
-    let (victim_base, moved) = held.iter().max_by_key(|(_, s)| s.len()).unwrap();
-    let victim = cluster.nodes.iter().position(|n| &n.base == victim_base).unwrap();
-    let moved: Vec<String> = moved.iter().map(|s| s.to_string()).collect();
+    let (victim, moved) = held.into_iter().max_by_key(|(_, s)| s.len()).unwrap();
 
     let receipts = load(&client, &sessions, 4, 10, "before").await;
-    cluster.nodes[victim].kill_9();
+    topology.kill_9(&victim);
     let killed = std::time::Instant::now();
     let mut probe = client.reseeded(3);
     let resumed = async {
@@ -118,19 +124,21 @@ async fn kill_9_of_one_gateway_under_load_moves_its_sessions_and_loses_no_acknow
     merge(&receipts, &after);
     receipts.lock().unwrap().entry(moved[0].clone()).or_default().push(probed);
 
-    let total = settle_and_check(&cluster, &mut followers, &receipts).await;
+    let total = settle_and_check(topology, &mut followers, &receipts).await;
     assert_eq!(total, 4 * 10 * 2 + 1, "every acknowledged send is in a log once");
     for session in &moved {
-        assert_ne!(&cluster.holder(session), victim_base, "{session} moved off the dead gateway");
+        assert_ne!(topology.holder(session), victim, "{session} moved off the dead gateway");
     }
     // The survivors' metrics say so: each moved session was taken over from the dead gateway, and
     // requests reached the gateways that run their sessions through the others.
     let (mut takeovers, mut forwarded, mut held) = (0.0, 0.0, 0.0);
-    for (i, node) in cluster.nodes.iter().enumerate().filter(|(i, _)| *i != victim) {
-        takeovers += node.metric("airlock_lease_takeovers_total").await;
-        forwarded += node.metric("airlock_forwarded_requests_total{outcome=\"answered\"}").await;
-        held += node.metric("airlock_leases_held").await;
-        eprintln!("gateway {i}: {takeovers} takeovers, {forwarded} forwarded, {held} held so far");
+    for node in topology.addresses().into_iter().filter(|a| *a != victim) {
+        let metrics = topology.metrics_url(&node);
+        takeovers += client.metric(&metrics, "airlock_lease_takeovers_total").await;
+        let answered = "airlock_forwarded_requests_total{outcome=\"answered\"}";
+        forwarded += client.metric(&metrics, answered).await;
+        held += client.metric(&metrics, "airlock_leases_held").await;
+        eprintln!("{node}: {takeovers} takeovers, {forwarded} forwarded, {held} held so far");
     }
     assert!(takeovers >= moved.len() as f64, "{takeovers} takeovers of {} moved", moved.len());
     assert!(forwarded > 0.0, "requests were forwarded");
@@ -205,7 +213,7 @@ async fn a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_
     let test = "a_rolling_restart_of_all_three_gateways_loses_nothing_and_answers_only_2xx_or_retryable_503";
     let Some(mut cluster) = Cluster::start(3, test).await else { return };
     let client = cluster.client(8);
-    let (sessions, mut followers) = cluster.followed_sessions(10, 3000).await;
+    let (sessions, mut followers) = client.followed_sessions(10, 3000).await;
     // Load while every gateway is restarted in turn. `Client::call` fails the test on any
     // answer but 2xx or a 503 with Retry-After.
     let nodes = std::mem::take(&mut cluster.nodes);
@@ -347,8 +355,8 @@ async fn thirty_random_pauses_of_a_gateway_under_load_lose_nothing_and_silence_n
     let Some(cluster) = Cluster::start(3, test).await else { return };
     let lease =
         Duration::from_secs(airlock_tests::cluster::LEASE.trim_end_matches('s').parse().unwrap());
-    let (sessions, mut followers) = cluster.followed_sessions(9, 4000).await;
     let client = cluster.client(11);
+    let (sessions, mut followers) = client.followed_sessions(9, 4000).await;
     let loading = std::sync::atomic::AtomicBool::new(true);
     let loads = async {
         let receipts = Receipts::default();

@@ -10,6 +10,7 @@ mod browser;
 mod budget;
 mod cluster;
 mod compaction;
+mod compose;
 mod connections;
 mod continuable;
 mod e2e;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use airlock_tests::Reply;
-use airlock_tests::cluster::Cluster;
+use airlock_tests::cluster::{Cluster, Topology};
 use airlock_tests::gateway::{Gateway, keyed_client};
 use airlock_tests::world::{World, tenants, world};
 use serde_json::{Value, json};

@@ -7,8 +7,8 @@ use axum::http::HeaderMap;
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
 
 use super::ApiError;
 use airlock_sessions::IdempotencyKey;
@@ -104,32 +104,10 @@ impl Content {
 
 impl utoipa::PartialSchema for Content {
     fn schema() -> RefOr<Schema> {
-        // A block: an object whose `type` is `kind`.
-        let block = |kind: &str| {
-            let tag = ObjectBuilder::new().schema_type(Type::String).enum_values(Some([kind]));
-            ObjectBuilder::new().schema_type(Type::Object).property("type", tag).required("type")
-        };
-        let text = block("text")
-            .property("text", ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)))
-            .required("text");
-        let image = block("image")
-            .property(
-                "mediaType",
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .enum_values(Some(IMAGE_TYPES.iter().copied())),
-            )
-            .required("mediaType")
-            .property(
-                "data",
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .min_length(Some(1))
-                    .pattern(Some(BASE64_PATTERN))
-                    .description(Some("The image, in padded standard base64.")),
-            )
-            .required("data");
-        let blocks = OneOfBuilder::new().item(text).item(image);
+        let blocks = input_blocks()
+            .map(|(name, _)| Ref::from_schema_name(name))
+            .into_iter()
+            .fold(OneOfBuilder::new(), OneOfBuilder::item);
         OneOfBuilder::new()
             .description(Some(
                 "A non-empty string (one text block), or a non-empty list of `text` blocks \
@@ -141,7 +119,41 @@ impl utoipa::PartialSchema for Content {
     }
 }
 
-impl utoipa::ToSchema for Content {}
+impl utoipa::ToSchema for Content {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.extend(input_blocks().map(|(name, block)| (name.to_owned(), block.into())));
+    }
+}
+
+/// The blocks a client may send, as the document names them: [`input_block`] in a schema.
+fn input_blocks() -> [(&'static str, Schema); 2] {
+    // A block: an object whose `type` is `kind`.
+    let block = |kind: &str| {
+        let tag = ObjectBuilder::new().schema_type(Type::String).enum_values(Some([kind]));
+        ObjectBuilder::new().schema_type(Type::Object).property("type", tag).required("type")
+    };
+    let text = block("text")
+        .property("text", ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)))
+        .required("text");
+    let image = block("image")
+        .property(
+            "mediaType",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(IMAGE_TYPES.iter().copied())),
+        )
+        .required("mediaType")
+        .property(
+            "data",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .pattern(Some(BASE64_PATTERN))
+                .description(Some("The image, in padded standard base64.")),
+        )
+        .required("data");
+    [("TextInput", text.build().into()), ("ImageInput", image.build().into())]
+}
 
 pub(super) use airlock_base::input::whole;
 

@@ -17,6 +17,7 @@ mod e2e;
 mod failover;
 mod files;
 mod forks;
+mod generated_clients;
 mod goals;
 mod limits;
 mod logs;

@@ -213,6 +213,49 @@ async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
     drop(gateway);
 }
 
+#[tokio::test]
+async fn every_object_a_union_may_hold_is_a_named_schema_and_no_boolean_is_a_constant() {
+    // What client generators choke on (openapi-python-client among them): an object written
+    // inline in a `oneOf`/`anyOf` (they must invent its name, and two such names may collide) and
+    // a boolean `const`. The generated clients themselves are checked in `generated_clients`.
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start(&dir.path().join("airlock.db"), "http://127.0.0.1:9/v1");
+    let doc: Value = gateway.get("/openapi.json").await.1;
+    let mut found = Vec::new();
+    unnamed_union_objects_and_boolean_constants(&doc, "#", &mut found);
+    assert!(found.is_empty(), "what generated clients cannot take:\n{}", found.join("\n"));
+}
+
+/// Appends to `found` the path of each object schema written inline in a union, and of each
+/// boolean `const`, under `value`.
+fn unnamed_union_objects_and_boolean_constants(value: &Value, at: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for union in ["oneOf", "anyOf"] {
+                let members = map.get(union).and_then(Value::as_array).into_iter().flatten();
+                for (i, member) in members.enumerate() {
+                    let object = member["type"] == "object" || member.get("properties").is_some();
+                    if object {
+                        found.push(format!("{at}/{union}/{i}: an object not named"));
+                    }
+                }
+            }
+            if map.get("const").is_some_and(Value::is_boolean) {
+                found.push(format!("{at}: a boolean const"));
+            }
+            for (key, value) in map {
+                unnamed_union_objects_and_boolean_constants(value, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unnamed_union_objects_and_boolean_constants(item, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Whether `schema` is a reference to `target`.
 fn is_ref_to(schema: Option<&Schema>, target: &str) -> bool {
     matches!(schema, Some(Schema::Object(object))

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{object, reference};
+use super::{define, object, pascal, reference};
 
 /// The frames of a session's stream: each frame's `event` and the schema of its data.
 const SESSION_FRAMES: [(&str, &str); 5] = [
@@ -26,13 +26,24 @@ pub fn components() -> Map<String, Value> {
         ("session.removed", "SessionNotice"),
         ("session.status", "StatusNotice"),
     ];
-    let schemas = [
+    let mut schemas = Map::new();
+    let streams = [
         (
             "SessionStream",
-            frames("A frame of a session's stream (`GET …/events`).", &SESSION_FRAMES),
+            frames(
+                &mut schemas,
+                "A frame of a session's stream (`GET …/events`).",
+                &SESSION_FRAMES,
+            ),
         ),
-        ("RunStream", frames("A frame of an owned run's stream (`?stream=true`).", &run)),
-        ("HubStream", frames("A frame of the cross-session stream (`GET /v1/events`).", &hub)),
+        (
+            "RunStream",
+            frames(&mut schemas, "A frame of an owned run's stream (`?stream=true`).", &run),
+        ),
+        (
+            "HubStream",
+            frames(&mut schemas, "A frame of the cross-session stream (`GET /v1/events`).", &hub),
+        ),
         ("SessionNotice", object(&["sessionId"], json!({"sessionId": {"type": "string"}}))),
         (
             "StatusNotice",
@@ -82,12 +93,14 @@ pub fn components() -> Map<String, Value> {
             ),
         ),
     ];
-    schemas.into_iter().map(|(name, schema)| (name.to_owned(), schema)).collect()
+    schemas.extend(streams.into_iter().map(|(name, schema)| (name.to_owned(), schema)));
+    schemas
 }
 
 /// A stream's frames: `event` names the frame; `data` is JSON of the schema named beside it; a
-/// log event's frame also has its seq as `id`, the cursor to resume from.
-fn frames(description: &str, events: &[(&str, &str)]) -> Value {
+/// log event's frame also has its seq as `id`, the cursor to resume from. Each frame is a schema
+/// of `schemas` (`session.status` → `SessionStatusFrame`), the same in every stream that sends it.
+fn frames(schemas: &mut Map<String, Value>, description: &str, events: &[(&str, &str)]) -> Value {
     let one_of: Vec<Value> = events
         .iter()
         .map(|&(event, data)| {
@@ -104,7 +117,7 @@ fn frames(description: &str, events: &[(&str, &str)]) -> Value {
                 properties["id"] = json!({"type": "string", "pattern": "^[0-9]+$"});
                 required.push("id");
             }
-            object(&required, properties)
+            define(schemas, &format!("{}Frame", pascal(event)), object(&required, properties))
         })
         .collect();
     json!({"description": description, "oneOf": one_of})

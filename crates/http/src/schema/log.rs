@@ -5,10 +5,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{object, reference, uint};
+use super::{define, object, pascal, reference, tagged, uint};
 
-/// Each event type with the name of its envelope schema and the schema of its `data`.
-fn event_types() -> Vec<(&'static str, &'static str, Value)> {
+/// Each event type with the name of its envelope schema and the schema of its `data` (the
+/// members of a union in it defined among `schemas`).
+fn event_types(schemas: &mut Map<String, Value>) -> Vec<(&'static str, &'static str, Value)> {
     vec![
         ("agent/inbox/spliced", "InboxSplicedEvent", splice()),
         ("turn/start", "TurnStartEvent", object(&["turn"], json!({"turn": turn()}))),
@@ -55,8 +56,9 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
                     "message": reference("Message"),
                     "usage": reference("Usage"),
                     "interrupted": {
-                        "type": "boolean", "const": true,
-                        "description": "Set on the prefix a cancel committed mid-stream.",
+                        "type": "boolean",
+                        "description": "`true` on the prefix a cancel committed mid-stream; \
+                            absent otherwise.",
                     },
                 }),
             ),
@@ -100,7 +102,7 @@ fn event_types() -> Vec<(&'static str, &'static str, Value)> {
                 }),
             ),
         ),
-        ("goal/change", "GoalChangeEvent", goal_change()),
+        ("goal/change", "GoalChangeEvent", goal_change(schemas)),
         (
             "subagent/descriptor",
             "SubagentDescriptorEvent",
@@ -165,7 +167,7 @@ pub fn components() -> Map<String, Value> {
     let mut schemas = Map::new();
     let mut mapping = Map::new();
     let mut one_of = Vec::new();
-    for (type_name, schema_name, data) in event_types() {
+    for (type_name, schema_name, data) in event_types(&mut schemas) {
         let envelope = object(
             &["type", "seq", "time", "data"],
             json!({
@@ -196,11 +198,11 @@ pub fn components() -> Map<String, Value> {
     let shapes = [
         ("Message", message()),
         ("MessageSource", source()),
-        ("ContentBlock", content_block()),
-        ("StreamChunk", stream_chunk()),
+        ("ContentBlock", content_block(&mut schemas)),
+        ("StreamChunk", stream_chunk(&mut schemas)),
         ("Usage", usage()),
         ("ModelError", model_error()),
-        ("TurnEndReason", turn_end_reason()),
+        ("TurnEndReason", turn_end_reason(&mut schemas)),
         ("QueueItem", queue_item()),
         ("BudgetPause", budget_said(true)),
     ];
@@ -259,16 +261,16 @@ fn request_header() -> Value {
     )
 }
 
-fn goal_change() -> Value {
-    json!({
-        "oneOf": [
-            object(&["goal"], json!({"goal": reference("Goal")})),
-            object(&["cleared", "goalId"], json!({
-                "cleared": {"type": "boolean", "const": true},
-                "goalId": {"type": "string"},
-            })),
-        ],
-    })
+fn goal_change(schemas: &mut Map<String, Value>) -> Value {
+    let set = object(&["goal"], json!({"goal": reference("Goal")}));
+    let cleared = object(
+        &["cleared", "goalId"],
+        json!({
+            "cleared": {"type": "boolean", "description": "Always `true`."},
+            "goalId": {"type": "string"},
+        }),
+    );
+    json!({"oneOf": [define(schemas, "GoalSet", set), define(schemas, "GoalCleared", cleared)]})
 }
 
 fn compaction() -> Value {
@@ -322,89 +324,75 @@ fn source() -> Value {
     source
 }
 
-/// A union of objects tagged by `tag`: each variant's tag value and its other fields.
-fn tagged(tag: &str, variants: &[(&str, &[&str], Value)]) -> Value {
-    let one_of: Vec<Value> = variants
-        .iter()
-        .map(|(value, required, properties)| {
-            let mut fields = properties.as_object().cloned().unwrap_or_default();
-            fields.insert(tag.to_owned(), json!({"type": "string", "enum": [value]}));
-            let required: Vec<&str> =
-                std::iter::once(tag).chain(required.iter().copied()).collect();
-            object(&required, Value::Object(fields))
-        })
-        .collect();
-    json!({"oneOf": one_of})
+fn content_block(schemas: &mut Map<String, Value>) -> Value {
+    let members = [
+        ("text", &["text"][..], json!({"text": {"type": "string"}})),
+        (
+            "reasoning",
+            &["text"],
+            json!({"text": {"type": "string"}, "signature": {"type": "string", "description": "The provider's signature over the reasoning (Anthropic's thinking), sent back with it."}}),
+        ),
+        (
+            "image",
+            &["mediaType", "data"],
+            json!({"mediaType": {"type": "string"}, "data": {"type": "string", "description": "Base64."}}),
+        ),
+        (
+            "tool-call",
+            &["id", "name", "arguments"],
+            json!({"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "string"}}),
+        ),
+        (
+            "tool-result",
+            &["toolCallId", "content"],
+            json!({
+                "toolCallId": {"type": "string"},
+                "content": {"type": "array", "items": reference("ContentBlock")},
+                "isError": {"type": "boolean", "description": "`true` when the tool failed; absent otherwise."},
+            }),
+        ),
+    ];
+    let members = members
+        .map(|(kind, required, fields)| (format!("{}Block", pascal(kind)), kind, required, fields));
+    tagged(schemas, "type", &members)
 }
 
-fn content_block() -> Value {
-    let text = json!({"text": {"type": "string"}});
-    tagged(
-        "type",
-        &[
-            ("text", &["text"], text.clone()),
-            (
-                "reasoning",
-                &["text"],
-                json!({"text": {"type": "string"}, "signature": {"type": "string", "description": "The provider's signature over the reasoning (Anthropic's thinking), sent back with it."}}),
-            ),
-            (
-                "image",
-                &["mediaType", "data"],
-                json!({"mediaType": {"type": "string"}, "data": {"type": "string", "description": "Base64."}}),
-            ),
-            (
-                "tool-call",
-                &["id", "name", "arguments"],
-                json!({"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "string"}}),
-            ),
-            (
-                "tool-result",
-                &["toolCallId", "content"],
-                json!({
-                    "toolCallId": {"type": "string"},
-                    "content": {"type": "array", "items": reference("ContentBlock")},
-                    "isError": {"type": "boolean", "const": true},
-                }),
-            ),
-        ],
-    )
-}
-
-fn stream_chunk() -> Value {
-    let text =
-        json!({"index": uint("Block index within the message."), "text": {"type": "string"}});
-    tagged(
-        "type",
-        &[
-            ("text-delta", &["index", "text"], text.clone()),
-            (
-                "reasoning-delta",
-                &["index", "text"],
-                json!({
-                    "index": uint("Block index within the message."),
-                    "text": {"type": "string"},
-                    "signature": {"type": "string", "description": "Part of the block's signature."},
-                }),
-            ),
-            (
-                "tool-call-delta",
-                &["index", "id", "argumentsDelta"],
-                json!({
-                    "index": uint("Call index within the message."),
-                    "id": {"type": "string"},
-                    "name": {"type": "string"},
-                    "argumentsDelta": {"type": "string"},
-                }),
-            ),
-            ("usage", &["usage"], json!({"usage": reference("Usage")})),
-            (
-                "finish",
-                &["reason"],
-                json!({"reason": {"type": "string", "enum": ["stop", "tool-calls", "max-tokens", "error", "aborted"]}}),
-            ),
-        ],
-    )
+fn stream_chunk(schemas: &mut Map<String, Value>) -> Value {
+    let members = [
+        (
+            "text-delta",
+            &["index", "text"][..],
+            json!({"index": uint("Block index within the message."), "text": {"type": "string"}}),
+        ),
+        (
+            "reasoning-delta",
+            &["index", "text"],
+            json!({
+                "index": uint("Block index within the message."),
+                "text": {"type": "string"},
+                "signature": {"type": "string", "description": "Part of the block's signature."},
+            }),
+        ),
+        (
+            "tool-call-delta",
+            &["index", "id", "argumentsDelta"],
+            json!({
+                "index": uint("Call index within the message."),
+                "id": {"type": "string"},
+                "name": {"type": "string"},
+                "argumentsDelta": {"type": "string"},
+            }),
+        ),
+        ("usage", &["usage"], json!({"usage": reference("Usage")})),
+        (
+            "finish",
+            &["reason"],
+            json!({"reason": {"type": "string", "enum": ["stop", "tool-calls", "max-tokens", "error", "aborted"]}}),
+        ),
+    ];
+    let members = members
+        .map(|(kind, required, fields)| (format!("{}Chunk", pascal(kind)), kind, required, fields));
+    tagged(schemas, "type", &members)
 }
 
 fn usage() -> Value {
@@ -441,16 +429,18 @@ fn model_error() -> Value {
 pub(super) const TURN_END_KINDS: [&str; 7] =
     ["completed", "max-tokens", "aborted", "blocked", "error", "interrupted", "paused"];
 
-fn turn_end_reason() -> Value {
+fn turn_end_reason(schemas: &mut Map<String, Value>) -> Value {
     let cause = json!({"type": "string", "enum": ["user", "parent", "hook", "disposed"]});
-    let variants = TURN_END_KINDS.map(|kind| match kind {
-        "aborted" => {
-            (kind, &["reason"][..], json!({"reason": object(&["kind"], json!({"kind": cause}))}))
-        }
-        "error" => (kind, &["error"][..], json!({"error": reference("ModelError")})),
-        _ => (kind, &[][..], json!({})),
+    let cause = define(schemas, "AbortCause", object(&["kind"], json!({"kind": cause})));
+    let members = TURN_END_KINDS.map(|kind| {
+        let (required, fields) = match kind {
+            "aborted" => (&["reason"][..], json!({"reason": cause.clone()})),
+            "error" => (&["error"][..], json!({"error": reference("ModelError")})),
+            _ => (&[][..], json!({})),
+        };
+        (format!("TurnEnd{}", pascal(kind)), kind, required, fields)
     });
-    tagged("kind", &variants)
+    tagged(schemas, "kind", &members)
 }
 
 fn queue_item() -> Value {
@@ -473,7 +463,8 @@ mod tests {
 
     #[test]
     fn every_event_type_of_the_core_has_a_schema() {
-        let typed: Vec<&str> = event_types().into_iter().map(|(name, ..)| name).collect();
+        let typed: Vec<&str> =
+            event_types(&mut Map::new()).into_iter().map(|(name, ..)| name).collect();
         assert_eq!(typed, EventData::TYPE_NAMES);
     }
 }

@@ -104,6 +104,50 @@ fn reference(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
 
+/// `schema` named `name` among `schemas`; answers a reference to it. Every object a union may
+/// hold is named so: a generated client makes a type of each, and with members written inline
+/// some generators fail (and others invent names that collide).
+fn define(schemas: &mut Map<String, Value>, name: &str, schema: Value) -> Value {
+    let previous = schemas.insert(name.to_owned(), schema.clone());
+    assert!(previous.is_none_or(|p| p == schema), "two different schemas named {name}");
+    reference(name)
+}
+
+/// A union of objects told apart by the string field `tag`: each member's name, its tag value
+/// and its other fields (those of `required` required), each member defined among `schemas`.
+fn tagged(
+    schemas: &mut Map<String, Value>,
+    tag: &str,
+    members: &[(String, &str, &[&str], Value)],
+) -> Value {
+    let mut one_of = Vec::new();
+    let mut mapping = Map::new();
+    for (name, value, required, properties) in members {
+        let mut fields = properties.as_object().cloned().unwrap_or_default();
+        fields.insert(tag.to_owned(), json!({"type": "string", "enum": [value]}));
+        let required: Vec<&str> = std::iter::once(tag).chain(required.iter().copied()).collect();
+        one_of.push(define(schemas, name, object(&required, Value::Object(fields))));
+        mapping.insert((*value).to_owned(), json!(format!("#/components/schemas/{name}")));
+    }
+    json!({"oneOf": one_of, "discriminator": {"propertyName": tag, "mapping": mapping}})
+}
+
+/// `text-delta`, `session.event` → `TextDelta`, `SessionEvent`: a tag value as part of a name.
+fn pascal(value: &str) -> String {
+    let words = value.split(['-', '.', '/', '_']).filter(|w| !w.is_empty());
+    words
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+                .collect::<String>()
+        })
+        .collect()
+}
+
 /// A whole number, at least 0.
 fn uint(description: &str) -> Value {
     let mut number = json!({"type": "integer", "minimum": 0});

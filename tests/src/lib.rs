@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod compose;
 pub mod gateway;
 pub mod mock_model;
+pub mod nginx;
 pub mod page;
 pub mod postgres;
 pub mod sse;

@@ -82,8 +82,9 @@ impl Caller {
 pub struct AccessSettings {
     /// The `--cors-origin` list: pages there may change things (`*`: any page).
     pub origins: Vec<String>,
-    /// `--public-url`: where clients reach the gateway (behind a proxy, say); an `https://` one
-    /// makes the sign-in cookie `Secure`.
+    /// `--public-url`: where clients reach the gateway (behind a proxy, say). A page from its
+    /// origin may change things whatever `Host` the proxy sends; an `https://` one makes the
+    /// sign-in cookie `Secure`.
     pub public_url: Option<String>,
 }
 
@@ -96,6 +97,8 @@ pub struct Access {
     /// One lookup at a time: requests that find the answer stale wait for it.
     lookup: tokio::sync::Mutex<()>,
     origins: Vec<String>,
+    /// The origin of `--public-url`: the gateway's own, as pages reach it.
+    public_origin: Option<String>,
     /// The sign-in cookie is `Secure` whatever the request says.
     secure: bool,
 }
@@ -119,6 +122,7 @@ impl Access {
             no_keys_at: Mutex::new(Instant::now()),
             lookup: tokio::sync::Mutex::new(()),
             origins: settings.origins,
+            public_origin: settings.public_url.as_deref().map(origin_of),
             secure,
         })
     }
@@ -131,6 +135,7 @@ impl Access {
             no_keys_at: Mutex::new(Instant::now()),
             lookup: tokio::sync::Mutex::new(()),
             origins,
+            public_origin: None,
             secure: false,
         }
     }
@@ -194,12 +199,14 @@ impl Access {
         });
     }
 
-    /// Whether a request from `origin` to `host` may change things: same origin, or listed.
+    /// Whether a request from `origin` to `host` may change things: same origin (the `Host` it
+    /// was sent to, or `--public-url`'s), or listed.
     fn origin_allowed(&self, origin: &str, host: Option<&str>) -> bool {
         let same = host.is_some_and(|host| {
             origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host)
         });
-        same || self.origins.iter().any(|o| o == "*" || o == origin)
+        same || self.public_origin.as_deref() == Some(origin)
+            || self.origins.iter().any(|o| o == "*" || o == origin)
     }
 
     /// Whether a sign-in cookie for a request with `headers` is `Secure`: `--public-url` is
@@ -213,6 +220,18 @@ impl Access {
                 .is_some_and(|proto| proto.split(',').next().map(str::trim) == Some("https"))
             || forwarded("forwarded").is_some_and(|f| f.contains("proto=https"))
     }
+}
+
+/// The origin of an http(s) URL as a browser's `Origin` names it: scheme and host in lower case,
+/// the port unless it is the scheme's own (`HTTPS://Chat.Example:443/app` → `https://chat.example`).
+fn origin_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let default_port = if scheme == "https" { ":443" } else { ":80" };
+    let host = authority.strip_suffix(default_port).unwrap_or(authority);
+    format!("{scheme}://{}", host.to_ascii_lowercase())
 }
 
 /// Whether a gateway on `addr` may serve without keys: only on loopback.
@@ -391,6 +410,17 @@ mod tests {
         assert!(!access.origin_allowed("http://127.0.0.1:8080", Some("127.0.0.1:7700")));
         assert!(!access.origin_allowed("null", Some("127.0.0.1:7700")));
         assert!(Access::known(false, vec!["*".into()]).origin_allowed("null", None));
+    }
+
+    #[test]
+    fn behind_a_proxy_a_page_from_the_public_url_may_change_things_whatever_host_it_sends() {
+        let public_origin = Some(origin_of("https://Chat.Example:443/airlock/"));
+        let behind = Access { public_origin, ..Access::known(true, Vec::new()) };
+        assert!(behind.origin_allowed("https://chat.example", Some("10.0.0.5:7700")));
+        assert!(!behind.origin_allowed("http://chat.example", Some("10.0.0.5:7700")));
+        assert!(!behind.origin_allowed("https://evil.example", Some("10.0.0.5:7700")));
+        assert_eq!(origin_of("http://localhost:8080"), "http://localhost:8080");
+        assert_eq!(origin_of("http://user@h:80/x?y"), "http://h");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::Path;
 
 mod code_tools;
 mod schedules;
+mod sign_in;
 
 use airlock_tests::Reply;
 use airlock_tests::page::Page;
@@ -138,38 +139,6 @@ async fn web_demo_streams_steers_cancels_survives_a_restart_and_reloads_the_same
     }
     let errors = page.run(json!({"do": "errors"})).await;
     assert_eq!(errors, json!([]), "the page threw");
-}
-
-#[tokio::test]
-#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
-async fn the_page_signs_in_with_a_key_and_streams_with_an_http_only_cookie() {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = airlock_tests::MockModel::start().await;
-    let data = dir.path().join("airlock.db");
-    let key = airlock_tests::gateway::keys(&data, &["create", "--tenant", "web"]);
-    let env = [("AIRLOCK_MODEL", "openai:mock")];
-    let gw = airlock_tests::gateway::Gateway::start_with(&data, &mock.base_url(), &env);
-    let mut page = Page::launch();
-    page.run(json!({"do": "open", "url": gw.url("/")})).await;
-    page.wait_text("#sign-in label", "API key").await;
-
-    page.run(json!({"do": "signIn", "key": "ak_wrong"})).await;
-    page.wait_text("#sign-in-why", "not valid").await;
-    page.run(json!({"do": "signIn", "key": key})).await;
-    page.wait_text("#tenant", "tenant web").await;
-    page.run(json!({"do": "waitConnection", "state": "open"})).await;
-    page.new_session().await;
-    mock.push(Reply::text("Signed in and streaming.", 3));
-    page.send("hello", "followup").await;
-    page.wait_text(".msg.assistant", "Signed in and streaming.").await;
-    page.wait_text(".turn-end", "completed").await;
-
-    let cookies = page.run(json!({"do": "scriptCookies"})).await;
-    assert_eq!(cookies, "", "the key cookie is HttpOnly: no script reads it");
-    page.run(json!({"do": "reload"})).await;
-    page.wait_text(".msg.assistant", "Signed in and streaming.").await;
-    page.wait_text("#tenant", "tenant web").await;
-    assert_eq!(page.run(json!({"do": "errors"})).await, json!([]), "the page threw");
 }
 
 #[tokio::test]

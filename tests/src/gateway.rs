@@ -188,6 +188,12 @@ impl Gateway {
         Self::launch(data, model_url, env, "127.0.0.1:0")
     }
 
+    /// A gateway as `airlock serve` starts with nothing set: the demo model alone, no provider
+    /// key or base URL, no plugins (what `/openapi.json` says of a plain gateway).
+    pub fn start_plain(data: &Path) -> Gateway {
+        Self::launch(data, "", &[], "127.0.0.1:0")
+    }
+
     /// [`Gateway::start_with`], answering as soon as it listens: before it has brought back the
     /// sessions stored at start (`/readyz` says when it has).
     pub fn start_listening(data: &Path, model_url: &str, env: &[(&str, &str)]) -> Gateway {
@@ -212,10 +218,21 @@ impl Gateway {
             "AIRLOCK_LOG={level} hides the info lines the harness waits for (where it listens, \
              that its sessions recovered): leave AIRLOCK_LOG out or make it info or louder"
         );
-        let mut child = Command::new(airlock_bin())
+        let mut command = Command::new(airlock_bin());
+        if model_url.is_empty() {
+            // A plain gateway: no provider reachable from what this process inherited either.
+            let providers = ["AIRLOCK_", "OPENAI_", "DEEPSEEK_", "ANTHROPIC_"];
+            for (name, _) in std::env::vars() {
+                if providers.iter().any(|p| name.starts_with(p)) {
+                    command.env_remove(name);
+                }
+            }
+        } else {
+            command.env("AIRLOCK_BASE_URL", model_url);
+        }
+        let mut child = command
             .args(["serve", "--listen", listen, "--durability", "full", "--data"])
             .arg(data)
-            .env("AIRLOCK_BASE_URL", model_url)
             .env("AIRLOCK_CACHE_DIR", compiled_cache())
             .env_remove("AIRLOCK_MODEL")
             // The harness reads "sessions recovered" from the log.

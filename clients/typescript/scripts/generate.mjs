@@ -1,6 +1,8 @@
 // Writes src/openapi.ts: the gateway's OpenAPI document as TypeScript types (openapi-typescript).
-// The file is generated, not kept in git: test.sh writes it before every build.
+// The file is generated, not kept in git: `npm run build` writes it from ../openapi.json, the
+// document of a plain gateway kept in the repository (a test of the gateway holds the two equal).
 //
+//   npm run generate -- ../openapi.json                       # what the build does
 //   npm run generate -- --bin ../../target/debug/airlock     # starts that gateway for its document
 //   npm run generate -- http://127.0.0.1:PORT/openapi.json
 //   npm run generate -- saved-openapi.json [out.ts]           # paths are relative to clients/typescript

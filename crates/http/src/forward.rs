@@ -64,7 +64,7 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
 
 /// The session a path is about: `/v1/sessions/{id}` and everything under it, its id
 /// percent-decoded as the route's own `{id}` is.
-fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
+pub(crate) fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
     let rest = path.strip_prefix("/v1/sessions/")?;
     let id = rest.split('/').next().filter(|id| !id.is_empty())?;
     percent_encoding::percent_decode_str(id).decode_utf8().ok()

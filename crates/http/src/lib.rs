@@ -287,16 +287,42 @@ pub fn metrics_app(key: Option<Arc<str>>) -> Router {
     )
 }
 
+/// A request's id: the `X-Request-Id` it came with (from a proxy, or the gateway that forwarded
+/// it), else a fresh one; passed on with it and echoed in the answer.
+const REQUEST_ID: axum::http::HeaderName = axum::http::HeaderName::from_static("x-request-id");
+
+/// The id a request came with, if a log line can carry it as it is (1 to 128 visible ASCII
+/// characters), else a fresh one.
+fn request_id(headers: &axum::http::HeaderMap) -> axum::http::HeaderValue {
+    let given = headers.get(&REQUEST_ID).filter(|id| {
+        (1..=128).contains(&id.len()) && id.as_bytes().iter().all(u8::is_ascii_graphic)
+    });
+    given.cloned().unwrap_or_else(|| {
+        let fresh = airlock_base::clock::fresh_id();
+        axum::http::HeaderValue::from_str(&fresh).expect("a UUID is a header value")
+    })
+}
+
 /// Counts, times and logs every request by method, matched route and status; what is logged while
-/// it is handled carries its method and route.
-async fn measured(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// it is handled carries its method, route, request id and, when its path names one, session.
+async fn measured(mut request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>();
     let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
     let method = airlock_base::metrics::method_label(request.method().as_str()).to_owned();
     let labels = vec![("method", method), ("route", route)];
     let started = std::time::Instant::now();
-    let span = tracing::info_span!("request", method = labels[0].1, route = labels[1].1);
-    let response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
+    let id = request_id(request.headers());
+    request.headers_mut().insert(REQUEST_ID, id.clone());
+    let session = forward::session_in(request.uri().path()).map(|s| s.into_owned());
+    let span = tracing::info_span!(
+        "request",
+        method = labels[0].1,
+        route = labels[1].1,
+        request_id = id.to_str().unwrap_or_default(),
+        session_id = session.as_deref(),
+    );
+    let mut response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
+    response.headers_mut().insert(REQUEST_ID, id);
     let took = started.elapsed();
     let status = response.status().as_u16();
     span.in_scope(|| tracing::info!(status, latency_ms = took.as_secs_f64() * 1e3, "answered"));

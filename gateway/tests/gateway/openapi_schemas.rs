@@ -103,6 +103,9 @@ fn frame_schemas(doc: &Value, name: &str) -> Vec<(String, String, Validator)> {
     frames
         .iter()
         .map(|frame| {
+            // Each frame is a schema of its own (`SessionStatusFrame`), named by reference.
+            let named = frame["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+            let frame = &doc["components"]["schemas"][named];
             let event = frame["properties"]["event"]["enum"][0].as_str().unwrap().to_owned();
             let target = frame["properties"]["data"]["contentSchema"]["$ref"].as_str().unwrap();
             let data = target.rsplit('/').next().unwrap().to_owned();

@@ -1,6 +1,6 @@
 //! The gateway's log as an operator reads it: `--log-format json` writes one JSON object per
 //! line on stderr, and a failing turn, a 404 and a shutdown each leave a line saying what
-//! happened, with the session, the status or the reason.
+//! happened, with the session, the status or the reason; every request's lines carry its id.
 
 use airlock_tests::Reply;
 use airlock_tests::world::world_with;
@@ -45,4 +45,37 @@ async fn json_log_lines_name_a_failing_turn_a_404_and_the_shutdown() {
     let stopping = log.iter().position(|l| l["message"].as_str().unwrap().starts_with("shutting"));
     let stopped = log.iter().position(|l| l["message"] == "stopped");
     assert!(stopping.is_some() && stopping < stopped, "shutting down, then stopped: {log:#?}");
+}
+
+#[tokio::test]
+async fn every_request_line_carries_a_request_id_echoed_in_the_answer_and_its_session() {
+    let mut w = world_with(&[("AIRLOCK_LOG_FORMAT", "json"), ("AIRLOCK_LOG", "info")]).await;
+    w.gw.client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let s = w.gw.session().await;
+    let given =
+        w.gw.client
+            .get(w.gw.url(&format!("/v1/sessions/{s}")))
+            .header("x-request-id", "from-the-proxy-1");
+    let given = given.send().await.unwrap();
+    assert_eq!(given.headers()["x-request-id"], "from-the-proxy-1", "the id it came with");
+    let made = w.gw.client.get(w.gw.url("/v1/sessions")).send().await.unwrap();
+    let made = made.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(made.len(), 36, "a fresh id when none came: {made}");
+    // One that a log line could not carry as it is (too long) is replaced.
+    let long = "x".repeat(129);
+    let replaced = w.gw.client.get(w.gw.url("/healthz")).header("x-request-id", &long);
+    let replaced = replaced.send().await.unwrap();
+    assert_ne!(replaced.headers()["x-request-id"], long.as_str());
+    assert!(w.gw.terminate().success());
+
+    let log = json_lines(&w.gw.log_lines());
+    let answered: Vec<&Value> = log.iter().filter(|l| l["message"] == "answered").collect();
+    assert!(answered.iter().all(|l| l["span"]["request_id"].is_string()), "{answered:#?}");
+    let of_session = answered
+        .iter()
+        .find(|l| l["span"]["request_id"] == "from-the-proxy-1")
+        .unwrap_or_else(|| panic!("the given id in {answered:#?}"));
+    assert_eq!(of_session["span"]["session_id"], s.as_str(), "{of_session}");
+    let listed = answered.iter().find(|l| l["span"]["request_id"] == made.as_str()).unwrap();
+    assert!(listed["span"].get("session_id").is_none(), "no session named: {listed}");
 }

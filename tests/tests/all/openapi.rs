@@ -213,6 +213,31 @@ async fn openapi_json_is_valid_openapi_3_and_covers_every_route() {
     drop(gateway);
 }
 
+/// `clients/openapi.json`: what the TypeScript client's types are generated from at its build, so
+/// a fresh clone builds it without a running gateway.
+const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/openapi.json");
+
+#[tokio::test]
+async fn the_committed_clients_openapi_json_is_what_a_plain_gateway_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start_plain(&dir.path().join("airlock.db"));
+    let served: Value = gateway.get("/openapi.json").await.1;
+    let committed: Option<Value> =
+        std::fs::read_to_string(COMMITTED).ok().and_then(|text| serde_json::from_str(&text).ok());
+    if committed.as_ref() == Some(&served) {
+        return;
+    }
+    if std::env::var_os("AIRLOCK_BLESS").is_some() {
+        let text = serde_json::to_string_pretty(&served).unwrap() + "\n";
+        std::fs::write(COMMITTED, text).unwrap();
+        return;
+    }
+    panic!(
+        "clients/openapi.json is not the document a plain gateway serves (the API changed): write \
+         it anew with `AIRLOCK_BLESS=1 cargo test --test all openapi::the_committed`, and commit it"
+    );
+}
+
 #[tokio::test]
 async fn every_object_a_union_may_hold_is_a_named_schema_and_no_boolean_is_a_constant() {
     // What client generators choke on (openapi-python-client among them): an object written

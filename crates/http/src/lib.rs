@@ -313,7 +313,8 @@ async fn measured(mut request: axum::extract::Request, next: axum::middleware::N
     let started = std::time::Instant::now();
     let id = request_id(request.headers());
     request.headers_mut().insert(REQUEST_ID, id.clone());
-    let session = forward::session_in(request.uri().path()).map(|s| s.into_owned());
+    // The span keeps its own copy of each field: the path is only borrowed.
+    let session = forward::session_in(request.uri().path());
     let span = tracing::info_span!(
         "request",
         method = labels[0].1,
@@ -321,6 +322,7 @@ async fn measured(mut request: axum::extract::Request, next: axum::middleware::N
         request_id = id.to_str().unwrap_or_default(),
         session_id = session.as_deref(),
     );
+    drop(session);
     let mut response = tracing::Instrument::instrument(next.run(request), span.clone()).await;
     response.headers_mut().insert(REQUEST_ID, id);
     let took = started.elapsed();

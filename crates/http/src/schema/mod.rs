@@ -108,8 +108,10 @@ fn reference(name: &str) -> Value {
 /// hold is named so: a generated client makes a type of each, and with members written inline
 /// some generators fail (and others invent names that collide).
 fn define(schemas: &mut Map<String, Value>, name: &str, schema: Value) -> Value {
-    let previous = schemas.insert(name.to_owned(), schema.clone());
-    assert!(previous.is_none_or(|p| p == schema), "two different schemas named {name}");
+    match schemas.get(name) {
+        Some(defined) => assert_eq!(defined, &schema, "two different schemas named {name}"),
+        None => drop(schemas.insert(name.to_owned(), schema)),
+    }
     reference(name)
 }
 

@@ -22,6 +22,10 @@
 // (`PATCH …/budget`), and a paused session resumes where it stopped. The log's
 // `budget/exhausted` and `budget/resumed` events are drawn in the conversation.
 //
+// With no session selected, typing into the composer starts one. A continuable subagent's
+// composer only steers its running turn: its parent alone gives it work. Below 640 px the session
+// list slides in over the conversation ("Sessions" in the header).
+//
 // `/compact` typed alone in the composer is a command, not a message: it asks the gateway to
 // summarize the conversation so far (`POST /v1/sessions/{id}/compact`). Its result comes back on
 // the log as a `context/compaction` event, shown as a folded summary; the messages above it stay,
@@ -39,6 +43,7 @@ import {
   state,
   when,
 } from "./js/api.js";
+import * as attachments from "./js/attachments.js";
 import * as conversation from "./js/conversation.js";
 import * as files from "./js/files.js";
 import * as goal from "./js/goal.js";
@@ -62,7 +67,9 @@ function connection(open) {
 
 function select(id, { disposed = false } = {}) {
   if (stream) stream.close();
-  Object.assign(state, { current: id, status: null, disposed });
+  Object.assign(state, { current: id, status: null, disposed, child: false });
+  document.body.dataset.nav = "closed";
+  $("#nav-toggle").setAttribute("aria-expanded", "false");
   lastSeq = -1;
   if (decodeURIComponent(location.hash.slice(1)) !== id) {
     history.pushState(null, "", `#${encodeURIComponent(id)}`);
@@ -87,6 +94,10 @@ function select(id, { disposed = false } = {}) {
     conversation.render(event);
     if (event.type === "agent/inbox/spliced") applySplice(event.data);
     if (event.type === "user/message") sessions.sawMessage(id, event.data.content);
+    if (event.type === "subagent/descriptor" && event.data.continuable) {
+      state.child = true; // its parent's work only: the composer can but steer its turn
+      updateControls();
+    }
     if (event.type === "goal/change") goal.refresh();
     if (event.type === "context/compaction") showUsage(id);
     if (event.type === "budget/exhausted" || event.type === "budget/resumed") showBudget(id);
@@ -111,7 +122,8 @@ function select(id, { disposed = false } = {}) {
   source.onopen = () => connection("open");
 }
 
-// The header: the session's title and when it was made, its parent for a subagent, its id.
+// The header: the session's title and when it was made, its parent for a subagent, the session
+// it was forked from for a fork (an edit's or a regeneration's old branch), its model, its id.
 function showHeader() {
   const id = state.current;
   const session = sessions.get(id);
@@ -121,6 +133,9 @@ function showHeader() {
   if (session?.parent) {
     parent.append("subagent of ", sessionLink(session.parent, sessions.nameOf(session.parent), "parent-link"), " · ");
   }
+  const source = session?.forkedFrom?.sessionId;
+  if (source) parent.append("fork of ", sessionLink(source, sessions.nameOf(source), "fork-link"), " · ");
+  $("#session-model").textContent = session?.model ? `${session.model} ·` : "";
   $("#session-id").textContent = session ? `${when(session.createdAt)} · ${id}` : id;
   document.title = `${sessions.nameOf(id)} · Airlock`;
   $("#session-usage").textContent = "";
@@ -236,13 +251,27 @@ function setStatus(status) {
   updateControls();
 }
 
-// Every control is enabled exactly when it can act.
+// What the composer says it is for: starting a session, messaging one, or steering a subagent.
+const PLACEHOLDER = {
+  session: $("#message").placeholder,
+  start: "Message the agent to start a new session (Enter sends)",
+  child: "Only its parent gives this subagent work; while it runs, you may steer it",
+};
+
+// Every control is enabled exactly when it can act. With no session selected, the composer
+// starts one; a continuable subagent takes only steering of its running turn from the page.
 function updateControls() {
   const live = Boolean(state.current) && !state.disposed;
   const running = live && state.status === "running";
-  $("#message").disabled = !live;
-  $("#delivery").disabled = !live;
-  $("#send").disabled = !live || !$("#message").value.trim();
+  const starting = !state.current;
+  const typing = starting || (live && (!state.child || running));
+  const message = $("#message");
+  message.disabled = !typing;
+  message.placeholder = starting ? PLACEHOLDER.start : state.child ? PLACEHOLDER.child : PLACEHOLDER.session;
+  if (state.child) $("#delivery").value = "steer";
+  $("#delivery").disabled = !live || state.child;
+  $("#send").disabled = !typing || (!message.value.trim() && !attachments.count());
+  $("#attach").disabled = !typing;
   $("#cancel").disabled = !running;
   $("#cancel-clear").disabled = !running;
   $("#dispose").disabled = !live;
@@ -255,7 +284,7 @@ function updateControls() {
 sessions.onChange((id) => {
   if (!state.current) return;
   const session = sessions.get(state.current);
-  if (id === state.current || id === session?.parent) showHeader();
+  if (id === state.current || id === session?.parent || id === session?.forkedFrom?.sessionId) showHeader();
   if (id === state.current && !session && !state.disposed) {
     // Removed from the list: disposed (here or elsewhere). The view stays, read-only.
     state.disposed = true;
@@ -268,14 +297,17 @@ sessions.onChange((id) => {
 async function send() {
   const box = $("#message");
   const text = box.value.trim();
-  if (!text || !state.current || state.disposed) return;
+  const images = attachments.blocks();
+  if ((!text && !images.length) || state.disposed) return;
   box.value = "";
+  attachments.clear();
   updateControls();
   const restore = (error) => {
     box.value = text;
     updateControls();
     report(error);
   };
+  if (text === "/compact" && !state.current) return restore("/compact needs a session: pick one first");
   if (text === "/compact") {
     // The 202 says only that a compaction started; its block arrives with the event. A refusal
     // (the session is running, has nothing to compact, or is compacting already) is reported,
@@ -283,8 +315,11 @@ async function send() {
     await api("POST", sessionPath(state.current, "/compact"), {}).catch(restore);
     return;
   }
+  // Typed with no session selected: the message starts one.
+  if (!state.current && !(await newSession().catch(restore))) return;
   const delivery = $("#delivery").value;
-  await api("POST", sessionPath(state.current, "/messages"), { content: text, delivery })
+  const content = images.length ? [...images, ...(text ? [{ type: "text", text }] : [])] : text;
+  await api("POST", sessionPath(state.current, "/messages"), { content, delivery })
     .catch(restore);
 }
 
@@ -295,17 +330,16 @@ async function cancel(keepInbox) {
 
 async function dispose() {
   if (!state.current || state.disposed) return;
-  const name = sessions.nameOf(state.current);
-  if (!confirm(`Dispose “${name}”? Its turn and queue are canceled and it takes no more input; its log stays readable.`)) return;
-  await api("DELETE", sessionPath(state.current)).catch(report);
+  await sessions.disposeSession(state.current);
 }
 
+// Makes a session and shows it; answers it (a refusal throws).
 async function newSession() {
   // The page runs `ask_user` itself: the model may ask the person a question.
   const body = { clientTools: person.CLIENT_TOOLS };
-  const session = await api("POST", "/v1/sessions", body).catch(report);
-  if (!session) return;
+  const session = await api("POST", "/v1/sessions", body);
   opened(session);
+  return session;
 }
 
 // A session the page made (new, or a fork): listed and shown.
@@ -328,6 +362,8 @@ $("#message").addEventListener("keydown", (event) => {
   }
 });
 $("#message").addEventListener("input", updateControls);
+attachments.wire(report);
+attachments.onChange(updateControls);
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !event.defaultPrevented) cancel(true);
 });
@@ -345,7 +381,13 @@ $("#budget-form").addEventListener("submit", (event) => {
   event.preventDefault();
   setBudget();
 });
-$("#new-session").addEventListener("click", newSession);
+$("#new-session").addEventListener("click", () => newSession().catch(report));
+$("#nav-toggle").addEventListener("click", () => {
+  const open = document.body.dataset.nav !== "open";
+  document.body.dataset.nav = open ? "open" : "closed";
+  $("#nav-toggle").setAttribute("aria-expanded", String(open));
+  if (open) $("#sessions a, #new-session")?.focus();
+});
 window.addEventListener("hashchange", openFromHash); // a session link, back or forward
 
 // Opens the session the hash names: a listed one, or a disposed one (read-only) if it exists.
@@ -406,6 +448,7 @@ async function start() {
   sessions.followHub(connection);
   api("POST", "/v1/login").then(showIdentity).catch(report);
   await openFromHash();
+  if (!state.current) $("#message").focus(); // typing starts a session
 }
 
 updateControls();

@@ -12,9 +12,21 @@ venv="$repo/target/python-client-venv"
 source "$repo/tests/python-venv.sh"
 
 fresh_venv "$venv" "$here/requirements.txt" "python client"
-# Built with the pinned hatchling from the venv (no build isolation, so nothing unpinned is
-# fetched), not editable, so the tests see the package as users install it.
-venv_pip "$venv" install --no-deps --no-build-isolation --force-reinstall "$here"
+# A wheel, built with the pinned hatchling from the venv (no build isolation, so nothing unpinned
+# is fetched), installed in the venv: the tests see the package as users install it.
+dist="$repo/target/python-client-dist"
+rm -rf "$dist"
+venv_pip "$venv" wheel --no-deps --no-build-isolation --wheel-dir "$dist" "$here"
+wheel=("$dist"/airlock_client-*.whl)
+venv_pip "$venv" install --no-deps --force-reinstall "${wheel[0]}"
+# And an app's own virtualenv, made anew: the wheel and what it depends on, as pip resolves them
+# for an app that adds it (the README's "Add it to your app"); test_readme.py runs the README's
+# example there.
+app="$repo/target/python-client-app"
+rm -rf "$app"
+make_venv "$app"
+venv_pip "$app" install "${wheel[0]}"
+export AIRLOCK_APP_PYTHON="$app/bin/python"
 
 airlock="${AIRLOCK_BIN:-$repo/target/debug/airlock}"
 if [ ! -x "$airlock" ]; then

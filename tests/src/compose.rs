@@ -179,28 +179,39 @@ fn service_of(address: &str) -> &str {
     GATEWAYS.iter().find(|g| **g == host).unwrap_or_else(|| panic!("no gateway at {address}"))
 }
 
-/// Tags `airlock-test/airlock`: `deploy/Dockerfile`'s `runtime` stage with the binary the tests
-/// built (its `build` stage compiles one from the sources, a release build of many minutes).
+/// Tags `airlock-test/airlock`: `deploy/Dockerfile`'s `runtime` stage, then its final stage with
+/// what that copies from the `build` stage taken from this checkout instead, the binary being the
+/// one the tests built (the `build` stage compiles one from the sources, a release build of many
+/// minutes, which also builds the plugins this checkout has built already).
 fn build_gateway_image() {
     let root = repository();
-    let root = root.to_str().unwrap();
-    let dockerfile = format!("{root}/deploy/Dockerfile");
-    let runtime = ["--target", "runtime", "--tag", "airlock-test/runtime", root];
-    docker(&[&["build", "--quiet", "--file", &dockerfile][..], &runtime].concat());
+    let dockerfile = root.join("deploy/Dockerfile");
+    let runtime = ["--target", "runtime", "--tag", "airlock-test/runtime", root.to_str().unwrap()];
+    docker(&[&["build", "--quiet", "--file", dockerfile.to_str().unwrap()][..], &runtime].concat());
     let context = tempfile::tempdir().unwrap();
-    let binary = crate::gateway::airlock_bin();
-    std::fs::hard_link(&binary, context.path().join("airlock"))
-        .or_else(|_| std::fs::copy(&binary, context.path().join("airlock")).map(drop))
-        .expect("the binary goes into the image's context");
-    let dockerfile = "FROM airlock-test/runtime\nCOPY airlock /usr/local/bin/airlock\n";
-    std::fs::write(context.path().join("Dockerfile"), dockerfile).unwrap();
-    docker(&[
-        "build",
-        "--quiet",
-        "--tag",
-        "airlock-test/airlock",
-        context.path().to_str().unwrap(),
-    ]);
+    let mut image = String::from("FROM airlock-test/runtime\n");
+    let shipped = std::fs::read_to_string(&dockerfile).unwrap();
+    let last_stage = shipped.rsplit("\nFROM ").next().unwrap();
+    for line in last_stage.lines().filter_map(|line| line.strip_prefix("COPY --from=build ")) {
+        let mut words: Vec<&str> = line.split_whitespace().collect();
+        let destination = words.pop().expect("a COPY names where to");
+        for source in words {
+            let path = source.strip_prefix("/src/").expect("the build stage works in /src");
+            let from = match path {
+                "target/release/airlock" => crate::gateway::airlock_bin(),
+                path => root.join(path),
+            };
+            let to = context.path().join(path);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::hard_link(&from, &to)
+                .or_else(|_| std::fs::copy(&from, &to).map(drop))
+                .unwrap_or_else(|e| panic!("{} goes into the image: {e}", from.display()));
+            image.push_str(&format!("COPY {path} {destination}\n"));
+        }
+    }
+    std::fs::write(context.path().join("Dockerfile"), image).unwrap();
+    let tag = ["build", "--quiet", "--tag", "airlock-test/airlock"];
+    docker(&[&tag[..], &[context.path().to_str().unwrap()]].concat());
 }
 
 /// `docker ARGS`; answers its stdout (it must succeed).

@@ -19,7 +19,11 @@ const browser = await chromium.launch({
     "--disable-sync",
   ],
 });
-const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
+// The clipboard may be written and read back (a message's "copy").
+const page = await browser.newPage({
+  viewport: { width: 1100, height: 720 },
+  permissions: ["clipboard-read", "clipboard-write"],
+});
 const errors = [];
 page.on("pageerror", (error) => errors.push(String(error)));
 // What the console reported as errors: a failed load (a 404, a refused connection), a blocked
@@ -54,8 +58,10 @@ const commands = {
     );
     return page.getAttribute("#main", "data-session-id");
   },
+  // Sends `text` from the composer as `delivery` (chosen only when it is not already: with no
+  // session selected the choice is disabled, and a message starts a session).
   send: async ({ text, delivery = "followup" }) => {
-    await page.selectOption("#delivery", delivery);
+    if ((await page.inputValue("#delivery")) !== delivery) await page.selectOption("#delivery", delivery);
     await page.fill("#message", text);
     await page.press("#message", "Enter");
   },
@@ -129,6 +135,41 @@ const commands = {
     await page.locator(selector, { hasText: text }).first()
       .waitFor({ state: "visible", timeout: TIMEOUT });
   },
+  // Sizes the window as a screen `width` × `height` CSS pixels wide and high.
+  viewport: async ({ width, height }) => page.setViewportSize({ width, height }),
+  // Whether the page fits its window: how wide it is against the window, and which of the
+  // elements matching `selector` that are shown reach past the window's right edge (by id).
+  fits: async ({ selector }) => page.evaluate((selector) => {
+    const width = window.innerWidth;
+    const outside = [...document.querySelectorAll(selector)]
+      .filter((e) => e.checkVisibility() && e.getBoundingClientRect().right > width + 0.5)
+      .map((e) => e.id || e.className);
+    return { width, scrollWidth: document.documentElement.scrollWidth, outside };
+  }, selector),
+  // Whether the first element matching `selector` is shown (not hidden by display, visibility,
+  // or a size of zero).
+  visible: async ({ selector }) => page.locator(selector).first().isVisible(),
+  // Picks a file for the file input `selector`: `name`, `mimeType` and its bytes in `base64`.
+  pick: async ({ selector, name, mimeType, base64 }) =>
+    page.setInputFiles(selector, { name, mimeType, buffer: Buffer.from(base64, "base64") }),
+  // Pastes a file into the element `selector`, as a person pasting a copied image does.
+  pasteFile: async ({ selector, name, mimeType, base64 }) => page.$eval(selector, (target, file) => {
+    const bytes = Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], file.name, { type: file.mimeType }));
+    target.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, { name, mimeType, base64 }),
+  // The natural width of every image matching `selector` (0: it did not load).
+  imageWidths: async ({ selector }) =>
+    page.$$eval(selector, (images) => images.map((image) => image.naturalWidth)),
+  // What the clipboard holds as text.
+  clipboard: async () => page.evaluate(() => navigator.clipboard.readText()),
+  // The `placeholder` and `value` of the form field `selector`, and whether it is disabled.
+  field: async ({ selector }) => page.$eval(selector, (e) => ({
+    placeholder: e.placeholder ?? null,
+    value: e.value,
+    disabled: e.disabled,
+  })),
   reload: async () => {
     await page.reload();
     await page.waitForSelector("#connection[data-state='open']", { timeout: TIMEOUT });

@@ -8,6 +8,7 @@ export const state = {
   current: null, // its id
   status: null, // "idle" or "running", from its stream
   disposed: false, // disposed sessions are shown read-only
+  child: false, // a continuable subagent: only its parent gives it work
 };
 
 // An answer other than 2xx, with the error body's code when there was one.
@@ -82,12 +83,6 @@ export function textOf(content) {
     .filter((block) => block.type === "text")
     .map((block) => block.text)
     .join("");
-}
-
-// A message as a one-line title: its first line that has words, cut to `max` characters.
-export function titleOf(text, max = 80) {
-  const line = (text || "").split("\n").map((l) => l.trim()).find((l) => l) || "";
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 // Counts and money as a person reads them: "10,000", "$0.50", "$0.0123".

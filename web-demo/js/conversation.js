@@ -8,6 +8,7 @@ import { $, count, element, limitsText, sessionLink, spentText, textOf } from ".
 import { CODE_TOOLS, codeCall, codeResult } from "./files.js";
 import { renderMarkdown } from "./markdown.js";
 import * as person from "./person.js";
+import { nameOf, onChange } from "./sessions.js";
 
 const box = $("#conversation");
 
@@ -19,12 +20,13 @@ const view = {
   tools: new Map(), // callId -> {card, name, args}
   stick: true, // follow the newest event
   ours: -1, // the scrollTop this script set last
+  branch: null, // the turn drawn now: {atSeq} before its start, and `content` of its first message
 };
 
 // Forgets the shown session: an empty view that follows the newest event.
 export function reset() {
   if (view.frame) cancelAnimationFrame(view.frame);
-  Object.assign(view, { turn: null, text: "", frame: 0, reasoning: null, tools: new Map() });
+  Object.assign(view, { turn: null, text: "", frame: 0, reasoning: null, tools: new Map(), branch: null });
   view.stick = true;
   box.replaceChildren();
 }
@@ -69,14 +71,24 @@ export function render(event) {
 }
 
 const kinds = {
+  "turn/start": (_, seq) => {
+    view.branch = { atSeq: seq - 1, content: null };
+  },
   "user/message": (data, seq) => {
+    const settled = settlement(data);
+    if (settled) return append(settled);
     const bubble = element("div", "msg user");
     bubble.dataset.role = "user";
     const source = data.source || {};
     const kind = source.delivery && source.delivery !== "followup" ? source.delivery
       : source.kind && source.kind !== "user" ? source.kind : null;
     if (kind) bubble.append(element("span", "label", kind));
-    bubble.append(document.createTextNode(textOf(data.content)), person.forkAction(seq));
+    // The turn's first message may be edited: sent again, changed, from before its turn.
+    const first = view.branch && !view.branch.content && (!kind || source.kind === "user");
+    if (first) view.branch.content = data.content;
+    const edit = first ? view.branch : null;
+    bubble.append(...images(data.content), document.createTextNode(textOf(data.content)));
+    bubble.append(person.messageActions(seq, textOf(data.content), { edit }));
     append(bubble);
   },
   "assistant/chunk": ({ chunk }) => {
@@ -99,9 +111,10 @@ const kinds = {
     settleStreaming();
     if (!text && !bubble) return;
     const final = bubble || append(assistantBubble("msg assistant"));
-    renderMarkdown(final.firstChild, text);
+    renderMarkdown(final.firstChild, text, { final: true });
     if (data.interrupted) final.classList.add("interrupted");
-    final.append(person.forkAction(seq));
+    const regenerate = view.branch?.content ? view.branch : null;
+    final.append(person.messageActions(seq, text, { regenerate }));
   },
   "tool/call": (data) => {
     const card = append(element("div", "tool"));
@@ -137,7 +150,7 @@ const kinds = {
       const result = element("pre", "result", `← ${text}`);
       if (data.error) {
         call.card.classList.add("failed");
-        result.textContent = `← ${data.error.code}: ${text}`;
+        result.textContent = `← ${failure(data.error.code, text)}`;
       }
       call.card.append(result);
     }
@@ -209,18 +222,69 @@ function drawStreaming() {
 function settleStreaming() {
   if (view.frame) cancelAnimationFrame(view.frame);
   if (view.turn) {
-    renderMarkdown(view.turn.firstChild, view.text);
+    renderMarkdown(view.turn.firstChild, view.text, { final: true });
     view.turn.classList.remove("streaming");
   }
   Object.assign(view, { turn: null, text: "", frame: 0, reasoning: null });
 }
 
+// A message's images, as the person sent them (a data URL of an image type only).
+function images(content) {
+  const shown = (Array.isArray(content) ? content : []).filter((block) =>
+    block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mediaType));
+  return shown.map((block) => {
+    const image = element("img", "attached");
+    image.src = `data:${block.mediaType};base64,${block.data}`;
+    image.alt = "an image sent with the message";
+    return image;
+  });
+}
+
+// A failed call's result as a person reads it: its code once (the text often starts with it), and
+// a denied call as what it is.
+function failure(code, text) {
+  const said = text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text === code ? "" : text;
+  if (code === "DENIED_BY_USER") {
+    const reason = said.replace(/^the user denied this call:?\s*/, "");
+    return `denied, not run${reason ? `: ${reason}` : ""}`;
+  }
+  return said ? `${code}: ${said}` : code;
+}
+
+// A continuable subagent's result, which reaches its parent as a message (`source.kind:
+// "subagent"`, the text `Subagent ID settled: {…}`), drawn as the subagent's card; null for any
+// other message.
+function settlement(data) {
+  const childId = data.source?.kind === "subagent" ? data.source.childId : null;
+  const answer = childId ? parse(textOf(data.content).replace(/^Subagent \S+ settled: /, "")) : null;
+  if (!answer) return null;
+  const card = element("div", "tool subagent settled");
+  const head = element("div", "head", "Subagent ");
+  head.append(liveName(childId), " finished");
+  card.append(head, childResult({ childId, ...answer }, liveName(childId)));
+  return card;
+}
+
+// A session's name that follows the list's: a result can arrive before the list knows its child.
+function liveName(id) {
+  const name = element("span", "session-name", nameOf(id));
+  name.dataset.sessionId = id;
+  return name;
+}
+
+onChange((id) => {
+  for (const name of box.querySelectorAll(`.session-name[data-session-id="${CSS.escape(id)}"]`)) {
+    name.textContent = nameOf(id);
+  }
+});
+
 // What a subagent tool answered: a link to the child, then its answer (`agent`) or that it
-// started (`spawn_agent`, whose answer reaches the parent later as a message).
+// started (`spawn_agent`, whose answer reaches the parent later as a message). `name` is text or
+// a node.
 function childResult(answer, name) {
   const result = element("div", "result child");
-  const text = `Open ${name ? `${name}’s` : "the subagent’s"} session`;
-  const link = sessionLink(answer.childId, text, "child-link");
+  const link = sessionLink(answer.childId, "", "child-link");
+  link.append("Open ", name || "the subagent", "’s session");
   result.append(link);
   if (answer.stopReason) {
     const stop = element("span", "stop", answer.stopReason);
@@ -231,7 +295,7 @@ function childResult(answer, name) {
   }
   if (answer.output) {
     const output = element("div", "md output");
-    renderMarkdown(output, answer.output);
+    renderMarkdown(output, answer.output, { final: true });
     result.append(output);
   }
   if (answer.error) result.append(element("span", "stop", `${answer.error.code}: ${answer.error.message || ""}`));

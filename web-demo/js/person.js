@@ -2,7 +2,8 @@
 // approval gets Approve / Deny buttons on its card (`tool/approval requested`), and the answer
 // replaces them (`approved` / `denied`); a call of `ask_user`, the client tool this page
 // implements, shows its question with a box for the answer, posted as the call's result; every
-// message can be forked from (`POST …/fork {atSeq}`), which opens the fork.
+// message can be copied and forked from (`POST …/fork {atSeq}`, which opens the fork), a turn's
+// first message edited and its answer regenerated, each as a fork.
 
 import { api, button, element, sessionPath, state } from "./api.js";
 
@@ -98,15 +99,68 @@ export function settled(card) {
   card.querySelector(".client-call")?.remove();
 }
 
-// A "fork from here" action for the message logged at `seq`.
-// Its label is drawn by the stylesheet, so a message's text stays the message.
-export function forkAction(seq) {
-  const action = button("", async () => {
-    const fork = await api("POST", sessionPath(state.current, "/fork"), { atSeq: seq })
-      .catch((error) => alert(`The fork failed: ${error.message}`));
-    if (fork) forked(fork);
-  }, "A new session with this conversation up to here; this one stays as it is");
-  action.className = "fork";
-  action.setAttribute("aria-label", "Fork from here");
-  return action;
+// What can be done with a message logged at `seq` whose text is `text`: copy it, fork from it,
+// and, given `branch` ({atSeq, content}: the seq before its turn and the message that began
+// it), edit it (a turn's first message) or regenerate it (the turn's answer). Both make a fork
+// through `atSeq`, open it and send the message there again (edited), so the old branch stays
+// as it was, a link away ("fork of …" in the header). The labels are drawn by the stylesheet, so
+// a message's text stays the message.
+export function messageActions(seq, text, { edit, regenerate } = {}) {
+  const actions = element("span", "actions");
+  const copy = action("copy", "Copy this message's text", async () => {
+    await navigator.clipboard.writeText(text);
+    copy.dataset.label = "copied";
+  });
+  actions.append(copy);
+  if (edit) {
+    actions.append(action("edit", "Change this message: a new branch from before it, the old one kept", () => {
+      editing(actions.closest(".msg"), edit);
+    }));
+  }
+  if (regenerate) {
+    actions.append(action("regenerate", "Answer again: a new branch from before this turn, the old one kept", () =>
+      branchFrom(regenerate.atSeq, regenerate.content)));
+  }
+  actions.append(action("fork from here", "A new session with this conversation up to here; this one stays as it is", () =>
+    branchFrom(seq)));
+  return actions;
+}
+
+function action(label, title, onClick) {
+  const node = button("", onClick, title);
+  node.dataset.label = label;
+  node.setAttribute("aria-label", label);
+  return node;
+}
+
+// Forks through `atSeq` and opens the fork; sends `content` there when given.
+async function branchFrom(atSeq, content) {
+  const from = state.current;
+  try {
+    const fork = await api("POST", sessionPath(from, "/fork"), { atSeq });
+    forked(fork);
+    if (content) await api("POST", sessionPath(fork.sessionId, "/messages"), { content });
+  } catch (error) {
+    alert(`The branch failed: ${error.message}`);
+  }
+}
+
+// The bubble becomes a box holding its text; sending it makes the new branch.
+function editing(bubble, { atSeq, content }) {
+  if (!bubble || bubble.querySelector("form.edit")) return;
+  const form = element("form", "edit");
+  const text = element("textarea");
+  text.setAttribute("aria-label", "The message, edited");
+  text.value = content.filter((block) => block.type === "text").map((block) => block.text).join("");
+  const send = element("button", "", "Send as a new branch");
+  send.type = "submit";
+  const cancel = button("Cancel", () => form.remove());
+  form.append(text, send, cancel);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const others = content.filter((block) => block.type !== "text"); // images stay
+    branchFrom(atSeq, [...others, { type: "text", text: text.value }]);
+  });
+  bubble.append(form);
+  text.focus();
 }

@@ -1,13 +1,16 @@
-// The session list: every session the key may see, newest first, each titled by its first user
-// message and the time it was made, with its children (subagents) nested under it.
+// The session list: every session the key may see, newest first, each titled and shown with the
+// time it was made, with its children (subagents) nested under it. A subagent is titled by the
+// name its parent's model gave it (its `metadata.name`), any other session by its first user
+// message as plain text (js/markdown.js `titleOf`).
 //
 // It comes from `GET /v1/sessions` and stays current through `GET /v1/events` (added, removed,
 // status). A title is read once from the start of the session's log (`GET …/events/page`); a
 // session with no message yet is asked again when its status next changes.
 
-import { $, api, element, sessionLink, sessionPath, state, textOf, titleOf, when } from "./api.js";
+import { $, api, button, element, sessionLink, sessionPath, state, textOf, when } from "./api.js";
+import { titleOf } from "./markdown.js";
 
-const sessions = new Map(); // id -> {id, status, parent, createdAt, title}
+const sessions = new Map(); // id -> {id, status, parent, createdAt, model, forkedFrom, name, title}
 const listeners = new Set();
 
 // Calls `listener(id)` whenever what the list knows about a session changed.
@@ -24,10 +27,11 @@ export function get(id) {
   return sessions.get(id);
 }
 
-// How a session is named: its title, or "New session" until it has a message.
+// How a session is named: a subagent's name, else its title, or "New session" until it has a
+// message.
 export function nameOf(id) {
   const session = sessions.get(id);
-  return session?.title || (session ? "New session" : id);
+  return session?.name || session?.title || (session ? "New session" : id);
 }
 
 // Adds or updates a session from its `Session` view.
@@ -44,9 +48,12 @@ function keep(view) {
     status: view.status,
     parent: view.parentSessionId || null,
     createdAt: view.createdAt,
+    model: view.model,
+    forkedFrom: view.forkedFrom || null,
+    name: typeof view.metadata?.name === "string" ? view.metadata.name : null,
     title: known?.title || null,
   });
-  if (!known?.title) wantTitle(view.sessionId);
+  if (!known?.title && !sessions.get(view.sessionId).name) wantTitle(view.sessionId);
   return true;
 }
 
@@ -54,7 +61,7 @@ export function setStatus(id, status) {
   const session = sessions.get(id);
   if (!session || session.status === status) return;
   session.status = status;
-  if (!session.title) wantTitle(id); // a message arrived, or a turn ended
+  if (!session.title && !session.name) wantTitle(id); // a message arrived, or a turn ended
   changed(id);
 }
 
@@ -150,6 +157,8 @@ async function fetchTitle(id) {
 
 // ---- drawing ----
 
+// Draws the list; with words in the search box, only the sessions whose name has them (and the
+// parents they are nested under).
 export function render() {
   const list = $("#sessions");
   const focused = document.activeElement?.closest?.("#sessions a")?.dataset.sessionId;
@@ -159,12 +168,19 @@ export function render() {
     if (!children.has(parent)) children.set(parent, []);
     children.get(parent).push(session);
   }
+  const query = $("#session-search").value.trim().toLowerCase();
+  const matches = (session) => !query || nameOf(session.id).toLowerCase().includes(query);
   const items = (parent, depth) =>
     (children.get(parent) || [])
       .sort((a, b) => (depth === 0 ? b.createdAt - a.createdAt : a.createdAt - b.createdAt))
-      .map((session) => item(session, items(session.id, depth + 1)));
+      .map((session) => {
+        const nested = items(session.id, depth + 1);
+        return matches(session) || nested.length ? item(session, nested) : null;
+      })
+      .filter(Boolean);
   const top = items(null, 0);
-  list.replaceChildren(...(top.length ? top : [element("li", "empty", "No sessions yet")]));
+  const none = query ? "No session matches" : "No sessions yet";
+  list.replaceChildren(...(top.length ? top : [element("li", "empty", none)]));
   if (focused) list.querySelector(`a[data-session-id="${CSS.escape(focused)}"]`)?.focus();
 }
 
@@ -179,7 +195,10 @@ function item(session, children) {
   const meta = element("span", "meta", `${when(session.createdAt)} · `);
   meta.append(element("span", "state", session.status));
   link.append(dot, element("span", "name", nameOf(session.id)), meta);
-  row.append(link);
+  const dispose = button("", () => disposeSession(session.id), `Dispose “${nameOf(session.id)}”`);
+  dispose.className = "dispose";
+  dispose.setAttribute("aria-label", `Dispose ${nameOf(session.id)}`);
+  row.append(link, dispose);
   if (children.length) {
     const nested = element("ul", "children");
     nested.setAttribute("aria-label", `Subagents of ${nameOf(session.id)}`);
@@ -188,6 +207,15 @@ function item(session, children) {
   }
   return row;
 }
+
+// Disposes a session after asking; the list drops it when the gateway says it is gone.
+export async function disposeSession(id) {
+  const name = nameOf(id);
+  if (!confirm(`Dispose “${name}”? Its turn and queue are canceled and it takes no more input; its log stays readable.`)) return;
+  await api("DELETE", sessionPath(id)).catch((error) => alert(`Dispose failed: ${error.message}`));
+}
+
+$("#session-search").addEventListener("input", render);
 
 // ---- live updates ----
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -358,22 +359,32 @@ test("apiKey is sent as a bearer token; without it a gateway with keys answers 4
   }
 });
 
-check("the README's example runs as written and prints the answer and the run's events", async (_, gateway) => {
+check("npm pack yields a package an app installs, and the README's example runs in it as written", async (_, gateway) => {
   const readme = await readFile(join(packageDir, "README.md"), "utf8");
   const example = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
   assert.ok(example.includes('baseUrl: "http://127.0.0.1:7700"'));
-  // Inside the package, so that "@airlock/client" resolves to it.
-  const file = join(packageDir, "build", "readme-example.mjs");
-  await writeFile(file, example.replace("http://127.0.0.1:7700", gateway.url));
-  const { stdout } = await run(process.execPath, [file]);
-  const [answer, ...events] = stdout.trim().split("\n");
-  assert.match(answer ?? "", /^You said: "hello"\. .* completed$/);
-  assert.equal(events[0], "0 agent/inbox/spliced");
-  assert.match(events.at(-1) ?? "", /^\d+ turn\/end$/);
-  assert.deepEqual(
-    events.map((line) => Number(line.split(" ")[0])),
-    range(0, events.length - 1),
-  );
+  // As the README's "Add it to your app" says: the package `npm pack` makes (dist/ is built by
+  // `npm test`), installed into an app of its own, whose dependencies npm resolves.
+  const app = await mkdtemp(join(tmpdir(), "airlock-app-"));
+  try {
+    const { stdout: packed } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", app], { cwd: packageDir });
+    const tarball = join(app, packed.trim().split("\n").at(-1)!);
+    await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+    await run("npm", ["install", "--no-audit", "--no-fund", tarball], { cwd: app });
+    const file = join(app, "app.mjs");
+    await writeFile(file, example.replace("http://127.0.0.1:7700", gateway.url));
+    const { stdout } = await run(process.execPath, [file], { cwd: app });
+    const [answer, ...events] = stdout.trim().split("\n");
+    assert.match(answer ?? "", /^You said: "hello"\. .* completed$/);
+    assert.equal(events[0], "0 agent/inbox/spliced");
+    assert.match(events.at(-1) ?? "", /^\d+ turn\/end$/);
+    assert.deepEqual(
+      events.map((line) => Number(line.split(" ")[0])),
+      range(0, events.length - 1),
+    );
+  } finally {
+    await rm(app, { recursive: true, force: true });
+  }
 });
 
 check("a file uploaded to the workspace is listed, downloaded byte for byte and removed", async (airlock) => {

@@ -1,8 +1,8 @@
 //! The web demo (`web-demo/`), compiled into the binary and served at `/`: a browser client of
 //! this same API that loads nothing from anywhere else.
 //!
-//! The page is plain ES modules (no bundler) plus two vendored libraries, `marked` and
-//! `DOMPurify`, whose committed copies `web-demo/vendor/update.sh` refreshes from npm; building
+//! The page is plain ES modules (no bundler) plus three vendored libraries, `marked`, `DOMPurify`
+//! and `highlight.js`, whose committed copies `web-demo/vendor/update.sh` refreshes from npm; building
 //! the gateway needs no npm. The page's `Content-Security-Policy` lets it load and connect to
 //! this origin only, so even a model's Markdown cannot make it fetch from elsewhere.
 
@@ -13,6 +13,7 @@ use axum::routing::get;
 use super::AppState;
 
 const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
 
 /// What the page may load: its own files and streams, nothing from another origin.
 const POLICY: &str = "default-src 'self'; img-src 'self' data:; object-src 'none'; \
@@ -21,9 +22,10 @@ const POLICY: &str = "default-src 'self'; img-src 'self' data:; object-src 'none
 /// Every file the page loads: its path, content type and bytes.
 const FILES: &[(&str, &str, &[u8])] = &[
     ("/app.js", JS, include_bytes!("../../../web-demo/app.js")),
-    ("/style.css", "text/css; charset=utf-8", include_bytes!("../../../web-demo/style.css")),
+    ("/style.css", CSS, include_bytes!("../../../web-demo/style.css")),
     ("/favicon.ico", "image/x-icon", include_bytes!("../../../web-demo/favicon.ico")),
     ("/js/api.js", JS, include_bytes!("../../../web-demo/js/api.js")),
+    ("/js/attachments.js", JS, include_bytes!("../../../web-demo/js/attachments.js")),
     ("/js/conversation.js", JS, include_bytes!("../../../web-demo/js/conversation.js")),
     ("/js/files.js", JS, include_bytes!("../../../web-demo/js/files.js")),
     ("/js/goal.js", JS, include_bytes!("../../../web-demo/js/goal.js")),
@@ -34,6 +36,8 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("/js/sessions.js", JS, include_bytes!("../../../web-demo/js/sessions.js")),
     ("/vendor/marked.esm.js", JS, include_bytes!("../../../web-demo/vendor/marked.esm.js")),
     ("/vendor/purify.min.js", JS, include_bytes!("../../../web-demo/vendor/purify.min.js")),
+    ("/vendor/highlight.min.js", JS, include_bytes!("../../../web-demo/vendor/highlight.min.js")),
+    ("/vendor/highlight.css", CSS, include_bytes!("../../../web-demo/vendor/highlight.css")),
 ];
 
 /// `/` and every file in [`FILES`].

@@ -120,6 +120,11 @@ pub(super) struct SessionView {
     budget: Option<BudgetBody>,
     /// It paused at its budget: messages queue and nothing runs until the budget is raised.
     paused: bool,
+    /// What it was created with as `metadata`; a subagent's is `{name}`, the name its parent's
+    /// model gave it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<serde_json::Value>)]
+    metadata: Option<Value>,
 }
 
 /// Queue counts per inbox list.
@@ -332,5 +337,6 @@ pub(super) async fn view(state: &AppState, row: SessionRow) -> Answer<SessionVie
         forked_from: spec.forked_from,
         budget: spec.budget.map(Into::into),
         paused,
+        metadata: spec.metadata,
     })
 }

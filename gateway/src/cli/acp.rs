@@ -14,10 +14,11 @@ use crate::server::Gateway;
 /// Arguments of `airlock acp`.
 #[derive(Debug, Args)]
 pub struct AcpArgs {
-    /// The sessions (`--data` is needed for `session/load` across runs).
+    /// The sessions.
     #[command(flatten)]
     pub sessions: super::args::EmbeddedArgs,
     /// Also serve the HTTP API for these sessions on this address (port 0 picks a free one).
+    /// Not read from `airlock.toml`, whose `listen` is the server's.
     #[arg(long)]
     pub listen: Option<String>,
 }

@@ -76,21 +76,34 @@ impl From<SandboxArgs> for Sandbox {
     }
 }
 
-/// The sessions of a command that runs without a server (`run`, `stdio`, `acp`).
+/// The sessions of a command that runs without a server (`run`, `stdio`, `acp`). They read
+/// `airlock.toml` as `serve` does, but for `data` and `listen`: where the server keeps its
+/// sessions and listens.
 #[derive(Clone, Debug, Args)]
 pub struct EmbeddedArgs {
-    /// Keep sessions in this SQLite file (default: a temporary file, removed at exit); `stdio` and
-    /// `acp` recover the sessions already in it first. `:memory:` keeps nothing on disk
-    /// (continuable subagents then refuse to start).
+    /// Settings file (default: `./airlock.toml` when it exists): its models, tools and sandbox;
+    /// a flag or its variable wins over the file.
+    #[arg(long, env = "AIRLOCK_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Keep sessions in this SQLite file (default: a temporary file, removed at exit).
+    /// `:memory:` keeps nothing on disk (continuable subagents then refuse to start).
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// The model of new sessions, its window and its fallbacks.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = MODELS)]
     pub model: ModelArgs,
+    /// `[models."NAME"]` of `airlock.toml`.
+    #[arg(skip)]
+    pub models: ModelTable,
     /// The core and the plugins.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = TOOLS)]
     pub sandbox: SandboxArgs,
 }
+
+/// `--help`'s heading over the model flags.
+pub const MODELS: &str = "Models";
+/// `--help`'s heading over the flags of the core, the tools and their sandbox.
+pub const TOOLS: &str = "Tools";
 
 /// The model of sessions that name none: `--model`, `--context-window`, `--fallback`.
 #[derive(Clone, Debug, Args)]

@@ -7,7 +7,6 @@ use super::CliError;
 use super::args::EmbeddedArgs;
 use super::data_lock::DataLock;
 use crate::server::{Settings, open_sessions};
-use airlock_providers::model::ModelTable;
 use airlock_sessions::{Rules, Sessions};
 use airlock_store::Durability;
 
@@ -52,7 +51,7 @@ impl Embedded {
                 workspaces,
                 default_model: args.model.model.clone(),
                 approval_for: args.sandbox.approval_for.clone(),
-                models: std::sync::Arc::new(args.model.table(ModelTable::default())),
+                models: std::sync::Arc::new(args.model.table(args.models.clone())),
                 ..Rules::default()
             },
             connections: airlock_http::connections::Connections::default(),

@@ -1,9 +1,13 @@
-//! `airlock.toml`: settings for `airlock serve` from a file. Its keys are `serve`'s long flags,
-//! so every setting is declared once, on [`ServeArgs`](super::ServeArgs): the file's values
-//! become the flags' defaults, and clap reads them as it reads a flag. A flag wins over its
-//! environment variable, which wins over the file, which wins over the built-in default. Four
-//! tables have no flag: `[mcp.NAME]` (as `--mcp`), `[models."NAME"]`, and the operator's
-//! `[webhooks.NAME]` and `[schedules.NAME]`.
+//! `airlock.toml`: settings from a file. Its keys are `serve`'s long flags, so every setting is
+//! declared once, on [`ServeArgs`](super::ServeArgs): the file's values become the flags'
+//! defaults, and clap reads them as it reads a flag. A flag wins over its environment variable,
+//! which wins over the file, which wins over the built-in default. Four tables have no flag:
+//! `[mcp.NAME]` (as `--mcp`), `[models."NAME"]`, and the operator's `[webhooks.NAME]` and
+//! `[schedules.NAME]`.
+//!
+//! `run`, `stdio` and `acp` read the same file, checked against `serve`'s flags as `serve` reads
+//! it, and take the keys they have a flag for ([`EmbeddedArgs`]), the models and the MCP
+//! servers: not `data` nor `listen`, which say where the server keeps its sessions and listens.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,11 +17,12 @@ use clap::{Arg, ArgMatches};
 use serde::Deserialize;
 
 use super::ServeArgs;
+use super::args::EmbeddedArgs;
 use airlock_hooks::operator::Declared;
 use airlock_providers::mcp::{McpServer, McpSource};
 use airlock_providers::model::{ModelSettings, ModelTable};
 
-/// A settings file, read: the values of flags, and the two tables no flag names.
+/// A settings file, read: the values of flags, and the tables no flag names.
 pub struct File {
     /// Long flag name → its values, as text clap parses.
     flags: BTreeMap<String, Vec<String>>,
@@ -52,9 +57,10 @@ impl McpEntry {
 }
 
 impl File {
-    /// The file `serve` was given with `--config`, else `./airlock.toml` if it exists; every
-    /// key checked against `serve`'s flags (`serve` is its command) and every value against
-    /// its flag's parser, even where a flag will win: a mistake in the file is one either way.
+    /// The file given with `--config` (`matches` are the command's), else `./airlock.toml` if
+    /// it exists; every key checked against `serve`'s flags (`serve` is its command) and every
+    /// value against its flag's parser, even where a flag will win or the command has no such
+    /// flag: a mistake in the file is one either way.
     pub fn read(serve: &clap::Command, matches: &ArgMatches) -> Result<Option<File>, String> {
         let (path, named) = match matches.get_one::<PathBuf>("config") {
             Some(path) => (path.clone(), true),
@@ -109,29 +115,56 @@ impl File {
         Ok(Some(file))
     }
 
-    /// `serve` with the file's values as its flags' defaults.
-    pub fn defaults(&self, serve: clap::Command) -> clap::Command {
-        self.flags.iter().fold(serve, |serve, (key, values)| {
-            let id = flag(&serve, key).expect("checked when read").get_id().clone();
-            serve.mut_arg(id, |arg| arg.default_values(values.clone()))
+    /// `command` (`serve`, `run`, `stdio` or `acp`) with the file's values as the defaults of
+    /// the flags it has; only `serve` takes [`SERVER_ONLY`]'s.
+    pub fn defaults(&self, command: clap::Command) -> clap::Command {
+        let serving = command.get_name() == "serve";
+        self.flags.iter().fold(command, |command, (key, values)| {
+            if !serving && SERVER_ONLY.contains(&key.as_str()) {
+                return command;
+            }
+            match flag(&command, key).map(|arg| arg.get_id().clone()) {
+                Some(id) => command.mut_arg(id, |arg| arg.default_values(values.clone())),
+                None => command,
+            }
         })
     }
 
-    /// Fills what no flag names: the `[models."NAME"]` tables, and the `[mcp.NAME]` servers
-    /// unless `--mcp` or `AIRLOCK_MCP` named some.
-    pub fn apply_tables(self, args: &mut ServeArgs, matches: &ArgMatches) {
+    /// Fills what no flag of `serve` names: the `[models."NAME"]` tables, the operator's
+    /// declarations, and the `[mcp.NAME]` servers unless `--mcp` or `AIRLOCK_MCP` named some.
+    pub fn apply_to_serve(mut self, args: &mut ServeArgs, matches: &ArgMatches) {
+        if let Some(servers) = self.mcp_unless_given(matches) {
+            args.sandbox.mcp = servers;
+        }
         if let Some(models) = self.models {
             args.models = models;
         }
         args.declared = self.declared;
-        let mcp_given = matches.value_source("mcp").is_some_and(|source| {
-            matches!(source, ValueSource::CommandLine | ValueSource::EnvVariable)
-        });
-        if let (Some(servers), false) = (self.mcp, mcp_given) {
+    }
+
+    /// As [`File::apply_to_serve`], for `run`, `stdio` and `acp`: the models and MCP servers.
+    pub fn apply_to_embedded(mut self, args: &mut EmbeddedArgs, matches: &ArgMatches) {
+        if let Some(servers) = self.mcp_unless_given(matches) {
             args.sandbox.mcp = servers;
         }
+        if let Some(models) = self.models {
+            args.models = models;
+        }
+    }
+
+    /// The file's MCP servers, unless the command line or the environment named some.
+    fn mcp_unless_given(&mut self, matches: &ArgMatches) -> Option<Vec<McpServer>> {
+        let given = matches.value_source("mcp").is_some_and(|source| {
+            matches!(source, ValueSource::CommandLine | ValueSource::EnvVariable)
+        });
+        self.mcp.take().filter(|_| !given)
     }
 }
+
+/// Keys only `serve` takes from the file: where the server keeps its sessions and listens.
+/// `run`, `stdio` and `acp` keep theirs in a temporary file unless `--data` says otherwise, and
+/// `acp --listen` serves HTTP only when asked.
+const SERVER_ONLY: [&str; 2] = ["data", "listen"];
 
 /// The `[mcp]` table: its servers by name.
 fn mcp(value: toml::Value) -> Result<Vec<McpServer>, String> {
@@ -181,4 +214,81 @@ fn reason(error: &clap::Error) -> String {
     let text = error.to_string();
     let first = text.lines().next().unwrap_or_default();
     first.trim_start_matches("error: ").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::parser::ValueSource;
+    use clap::{Arg, CommandFactory, FromArgMatches};
+
+    use super::File;
+    use crate::cli::{Cli, ServeArgs};
+
+    /// The configuration completeness test: walks `serve`'s clap definition and, for
+    /// every flag, proves it reads an `AIRLOCK_*` variable (the trace flags read OpenTelemetry's
+    /// standard ones), sits under a heading of `serve --help`, and is a key of `airlock.toml`
+    /// whose value clap takes as it takes the flag's.
+    #[test]
+    fn every_serve_flag_is_an_airlock_toml_key_and_an_airlock_variable() {
+        let serve = Cli::command().find_subcommand("serve").expect("serve is a command").clone();
+        let flags = serve.get_arguments().filter(|arg| !matches!(arg.get_id().as_str(), "help"));
+        for arg in flags {
+            let long = arg.get_long().unwrap_or_else(|| panic!("{} has no --flag", arg.get_id()));
+            let env = arg.get_env().and_then(|env| env.to_str());
+            let env = env.unwrap_or_else(|| panic!("--{long} reads no variable"));
+            assert!(env.starts_with("AIRLOCK_") || env.starts_with("OTEL_"), "--{long}: {env}");
+            if long == "config" {
+                continue; // the file cannot name itself
+            }
+            assert!(arg.get_help_heading().is_some(), "--{long} is under no heading");
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("airlock.toml");
+            if long == "mcp" {
+                // `--mcp NAME=URL` is the table `[mcp.NAME]`.
+                std::fs::write(&path, "[mcp.fs]\nurl = \"http://127.0.0.1:9/mcp\"\n").unwrap();
+                let args = serve_with(&serve, &path);
+                assert_eq!(args.sandbox.mcp.len(), 1, "[mcp.fs] is taken");
+                continue;
+            }
+            let value = sample(&serve, arg);
+            std::fs::write(&path, format!("{long} = {value:?}\n")).unwrap();
+            let config = path.to_str().unwrap();
+            let read = serve.clone().try_get_matches_from(["serve", "--config", config]).unwrap();
+            let file = File::read(&serve, &read).unwrap().expect("the file exists");
+            let matches = file.defaults(serve.clone()).try_get_matches_from(["serve"]).unwrap();
+            let id = arg.get_id().as_str();
+            let taken: Vec<_> = matches.get_raw(id).unwrap().map(|raw| raw.to_owned()).collect();
+            assert_eq!(taken, [value.as_str()], "--{long}: the file's value is the flag's");
+            assert_eq!(matches.value_source(id), Some(ValueSource::DefaultValue), "--{long}");
+            ServeArgs::from_arg_matches(&matches).unwrap_or_else(|e| panic!("--{long}: {e}"));
+        }
+    }
+
+    /// `serve`'s arguments with the file at `path`.
+    fn serve_with(serve: &clap::Command, path: &std::path::Path) -> ServeArgs {
+        let config = path.to_str().unwrap();
+        let read = serve.clone().try_get_matches_from(["serve", "--config", config]).unwrap();
+        let file = File::read(serve, &read).unwrap().expect("the file exists");
+        let matches = file.defaults(serve.clone()).try_get_matches_from(["serve"]).unwrap();
+        let mut args = ServeArgs::from_arg_matches(&matches).unwrap();
+        file.apply_to_serve(&mut args, &matches);
+        args
+    }
+
+    /// A value `arg` takes that is not its default: one of its choices, else the first of a few
+    /// texts (a number, a duration, a boolean, a URL) its parser accepts.
+    fn sample(serve: &clap::Command, arg: &Arg) -> String {
+        let default: Vec<_> = arg.get_default_values().iter().map(|v| v.to_owned()).collect();
+        let choices = arg.get_possible_values().into_iter().map(|v| v.get_name().to_owned());
+        let texts = ["1000", "7", "5s", "7s", "true", "http://a.example"].map(str::to_owned);
+        let long = arg.get_long().unwrap();
+        choices
+            .chain(texts)
+            .filter(|text| default.iter().all(|d| d != text.as_str()))
+            .find(|text| {
+                let given = serve.clone().no_binary_name(true);
+                given.try_get_matches_from([format!("--{long}={text}")]).is_ok()
+            })
+            .unwrap_or_else(|| panic!("--{long}: no sample value; add one to `sample`"))
+    }
 }

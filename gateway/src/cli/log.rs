@@ -20,8 +20,14 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the log for the process. Unless a variable sets the filter, a server logs from
-/// `info`; the commands that answer a person say what failed themselves and log errors only.
+/// A server's filter when no variable sets one: every crate of Airlock (`airlock_*` targets)
+/// from `info`, the rest from `warn`; rmcp not at all: what fails in it reaches Airlock as an
+/// error, said in words where it is met, and its own lines dump Rust values.
+const SERVING: &str = "warn,airlock=info,rmcp=off";
+
+/// Installs the log for the process. Unless a variable sets the filter, a server logs its own
+/// lines from `info` and other libraries' (rmcp, hyper, wasmtime…) from `warn`; the commands
+/// that answer a person say what failed themselves and log errors only.
 ///
 /// A server writes a line per request: its lines go to a thread of their own, which writes
 /// whatever has gathered in one go, so no request waits for stderr (nor wakes its reader once a
@@ -31,7 +37,7 @@ pub enum LogFormat {
 pub fn init(format: LogFormat, serving: bool) -> Option<WorkerGuard> {
     let filter = EnvFilter::try_from_env("AIRLOCK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new(if serving { "info" } else { "error" }));
+        .unwrap_or_else(|_| EnvFilter::new(if serving { SERVING } else { "error" }));
     let (writer, guard) = match serving {
         true => {
             let (writer, guard) = NonBlockingBuilder::default()

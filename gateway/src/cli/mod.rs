@@ -43,7 +43,8 @@ pub struct Cli {
     #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
     /// How the log on stderr is written: `text`, or `json` lines. `AIRLOCK_LOG` (or `RUST_LOG`)
-    /// filters it: `info` by default for `serve`, `error` for the others.
+    /// filters it: for `serve` by default Airlock's lines from `info` and other libraries' from
+    /// `warn` (`warn,airlock=info`), for the others `error`.
     #[arg(long, global = true, env = "AIRLOCK_LOG_FORMAT", value_enum, default_value = "text")]
     log_format: log::LogFormat,
 }
@@ -57,10 +58,12 @@ enum Command {
     /// Run one task in a fresh session and print the final response.
     #[command(after_help = MODEL_VARIABLES)]
     Run(RunArgs),
-    /// Speak the low-level SDK protocol (JSON-RPC lines) on stdin/stdout.
+    /// Speak the low-level SDK protocol (JSON-RPC lines) on stdin/stdout; the sessions already
+    /// in `--data` are recovered first.
     #[command(after_help = MODEL_VARIABLES)]
     Stdio(stdio::StdioArgs),
-    /// Be an Agent Client Protocol agent for an editor, on stdin/stdout.
+    /// Be an Agent Client Protocol agent for an editor, on stdin/stdout; the sessions already in
+    /// `--data` are recovered first (`session/load` needs `--data` across runs).
     #[command(after_help = MODEL_VARIABLES)]
     Acp(acp::AcpArgs),
     /// Make, list and revoke the API keys of a data file or database.
@@ -68,15 +71,16 @@ enum Command {
 }
 
 impl Cli {
-    /// Parses the command line; for `serve`, with `airlock.toml`'s values as the defaults of
-    /// its flags ([`file`]). A bad file ends the process with a message saying what to fix.
+    /// Parses the command line, with `airlock.toml`'s values as the defaults of the flags of
+    /// `serve`, `run`, `stdio` and `acp` ([`file`]). A bad file ends the process with a message
+    /// saying what to fix.
     pub fn from_env_and_file() -> Cli {
         let mut command = Cli::command();
         let matches = command.get_matches_mut();
         let file = match matches.subcommand() {
-            Some(("serve", serve)) => {
-                let serve_command = command.find_subcommand("serve").expect("serve is a command");
-                File::read(serve_command, serve).unwrap_or_else(|message| {
+            Some(("serve" | "run" | "stdio" | "acp", given)) => {
+                let serve = command.find_subcommand("serve").expect("serve is a command");
+                File::read(serve, given).unwrap_or_else(|message| {
                     eprintln!("airlock: {message}");
                     std::process::exit(2);
                 })
@@ -86,14 +90,20 @@ impl Cli {
         let Some(file) = file else {
             return Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         };
+        let name = matches.subcommand_name().expect("a command was given");
         // A fresh command: one clap has built cannot have its arguments changed.
-        let command = Cli::command().mut_subcommand("serve", |serve| file.defaults(serve));
+        let command = Cli::command().mut_subcommand(name, |given| file.defaults(given));
         let matches = command.get_matches();
         let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-        if let (Command::Serve(args), Some(("serve", serve))) =
-            (&mut cli.command, matches.subcommand())
-        {
-            file.apply_tables(args, serve);
+        let given = matches.subcommand().expect("a command was given").1;
+        match &mut cli.command {
+            Command::Serve(args) => file.apply_to_serve(args, given),
+            Command::Run(RunArgs { sessions, .. })
+            | Command::Stdio(stdio::StdioArgs { sessions })
+            | Command::Acp(acp::AcpArgs { sessions, .. }) => {
+                file.apply_to_embedded(sessions, given)
+            }
+            Command::Keys(_) => {}
         }
         cli
     }

@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Who answers a call that waits for approval (see `--approval-for`): `ask` on stderr and
-    /// read y/n from stdin, approve `all`, or approve `none`.
+    /// read y/n from stdin, `all` approves every call, `none` denies every call.
     #[arg(long, value_enum, default_value_t = Approve::Ask)]
     pub approve: Approve,
     /// The session's file, model and sandbox.

@@ -6,12 +6,19 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::{DurabilityArg, LimitsArgs, ModelArgs, SandboxArgs};
+use super::args::{DurabilityArg, LimitsArgs, MODELS, ModelArgs, SandboxArgs, TOOLS};
 use super::data_lock::DataLock;
 use crate::server::{Gateway, Settings, Shared, WebhookSettings, shutdown_signal};
 use airlock_http::DEFAULT_MAX_BODY;
 use airlock_http::connections::Connections;
 use airlock_sessions::{Eviction, Limits, Rules, TenantLimits};
+
+/// `serve --help`'s headings, one per group of flags (with [`MODELS`] and [`TOOLS`]).
+const ACCESS: &str = "Listening and access";
+const STORAGE: &str = "Storage and cluster";
+const LIMITS: &str = "Limits";
+const WEBHOOKS: &str = "Webhooks";
+const TRACES: &str = "Traces";
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
@@ -21,111 +28,111 @@ pub struct ServeArgs {
     #[arg(long, env = "AIRLOCK_CONFIG")]
     pub config: Option<PathBuf>,
     /// Address to listen on (port 0 picks a free port).
-    #[arg(long, env = "AIRLOCK_LISTEN", default_value = "127.0.0.1:7700")]
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_LISTEN", default_value = "127.0.0.1:7700")]
     pub listen: String,
-    /// The SQLite file holding every session.
-    #[arg(long, env = "AIRLOCK_DATA", default_value = "./airlock.db")]
-    pub data: PathBuf,
-    /// Where the store is, when not in `--data`.
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
+    /// Where clients reach the gateway when that is not where it listens (behind a proxy), e.g.
+    /// `https://agents.example.com`; an `https://` URL makes the browser's sign-in cookie
+    /// `Secure`.
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_PUBLIC_URL", value_name = "URL", value_parser = public_url)]
+    pub public_url: Option<String>,
+    /// Origins allowed by CORS (repeat, or `*`); none sends no CORS headers.
+    #[arg(help_heading = ACCESS, long = "cors-origin", env = "AIRLOCK_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// Request body limit in bytes.
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_MAX_BODY", default_value_t = DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// A request's head must arrive within this long; a connection idle between requests is
+    /// closed after it.
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_HEADER_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this long (else 408).
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_BODY_TIMEOUT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub body_timeout: Duration,
+    /// Connections open at once; one more is answered 503 and closed (default: the open-files
+    /// limit less 512).
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Serve `/metrics` on this address instead of the API's (then the API's answers 404).
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// `/metrics` asks for `Authorization: Bearer <this>` (keep it out of the command line: set
+    /// `AIRLOCK_METRICS_KEY`).
+    #[arg(help_heading = ACCESS, long, env = "AIRLOCK_METRICS_KEY", value_name = "KEY", hide_env_values = true)]
+    pub metrics_key: Option<String>,
     /// The model of sessions that name none, its window and its fallbacks.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = MODELS)]
     pub model: ModelArgs,
     /// `[models."NAME"]` of `airlock.toml`: each model's context window and compaction share,
     /// endpoint, fallbacks and retries.
     #[arg(skip)]
     pub models: airlock_providers::model::ModelTable,
+    /// The SQLite file holding every session.
+    #[arg(help_heading = STORAGE, long, env = "AIRLOCK_DATA", default_value = "./airlock.db")]
+    pub data: PathBuf,
+    /// `full` survives power loss; `normal` is faster and may lose the last commits then.
+    #[arg(help_heading = STORAGE, long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
+    pub durability: DurabilityArg,
+    /// Where the store is, when not in `--data`.
+    #[command(flatten, next_help_heading = STORAGE)]
+    pub cluster: ClusterArgs,
+    /// Drop a session from memory after it has been at rest (idle, nothing pending, unused) this
+    /// long, e.g. `60s`, `500ms`, `1h`; it comes back from its log when used.
+    #[arg(help_heading = STORAGE, long, env = "AIRLOCK_IDLE_EVICT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub idle_evict: Duration,
+    /// Past this many sessions in memory, drop those at rest, least recently used first.
+    #[arg(help_heading = STORAGE, long, env = "AIRLOCK_MAX_LIVE_SESSIONS", default_value_t = Eviction::default().max_live)]
+    pub max_live_sessions: usize,
+    /// What no turn may exceed.
+    #[command(flatten, next_help_heading = LIMITS)]
+    pub limits: LimitsArgs,
+    /// How many messages may wait in one session's queue; one more is refused (429).
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_MAX_QUEUE", default_value_t = Limits::default().queue)]
+    pub max_queue: usize,
+    /// Sessions a tenant may have stored (not disposed); 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_SESSIONS", default_value_t = TenantLimits::default().sessions)]
+    pub tenant_sessions: u64,
+    /// Event streams a tenant may have open at once; 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_STREAMS", default_value_t = TenantLimits::default().streams)]
+    pub tenant_streams: usize,
+    /// Messages and runs a tenant may enqueue per second (bursts of twice as many); 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_RATE", default_value_t = TenantLimits::default().per_second)]
+    pub tenant_rate: u32,
+    /// Sessions of a tenant running a turn at once (its subagents' too); a message that would
+    /// wake one more is refused (429), a goal round waits. 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_TURNS", default_value_t = TenantLimits::default().turns)]
+    pub tenant_turns: usize,
+    /// Sessions (subagents included) and forks a tenant may create a minute, in bursts of as
+    /// many; 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_CREATES", default_value_t = TenantLimits::default().creates_per_minute)]
+    pub tenant_creates: u32,
+    /// Bytes of log a tenant's sessions (not disposed) may keep; past it new sessions, forks and
+    /// messages are refused (429). 0: no quota.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_TENANT_BYTES", default_value_t = TenantLimits::default().bytes)]
+    pub tenant_bytes: u64,
+    /// How many levels of subagents a session may have below it: the model's `agent` or
+    /// `spawn_agent` one level deeper gets the tool error `LIMIT_EXCEEDED`.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_MAX_SUBAGENT_DEPTH", default_value_t = Limits::default().depth)]
+    pub max_subagent_depth: u32,
+    /// How many subagents below one root session may work (run a turn) at once.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_MAX_DESCENDANTS", default_value_t = Limits::default().descendants)]
+    pub max_descendants: usize,
+    /// How many sessions may have a core instance in memory at once (default: what this
+    /// machine's memory and memory-map limit hold); past it new work is refused with 503
+    /// `overloaded` and running sessions go on.
+    #[arg(help_heading = LIMITS, long, env = "AIRLOCK_MAX_INSTANCES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_instances: Option<u64>,
+    /// The core and the plugins.
+    #[command(flatten, next_help_heading = TOOLS)]
+    pub sandbox: SandboxArgs,
     /// `[webhooks.NAME]` and `[schedules.NAME]` of `airlock.toml`: the operator's webhook
     /// subscriptions and schedules.
     #[arg(skip)]
     pub declared: airlock_hooks::operator::Declared,
-    /// `full` survives power loss; `normal` is faster and may lose the last commits then.
-    #[arg(long, env = "AIRLOCK_DURABILITY", value_enum, default_value = "full")]
-    pub durability: DurabilityArg,
-    /// Request body limit in bytes.
-    #[arg(long, env = "AIRLOCK_MAX_BODY", default_value_t = DEFAULT_MAX_BODY)]
-    pub max_body: usize,
-    /// Origins allowed by CORS (repeat, or `*`); none sends no CORS headers.
-    #[arg(long = "cors-origin", env = "AIRLOCK_CORS_ORIGINS", value_delimiter = ',')]
-    pub cors_origins: Vec<String>,
-    /// Where clients reach the gateway when that is not where it listens (behind a proxy), e.g.
-    /// `https://agents.example.com`; an `https://` URL makes the browser's sign-in cookie
-    /// `Secure`.
-    #[arg(long, env = "AIRLOCK_PUBLIC_URL", value_name = "URL", value_parser = public_url)]
-    pub public_url: Option<String>,
-    /// The core and the plugins.
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-    /// Drop a session from memory after it has been at rest (idle, nothing pending, unused) this
-    /// long, e.g. `60s`, `500ms`, `1h`; it comes back from its log when used.
-    #[arg(long, env = "AIRLOCK_IDLE_EVICT", default_value = "60s", value_parser = humantime::parse_duration)]
-    pub idle_evict: Duration,
-    /// Past this many sessions in memory, drop those at rest, least recently used first.
-    #[arg(long, env = "AIRLOCK_MAX_LIVE_SESSIONS", default_value_t = Eviction::default().max_live)]
-    pub max_live_sessions: usize,
-    /// What no turn may exceed.
-    #[command(flatten)]
-    pub limits: LimitsArgs,
-    /// A request's head must arrive within this long; a connection idle between requests is
-    /// closed after it.
-    #[arg(long, env = "AIRLOCK_HEADER_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
-    pub header_timeout: Duration,
-    /// A request's body must arrive within this long (else 408).
-    #[arg(long, env = "AIRLOCK_BODY_TIMEOUT", default_value = "60s", value_parser = humantime::parse_duration)]
-    pub body_timeout: Duration,
-    /// Connections open at once; one more is answered 503 and closed (default: the open-files
-    /// limit less 512).
-    #[arg(long, env = "AIRLOCK_MAX_CONNECTIONS")]
-    pub max_connections: Option<usize>,
-    /// Sessions a tenant may have stored (not disposed); 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_SESSIONS", default_value_t = TenantLimits::default().sessions)]
-    pub tenant_sessions: u64,
-    /// Event streams a tenant may have open at once; 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_STREAMS", default_value_t = TenantLimits::default().streams)]
-    pub tenant_streams: usize,
-    /// Messages and runs a tenant may enqueue per second (bursts of twice as many); 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_RATE", default_value_t = TenantLimits::default().per_second)]
-    pub tenant_rate: u32,
-    /// Sessions of a tenant running a turn at once (its subagents' too); a message that would
-    /// wake one more is refused (429), a goal round waits. 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_TURNS", default_value_t = TenantLimits::default().turns)]
-    pub tenant_turns: usize,
-    /// Sessions (subagents included) and forks a tenant may create a minute, in bursts of as
-    /// many; 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_CREATES", default_value_t = TenantLimits::default().creates_per_minute)]
-    pub tenant_creates: u32,
-    /// Bytes of log a tenant's sessions (not disposed) may keep; past it new sessions, forks and
-    /// messages are refused (429). 0: no quota.
-    #[arg(long, env = "AIRLOCK_TENANT_BYTES", default_value_t = TenantLimits::default().bytes)]
-    pub tenant_bytes: u64,
-    /// How many levels of subagents a session may have below it: the model's `agent` or
-    /// `spawn_agent` one level deeper gets the tool error `LIMIT_EXCEEDED`.
-    #[arg(long, env = "AIRLOCK_MAX_SUBAGENT_DEPTH", default_value_t = Limits::default().depth)]
-    pub max_subagent_depth: u32,
-    /// How many subagents below one root session may work (run a turn) at once.
-    #[arg(long, env = "AIRLOCK_MAX_DESCENDANTS", default_value_t = Limits::default().descendants)]
-    pub max_descendants: usize,
-    /// How many messages may wait in one session's queue; one more is refused (429).
-    #[arg(long, env = "AIRLOCK_MAX_QUEUE", default_value_t = Limits::default().queue)]
-    pub max_queue: usize,
-    /// How many sessions may have a core instance in memory at once (default: what this
-    /// machine's memory and memory-map limit hold); past it new work is refused with 503
-    /// `overloaded` and running sessions go on.
-    #[arg(long, env = "AIRLOCK_MAX_INSTANCES", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_instances: Option<u64>,
-    /// Serve `/metrics` on this address instead of the API's (then the API's answers 404).
-    #[arg(long, env = "AIRLOCK_METRICS_LISTEN", value_name = "ADDR")]
-    pub metrics_listen: Option<String>,
-    /// `/metrics` asks for `Authorization: Bearer <this>` (keep it out of the command line: set
-    /// `AIRLOCK_METRICS_KEY`).
-    #[arg(long, env = "AIRLOCK_METRICS_KEY", value_name = "KEY", hide_env_values = true)]
-    pub metrics_key: Option<String>,
     /// How webhooks are delivered.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = WEBHOOKS)]
     pub webhooks: WebhookArgs,
     /// Where traces go.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = TRACES)]
     pub traces: TraceArgs,
 }
 

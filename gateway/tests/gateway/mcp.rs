@@ -2,7 +2,8 @@
 //! `@modelcontextprotocol/server-everything` from npm (`tests/mcp`, pinned by its lockfile).
 //!
 //! Ignored by default because it needs Node.js and `npm ci --prefix tests/mcp`; `.ci/run`
-//! installs it and runs `cargo test --workspace --test gateway -- --ignored mcp::`.
+//! installs it and runs `cargo test --workspace --test gateway -- --ignored mcp::`. The servers
+//! that never start need nothing: those tests always run.
 
 use crate::common;
 
@@ -208,4 +209,44 @@ async fn acp_session_new_mcp_servers_give_that_session_their_tools() {
             Ok(())
         })
         .await;
+}
+
+/// `airlock serve --mcp SERVER` that cannot start: its exit code and stderr.
+fn refused_at_start(server: &str) -> (Option<i32>, String) {
+    let out = common::airlock()
+        .args(["serve", "--data", ":memory:", "--listen", "127.0.0.1:0", "--mcp", server])
+        .env_remove("AIRLOCK_MCP")
+        .env_remove("RUST_LOG")
+        .env_remove("AIRLOCK_LOG")
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// What the server's library says is its own: one line says what failed, in words, with no Rust
+/// type name or value dumped into it, and no line of the library's log besides.
+#[test]
+fn an_mcp_server_out_of_reach_is_refused_at_start_in_one_line_of_words() {
+    let (code, stderr) = refused_at_start("x=http://127.0.0.1:1/mcp");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "airlock: MCP server \"x\": http://127.0.0.1:1/mcp did not answer as an MCP server: \
+             error sending request for url (http://127.0.0.1:1/mcp)"
+        ) && stderr.contains("Connection refused"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("rmcp::") && !stderr.contains(" { "), "{stderr}");
+}
+
+#[test]
+fn an_mcp_command_that_exits_at_once_is_refused_saying_it_closed_the_connection() {
+    let (code, stderr) = refused_at_start("x=false");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "airlock: MCP server \"x\": did not start as an MCP server: it closed the connection \
+         before answering `initialize` (did it exit? run it by hand to see what it says)\n"
+    );
 }

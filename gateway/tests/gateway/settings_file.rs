@@ -1,5 +1,7 @@
-//! `airlock.toml`, the settings file of `airlock serve`: every long flag is a key, a flag wins
-//! over its variable, which wins over the file, and a bad file is refused saying what to fix.
+//! `airlock.toml`, the settings file of `airlock serve` (and of `run`, `stdio` and `acp`): every
+//! long flag is a key, a flag wins over its variable, which wins over the file, and a bad file is
+//! refused saying what to fix. That every flag of `serve` is a key is proved by walking its clap
+//! definition (`cli::file`'s unit test).
 
 use std::process::Command;
 
@@ -76,4 +78,34 @@ fn a_context_window_too_small_in_airlock_toml_is_refused_naming_the_model() {
         stderr,
         "airlock: airlock.toml: models.\"openai:tiny\": context_window must be at least 100 tokens\n"
     );
+}
+
+/// `airlock run` reads `airlock.toml` as `serve` does (here `echo` waits for approval, which
+/// `--approve none` denies), but keeps its session out of the server's `data` file, and a model
+/// given as a flag wins over the file's.
+#[test]
+fn run_reads_airlock_toml_but_keeps_its_session_out_of_the_servers_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "approval-for = [\"echo\"]\nmodel = \"nope\"\ndata = \"server.db\"\n\
+                listen = \"192.0.2.1:1\"\n";
+    std::fs::write(dir.path().join("airlock.toml"), toml).unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::common::airlock()
+            .current_dir(dir.path())
+            .arg("run")
+            .args(args)
+            .arg(r#"/tool echo {"text":"hi"}"#)
+            .env_remove("AIRLOCK_MODEL")
+            .output()
+            .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.code(), text(out.stdout), text(out.stderr))
+    };
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.starts_with("airlock: unknown model \"nope\""), "the file's model: {stderr}");
+    let (code, stdout, stderr) = run(&["--model", "demo", "--approve", "none"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("DENIED_BY_USER"), "the file's approval-for: {stdout}");
+    assert!(!dir.path().join("server.db").exists(), "run keeps its session elsewhere");
 }

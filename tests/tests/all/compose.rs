@@ -26,5 +26,13 @@ async fn the_compose_file_behind_its_proxy_passes_the_kill_9_test() {
     let answer = run["finalResponse"].as_str().unwrap_or_default();
     assert!(answer.contains("hello"), "the demo model answered the run: {run}");
     assert!(compose.holder(&s).starts_with("http://gateway-"), "a gateway holds {s}");
+    // The image's plugins (`AIRLOCK_PLUGINS`): a call of `calc` runs in the container's sandbox.
+    let calc = |http: &reqwest::Client, base: &str| {
+        let content = r#"/tool calc {"expression": "6*7"}"#;
+        http.post(format!("{base}/v1/sessions/{s}/runs")).json(&json!({"content": content}))
+    };
+    let run: Value = client.call(calc).await.json().await.unwrap();
+    let answer = run["finalResponse"].as_str().unwrap_or_default();
+    assert!(answer.contains(r#""value":42"#), "the calc plugin answered: {run}");
     super::cluster::kill_9_under_load(&mut compose).await;
 }

@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use airlock_core::{ContentBlock, ToolSpec};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{ClientInitializeError, Peer, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::Value;
@@ -124,7 +126,7 @@ pub async fn connect(server: &McpServer) -> Result<Vec<Arc<dyn Tool>>, McpError>
     let listed = tokio::time::timeout(CONNECT_TIMEOUT, service.peer().list_all_tools()).await;
     let listed = listed
         .map_err(|_| failed("did not list its tools in time".into()))?
-        .map_err(|e| failed(format!("could not list its tools: {e}")))?;
+        .map_err(|e| failed(format!("could not list its tools: {}", service_error(&e))))?;
     let connection = Arc::new(Connection { server: server.name.clone(), service });
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     for tool in listed {
@@ -161,7 +163,8 @@ async fn start(server: &McpServer) -> Result<RunningService<RoleClient, ()>, Str
             if let Some(stderr) = stderr {
                 tokio::spawn(forward(server.name.clone(), stderr));
             }
-            ().serve(transport).await.map_err(|e| format!("did not start as an MCP server: {e}"))
+            let started = ().serve(transport).await;
+            started.map_err(|e| format!("did not start as an MCP server: {}", not_started(&e)))
         }
         McpSource::Url { url, headers } => {
             crate::model::install_tls();
@@ -181,11 +184,72 @@ async fn start(server: &McpServer) -> Result<RunningService<RoleClient, ()>, Str
                 .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            ().serve(transport)
-                .await
-                .map_err(|e| format!("{url} did not answer as an MCP server: {e}"))
+            let started = ().serve(transport).await;
+            started
+                .map_err(|e| format!("{url} did not answer as an MCP server: {}", not_started(&e)))
         }
     }
+}
+
+/// Why a server did not start, in words a person acts on. rmcp's own messages name its
+/// transport's Rust type and dump the messages it got as Rust values.
+fn not_started(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, .. } if closed(&*error.error) => {
+            CLOSED.into()
+        }
+        ClientInitializeError::TransportError { error, .. } => causes(&*error.error),
+        ClientInitializeError::ConnectionClosed(_) => CLOSED.into(),
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_) => {
+            "its answer to `initialize` was not an MCP initialize result".into()
+        }
+        ClientInitializeError::JsonRpcError(refused) => {
+            format!("it refused `initialize`: {}", refused.message)
+        }
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => not_started(fallback),
+        other => other.to_string(),
+    }
+}
+
+const CLOSED: &str = "it closed the connection before answering `initialize` (did it exit? run \
+    it by hand to see what it says)";
+
+/// Whether `error` is a pipe to a process that closed its end (it exited).
+fn closed(error: &(dyn std::error::Error + 'static)) -> bool {
+    let io = error.downcast_ref::<std::io::Error>();
+    io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// A failed request to a running server, in words (see [`not_started`]).
+fn service_error(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(refused) => refused.message.to_string(),
+        ServiceError::TransportSend(error) => causes(&*error.error),
+        other => other.to_string(),
+    }
+}
+
+/// An error and its causes, each said once: `error sending request for url (…): tcp connect
+/// error: Connection refused (os error 111)`.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut said: Vec<String> = Vec::new();
+    // The HTTP transport's client error holds reqwest's, whose causes say what failed.
+    let client = error.downcast_ref::<StreamableHttpError<reqwest::Error>>();
+    let mut next = match client {
+        Some(StreamableHttpError::Client(inner)) => {
+            Some(inner as &(dyn std::error::Error + 'static))
+        }
+        _ => Some(error),
+    };
+    while let Some(error) = next {
+        let text = error.to_string();
+        if !said.last().is_some_and(|last| last.contains(&text)) {
+            said.push(text);
+        }
+        next = error.source();
+    }
+    said.join(": ")
 }
 
 /// A server's stderr, line by line, into the gateway's log.
@@ -249,7 +313,10 @@ impl Tool for McpTool {
                 Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                     not_running(&server)
                 }
-                Ok(Err(e)) => ToolOutput::error("FAILED", format!("MCP server {server}: {e}")),
+                Ok(Err(e)) => ToolOutput::error(
+                    "FAILED",
+                    format!("MCP server {server}: {}", service_error(&e)),
+                ),
                 Ok(Ok(result)) => {
                     let failed = result.is_error == Some(true);
                     output(

@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
+mod branches;
 mod code_tools;
+mod page;
 mod schedules;
 mod sign_in;
 
@@ -17,7 +19,17 @@ use serde_json::{Value, json};
 
 /// A gateway whose model is the mock, and the page open on it.
 async fn opened() -> (World, Page) {
-    let w = world_with(&[("AIRLOCK_MODEL", "openai:mock")]).await;
+    opened_with(&[("AIRLOCK_MODEL", "openai:mock")]).await
+}
+
+/// A gateway with the mock model whose calls of `echo` wait for approval, and the page open on it.
+async fn approving_echo() -> (World, Page) {
+    opened_with(&[("AIRLOCK_MODEL", "openai:mock"), ("AIRLOCK_APPROVAL_FOR", "echo")]).await
+}
+
+/// A gateway with `env`, and the page open on it.
+async fn opened_with(env: &[(&str, &str)]) -> (World, Page) {
+    let w = world_with(env).await;
     let mut page = Page::launch();
     page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
     (w, page)
@@ -212,9 +224,10 @@ fn child_of(log: &[Value], n: usize) -> String {
 #[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
 async fn the_page_renders_sanitized_markdown_and_follows_the_newest_event_unless_scrolled_back() {
     let (w, mut page) = opened().await;
-    for control in ["#cancel", "#cancel-clear", "#dispose", "#message", "#send"] {
+    for control in ["#cancel", "#cancel-clear", "#dispose", "#send"] {
         assert!(page.disabled(control).await, "{control} with no session selected");
     }
+    assert!(!page.disabled("#message").await, "typing starts a session");
     page.new_session().await;
     assert!(page.disabled("#cancel").await, "nothing runs yet");
     assert!(page.disabled("#send").await, "nothing typed yet");
@@ -289,7 +302,7 @@ async fn the_page_nests_subagents_under_their_parent_and_links_the_tool_results_
     let row = |id: &str| format!("#sessions li[data-session-id='{id}']");
     let nested = |id: &str| format!("{} > ul.children > li[data-session-id='{id}']", row(&parent));
     page.wait_text(&format!("{} > a", row(&parent)), "delegate this").await;
-    page.wait_text(&nested(&child), "Find the answer").await;
+    page.wait_text(&nested(&child), "researcher").await; // its name, not its prompt
     page.wait_text(&nested(&child), "idle").await;
 
     // A continuable `spawn_agent` child: linked as soon as it started, nested too.
@@ -301,17 +314,22 @@ async fn the_page_nests_subagents_under_their_parent_and_links_the_tool_results_
     page.send("SPAWN-A-WORKER", "followup").await;
     page.wait_text(".msg.assistant", "The worker is done.").await;
     let worker = child_of(&w.gw.log(&parent).await, 1);
-    page.wait_count(".tool a.child-link", 2).await;
+    page.wait_count(".tool a.child-link", 3).await; // the worker's: its call, and its result
     let hrefs = page.run(links).await;
-    assert_eq!(hrefs, json!([format!("#{child}"), format!("#{worker}")]));
-    page.wait_text(&nested(&worker), "WORKER-TASK").await;
+    assert_eq!(hrefs, json!([format!("#{child}"), format!("#{worker}"), format!("#{worker}")]));
+    page.wait_text(&nested(&worker), "worker").await;
     let children = page.texts(&format!("{} > ul.children > li", row(&parent))).await;
     assert_eq!(children.len(), 2, "both nested: {children:?}");
+    // Its result reached the parent as a message: drawn as the worker's card, not as JSON.
+    page.wait_text(".tool.subagent.settled", "Worker result.").await;
+    let settled = page.texts(".tool.subagent.settled").await;
+    assert!(settled[0].starts_with("Subagent worker finished"), "{settled:?}");
+    assert!(!conversation(&mut page).await.iter().any(|shown| shown.contains("settled:")));
 
     // By keyboard: the link opens the child, whose header links back to its parent.
     page.run(json!({"do": "focus", "selector": ".tool a.child-link"})).await;
     page.run(json!({"do": "press", "key": "Enter"})).await;
-    page.wait_text("#session-title", "Find the answer").await;
+    page.wait_text("#session-title", "researcher").await;
     page.wait_text(".msg.assistant", "The answer is 42.").await;
     page.wait_text("#session-parent a.parent-link", "delegate this").await;
     page.click("#session-parent a.parent-link").await;
@@ -319,6 +337,17 @@ async fn the_page_nests_subagents_under_their_parent_and_links_the_tool_results_
     page.click(&format!("{} > a", nested(&worker))).await;
     page.wait_text(".note", "subagent of").await;
     page.wait_text(".msg.assistant", "Worker result.").await;
+    // Only its parent gives the worker work: its composer says so and, idle, takes nothing.
+    let field = |selector: &str| json!({"do": "field", "selector": selector});
+    let message = page.run(field("#message")).await;
+    assert_eq!(message["disabled"], true, "{message}");
+    assert!(message["placeholder"].as_str().unwrap().starts_with("Only its parent"), "{message}");
+    assert_eq!(page.run(field("#delivery")).await["value"], "steer");
+    // At 1280 px a child's header and composer fit the window (they were pushed off it).
+    page.run(json!({"do": "viewport", "width": 1280, "height": 800})).await;
+    let fits = page.run(json!({"do": "fits", "selector": "#main button, #main textarea"})).await;
+    assert_eq!(fits["outside"], json!([]), "{fits}");
+    assert_eq!(fits["scrollWidth"], fits["width"], "{fits}");
     page.assert_clean().await;
 }
 
@@ -383,10 +412,7 @@ async fn the_goal_panel_drives_a_goal_to_its_round_limit_and_dispose_closes_the_
 #[tokio::test]
 #[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
 async fn the_page_approves_a_call_from_its_card_answers_ask_user_and_forks_from_a_message() {
-    let env = [("AIRLOCK_MODEL", "openai:mock"), ("AIRLOCK_APPROVAL_FOR", "echo")];
-    let w = world_with(&env).await;
-    let mut page = Page::launch();
-    page.run(json!({"do": "open", "url": w.gw.url("/")})).await;
+    let (w, mut page) = approving_echo().await;
     let s = page.new_session().await;
 
     // `echo` waits for approval: the card asks, Approve runs it.
@@ -418,7 +444,7 @@ async fn the_page_approves_a_call_from_its_card_answers_ask_user_and_forks_from_
 
     // Forked from the first message: the fork opens with the conversation up to there.
     let first = log.iter().find(|e| e["type"] == "user/message").unwrap()["seq"].clone();
-    page.click(".msg.user .fork").await;
+    page.click(".msg.user button[data-label='fork from here']").await;
     page.run(json!({"do": "waitCount", "selector": format!("#main:not([data-session-id='{s}'])"), "count": 1})).await;
     let fork =
         page.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));

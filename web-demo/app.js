@@ -82,6 +82,7 @@ function select(id, { disposed = false } = {}) {
   showHeader();
   setStatus(disposed ? "disposed" : null);
   goal.open();
+  closeRename();
   sessions.render();
   if (!disposed) $("#message").focus();
 
@@ -275,6 +276,7 @@ function updateControls() {
   $("#cancel").disabled = !running;
   $("#cancel-clear").disabled = !running;
   $("#dispose").disabled = !live;
+  $("#rename").disabled = !state.current;
   $("#budget-raise").disabled = !live;
   for (const control of $("#budget-form").elements) control.disabled = !live;
   for (const b of $("#queue-items").querySelectorAll("button")) b.disabled = !live;
@@ -370,6 +372,22 @@ document.addEventListener("keydown", (event) => {
 $("#cancel").addEventListener("click", () => cancel(true));
 $("#cancel-clear").addEventListener("click", () => cancel(false));
 $("#dispose").addEventListener("click", dispose);
+$("#rename").addEventListener("click", () => {
+  $("#rename-input").value = sessions.get(state.current)?.metadata?.title || sessions.nameOf(state.current);
+  $("#rename-form").hidden = false;
+  $("#session-title").hidden = true;
+  $("#rename-input").select();
+});
+function closeRename() {
+  $("#rename-form").hidden = true;
+  $("#session-title").hidden = false;
+}
+$("#rename-cancel").addEventListener("click", closeRename);
+$("#rename-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const id = state.current;
+  await sessions.rename(id, $("#rename-input").value).then(closeRename, report);
+});
 $("#budget-raise").addEventListener("click", () => {
   if ($("#budget-form").hidden) openBudgetForm();
   else $("#budget-form").hidden = true;

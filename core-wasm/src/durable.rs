@@ -78,6 +78,9 @@ pub struct OpenStep {
     pub client: BTreeSet<String>,
     /// Calls that wait for a person's approval or the client's result.
     pub waiting: BTreeMap<String, Wait>,
+    /// Calls a person approved with other arguments than the model's: call id → those.
+    #[serde(default)]
+    pub edited: BTreeMap<String, String>,
 }
 
 /// What a call waits for, and since when.
@@ -155,6 +158,9 @@ impl Durable {
                             step.waiting.remove(id);
                         }
                     }
+                    if let Some(arguments) = &approval.arguments {
+                        step.edited.insert(id.clone(), arguments.clone());
+                    }
                 }
             }
             EventData::ToolResult(result) => {
@@ -210,6 +216,7 @@ impl OpenStep {
             answered: BTreeSet::new(),
             client: BTreeSet::new(),
             waiting: BTreeMap::new(),
+            edited: BTreeMap::new(),
         }
     }
 

@@ -203,6 +203,10 @@ pub struct ToolApproval {
     /// Who answered, when the host knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// For `approved`: the arguments the person had it run with instead of the model's (a JSON
+    /// object's text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
 }
 
 /// Where a call's approval stands.

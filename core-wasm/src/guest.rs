@@ -206,7 +206,9 @@ fn input_from(input: wit::Input) -> Result<Input, String> {
         wit::Input::Answer(a) => Input::Answer {
             call_id: a.call_id,
             answer: match a.answer {
-                wit::CallAnswer::Approve(by) => CallAnswer::Approve { by },
+                wit::CallAnswer::Approve(a) => {
+                    CallAnswer::Approve { by: a.by, arguments: a.arguments }
+                }
                 wit::CallAnswer::Deny(d) => CallAnswer::Deny { reason: d.reason, by: d.by },
                 wit::CallAnswer::ClientResult(r) => CallAnswer::Result {
                     content: json("client result content", &r.content)?,

@@ -120,6 +120,9 @@ pub enum CallAnswer {
     Approve {
         /// Who approved, for the log.
         by: Option<String>,
+        /// Arguments to run it with instead of the model's (a JSON object's text): logged on
+        /// `tool/approval`, and said in the call's result, so the model knows what ran.
+        arguments: Option<String>,
     },
     /// Do not run it: its result is the error `DENIED_BY_USER` with the reason.
     Deny {

@@ -132,12 +132,14 @@ impl Agent {
                 })
             })
         };
-        let calls = step
-            .calls
-            .iter()
-            .map(|(id, name)| (id.clone(), name.clone(), arguments(id).unwrap_or_default()));
+        // A call a person approved with other arguments runs with those.
+        let calls = step.calls.iter().map(|(id, name)| {
+            let edited = step.edited.get(id).cloned();
+            (id.clone(), name.clone(), edited.or_else(|| arguments(id)).unwrap_or_default())
+        });
         let mut batch = ToolBatch::new(calls.collect());
         for call in &mut batch.calls {
+            call.edited = step.edited.contains_key(&call.id);
             call.state = match step.waiting.get(&call.id) {
                 _ if step.answered.contains(&call.id) => CallState::Committed,
                 Some(Wait { kind: WaitKind::Approval, since }) => {

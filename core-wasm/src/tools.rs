@@ -59,8 +59,11 @@ pub struct Call {
     pub id: String,
     /// The tool.
     pub name: String,
-    /// The raw argument text.
+    /// The raw argument text: the model's, or a person's who approved it with others.
     pub arguments: String,
+    /// A person approved it with other arguments than the model's: its result says so.
+    #[serde(default)]
+    pub edited: bool,
     /// Progress.
     pub state: CallState,
 }
@@ -79,7 +82,13 @@ impl ToolBatch {
     pub fn new(calls: Vec<(String, String, String)>) -> Self {
         let calls = calls
             .into_iter()
-            .map(|(id, name, arguments)| Call { id, name, arguments, state: CallState::Waiting })
+            .map(|(id, name, arguments)| Call {
+                id,
+                name,
+                arguments,
+                edited: false,
+                state: CallState::Waiting,
+            })
             .collect();
         ToolBatch { calls, context: Vec::new() }
     }
@@ -277,6 +286,14 @@ impl Agent {
             (CallState::Approval { .. }, CallAnswer::Approve { .. } | CallAnswer::Deny { .. })
                 | (CallState::Client { .. }, CallAnswer::Result { .. })
         );
+        if let CallAnswer::Approve { arguments: Some(arguments), .. } = &answer
+            && !is_object(arguments)
+        {
+            let text = format!(
+                "the arguments to run call {call_id:?} with must be a JSON object; got {arguments:?}"
+            );
+            return self.refuse(RefusalCode::BadInput, text);
+        }
         if !fits {
             let text = match &call.state {
                 CallState::Approval { .. } => format!(
@@ -293,9 +310,22 @@ impl Agent {
         let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
         let (number, step, name) = (turn.number, turn.step, batch.calls[index].name.clone());
         match answer {
-            CallAnswer::Approve { by } => {
-                self.log_approval(number, step, call_id, ApprovalState::Approved, None, by);
+            CallAnswer::Approve { by, arguments } => {
+                let approval = ToolApproval {
+                    turn: number,
+                    step,
+                    call_id: call_id.to_owned(),
+                    state: ApprovalState::Approved,
+                    reason: None,
+                    by,
+                    arguments: arguments.clone(),
+                };
+                self.emit(EventData::ToolApproval(approval), None);
                 let Stage::Tools(batch) = &mut turn.stage else { unreachable!() };
+                if let Some(edited) = arguments {
+                    batch.calls[index].arguments = edited;
+                    batch.calls[index].edited = true;
+                }
                 let arguments = batch.calls[index].arguments.clone();
                 let call = ToolCall { call_id: call_id.to_owned(), name, arguments };
                 self.start_call(batch, index, call);
@@ -363,7 +393,7 @@ impl Agent {
         by: Option<String>,
     ) {
         let call_id = call_id.to_owned();
-        let event = ToolApproval { turn, step, call_id, state, reason, by };
+        let event = ToolApproval { turn, step, call_id, state, reason, by, arguments: None };
         self.emit(EventData::ToolApproval(event), None);
     }
 
@@ -384,6 +414,10 @@ impl Agent {
             let Stage::Tools(batch) = &turn.stage else { unreachable!() };
             let call = &batch.calls[index];
             let error = error_code.map(|code| ToolError { name: call.name.clone(), code });
+            let content = match call.edited {
+                true => std::iter::once(edited_note(&call.arguments)).chain(content).collect(),
+                false => content,
+            };
             let block = ContentBlock::ToolResult {
                 tool_call_id: call.id.clone(),
                 content,
@@ -454,4 +488,17 @@ impl Agent {
         }
         any
     }
+}
+
+/// Whether `text` is a JSON object, as a tool's arguments are.
+fn is_object(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|value| value.is_object())
+}
+
+/// What a call's result first says when a person approved it with other arguments: the model
+/// sees its call as it made it, so it is told what ran.
+fn edited_note(arguments: &str) -> ContentBlock {
+    let text =
+        format!("(A person approved this call with other arguments; it ran with {arguments}.)");
+    ContentBlock::Text { text }
 }

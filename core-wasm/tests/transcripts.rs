@@ -16,6 +16,7 @@ macro_rules! scenarios {
 
 scenarios! {
     an_approval_waits_while_the_session_runs_and_approve_runs_the_call,
+    an_approval_with_other_arguments_runs_the_call_with_them_and_the_model_is_told,
     a_denied_call_gives_the_model_denied_by_user_and_the_reason,
     a_cancel_while_a_call_waits_for_approval_aborts_it_before_dispatch,
     a_waiting_approval_survives_a_restart_and_runs_once,
@@ -80,5 +81,5 @@ scenarios! {
 
 #[test]
 fn every_scenario_has_a_named_test() {
-    assert_eq!(testkit::SCENARIOS.len(), 61);
+    assert_eq!(testkit::SCENARIOS.len(), 62);
 }

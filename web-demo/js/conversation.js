@@ -134,7 +134,10 @@ const kinds = {
     view.tools.set(data.callId, { card, name: data.name, args });
     if (data.client) person.clientCall(card, data, args);
   },
-  "tool/approval": (data) => person.approval(view.tools.get(data.callId)?.card, data),
+  "tool/approval": (data) => {
+    const call = view.tools.get(data.callId);
+    person.approval(call?.card, data, call?.args);
+  },
   "tool/result": (data) => {
     const block = data.message.content[0] || {};
     const call = view.tools.get(block.toolCallId) || { card: append(element("div", "tool")) };

@@ -43,12 +43,15 @@ async function acting(box, request) {
   }
 }
 
-// `tool/approval`: the buttons while it is requested, then what was decided.
-export function approval(card, data) {
+// `tool/approval`: the buttons while it is requested, then what was decided. "Edit arguments"
+// opens the call's arguments (`args`, the model's) for a change: Approve then runs the call with
+// the edited ones (`approve {arguments}`), which the log keeps and the model is told of.
+export function approval(card, data, args) {
   if (!card) return;
   card.querySelector(".approval")?.remove();
   if (data.state !== "requested") {
-    const said = data.state === "denied" && data.reason ? `denied: ${data.reason}` : data.state;
+    const said = data.state === "denied" && data.reason ? `denied: ${data.reason}`
+      : data.arguments ? `${data.state} with edited arguments: ${data.arguments}` : data.state;
     card.append(element("div", `decided ${data.state}`, said));
     return;
   }
@@ -57,16 +60,35 @@ export function approval(card, data) {
   const reason = element("input", "reason");
   reason.placeholder = "Why not? (shown to the model)";
   reason.setAttribute("aria-label", "Reason to deny");
-  const approve = button("Approve", () =>
-    acting(box, () => api("POST", callPath(data.callId, "approve"), {})));
+  const edited = element("textarea", "arguments");
+  edited.setAttribute("aria-label", "The call's arguments (JSON)");
+  edited.value = JSON.stringify(args ?? {}, null, 2);
+  edited.hidden = true;
+  const edit = button("Edit arguments", () => {
+    edited.hidden = !edited.hidden;
+    if (!edited.hidden) edited.focus();
+  }, "Approve it with other arguments than the model's");
+  edit.className = "edit-arguments";
+  const approve = button("Approve", () => {
+    let body = {};
+    if (!edited.hidden) {
+      try {
+        body = { arguments: JSON.parse(edited.value) };
+      } catch (error) {
+        box.querySelector(".why").replaceChildren(`The arguments are not JSON: ${error.message}`);
+        return;
+      }
+    }
+    return acting(box, () => api("POST", callPath(data.callId, "approve"), body));
+  });
   approve.className = "approve";
   const deny = button("Deny", () => {
     const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
     return acting(box, () => api("POST", callPath(data.callId, "deny"), body));
   });
   deny.className = "deny";
-  box.append(element("span", "label", "Waits for your approval"), approve, reason, deny,
-    element("span", "why"));
+  box.append(element("span", "label", "Waits for your approval"), approve, edit, reason, deny,
+    edited, element("span", "why"));
   card.append(box);
 }
 

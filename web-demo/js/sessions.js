@@ -1,7 +1,8 @@
 // The session list: every session the key may see, newest first, each titled and shown with the
-// time it was made, with its children (subagents) nested under it. A subagent is titled by the
-// name its parent's model gave it (its `metadata.name`), any other session by its first user
-// message as plain text (js/markdown.js `titleOf`).
+// time it was made, with its children (subagents) nested under it. A session is titled by the
+// title a person gave it (its `metadata.title`, set by `rename`), else a subagent by the name its
+// parent's model gave it (`metadata.name`), else by its first user message as plain text
+// (js/markdown.js `titleOf`).
 //
 // It comes from `GET /v1/sessions` and stays current through `GET /v1/events` (added, removed,
 // status). A title is read once from the start of the session's log (`GET …/events/page`); a
@@ -10,7 +11,7 @@
 import { $, api, button, element, sessionLink, sessionPath, state, textOf, when } from "./api.js";
 import { titleOf } from "./markdown.js";
 
-const sessions = new Map(); // id -> {id, status, parent, createdAt, model, forkedFrom, name, title}
+const sessions = new Map(); // id -> {id, status, parent, createdAt, model, forkedFrom, metadata, name, title}
 const listeners = new Set();
 
 // Calls `listener(id)` whenever what the list knows about a session changed.
@@ -27,8 +28,8 @@ export function get(id) {
   return sessions.get(id);
 }
 
-// How a session is named: a subagent's name, else its title, or "New session" until it has a
-// message.
+// How a session is named: the title a person gave it, a subagent's name, else the words of its
+// first message, or "New session" until it has one.
 export function nameOf(id) {
   const session = sessions.get(id);
   return session?.name || session?.title || (session ? "New session" : id);
@@ -50,7 +51,8 @@ function keep(view) {
     createdAt: view.createdAt,
     model: view.model,
     forkedFrom: view.forkedFrom || null,
-    name: typeof view.metadata?.name === "string" ? view.metadata.name : null,
+    metadata: view.metadata ?? null,
+    name: [view.metadata?.title, view.metadata?.name].find((n) => typeof n === "string" && n.trim()) || null,
     title: known?.title || null,
   });
   if (!known?.title && !sessions.get(view.sessionId).name) wantTitle(view.sessionId);
@@ -206,6 +208,16 @@ function item(session, children) {
     row.append(nested);
   }
   return row;
+}
+
+// Gives a session `title` (empty: none, so it is named as before), kept in its metadata with
+// whatever else is there; a refusal throws.
+export async function rename(id, title) {
+  const metadata = { ...(sessions.get(id)?.metadata || {}) };
+  if (title.trim()) metadata.title = title.trim();
+  else delete metadata.title;
+  const view = await api("PATCH", sessionPath(id), { metadata: Object.keys(metadata).length ? metadata : null });
+  upsert(view);
 }
 
 // Disposes a session after asking; the list drops it when the gateway says it is gone.

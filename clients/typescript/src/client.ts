@@ -115,6 +115,11 @@ export class Airlock {
     return this.#json("GET", session(sessionId));
   }
 
+  /** Replaces what the session keeps as `metadata` (any JSON; `null`: nothing), e.g. a title. */
+  setMetadata(sessionId: string, metadata: unknown): Promise<Session> {
+    return this.#json("PATCH", session(sessionId), { body: { metadata } });
+  }
+
   /** Sessions ordered by id; pass `nextCursor` as `cursor` for the next page. */
   listSessions(options: { cursor?: string; limit?: number } = {}): Promise<SessionPage> {
     return this.#json("GET", `/v1/sessions${query(options)}`);

@@ -387,6 +387,15 @@ check("npm pack yields a package an app installs, and the README's example runs 
   }
 });
 
+check("setMetadata replaces a session's metadata whole, and null keeps nothing", async (airlock) => {
+  const created = await airlock.createSession({ metadata: { title: "Draft", project: 7 } });
+  assert.deepEqual(created.metadata, { title: "Draft", project: 7 });
+  const changed = await airlock.setMetadata(created.sessionId, { title: "Launch plan" });
+  assert.deepEqual(changed.metadata, { title: "Launch plan" });
+  assert.deepEqual((await airlock.getSession(created.sessionId)).metadata, { title: "Launch plan" });
+  assert.equal((await airlock.setMetadata(created.sessionId, null)).metadata, undefined);
+});
+
 check("a file uploaded to the workspace is listed, downloaded byte for byte and removed", async (airlock) => {
   const { sessionId } = await airlock.createSession();
   const bytes = new Uint8Array(256).map((_, i) => i);

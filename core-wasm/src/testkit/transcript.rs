@@ -103,7 +103,7 @@ pub(super) fn summarize(event: &Value) -> String {
                 data["callId"].as_str().unwrap_or("?"),
                 data["state"].as_str().unwrap_or("?")
             );
-            for key in ["by", "reason"] {
+            for key in ["by", "reason", "arguments"] {
                 if let Some(value) = data[key].as_str() {
                     line += &format!(" {key}={value:?}");
                 }

@@ -1,4 +1,4 @@
-//! `/v1/sessions`: create, list, read, dispose, status.
+//! `/v1/sessions`: create, list, read, change (metadata), dispose, status.
 
 use airlock_core::{Status, Target};
 use axum::extract::{Path, State};
@@ -12,6 +12,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::budget::BudgetBody;
+use super::error::RequiredJsonBody;
 use super::goals::GoalView;
 use super::responses::{BodyRefused, Limited, NoSession, SessionFailed, StorageFailed};
 use super::{
@@ -27,7 +28,7 @@ use airlock_store::SessionRow;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(read, dispose))
+        .routes(routes!(read, update, dispose))
         .routes(routes!(status))
         .routes(routes!(children))
 }
@@ -247,6 +248,37 @@ async fn list(
 )]
 async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Answer<impl IntoResponse> {
     let row = state.sessions.row(&id).await?;
+    Ok(Json(view(&state, row).await?))
+}
+
+/// What `PATCH /v1/sessions/{id}` changes.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UpdateBody {
+    /// What the session keeps as `metadata` from now on, replacing what it kept: any JSON, `null`
+    /// for nothing. The web page keeps a session's title there (`{"title": "…"}`).
+    #[schema(value_type = serde_json::Value)]
+    metadata: Value,
+}
+
+/// Changes what a session keeps as `metadata` (its title, say); nothing else about it changes.
+/// A disposed session takes it too: it is no input.
+#[utoipa::path(
+    patch, path = "/v1/sessions/{id}", operation_id = "updateSession", tag = "sessions",
+    params(SessionId),
+    request_body = UpdateBody,
+    responses(
+        (status = 200, description = "The session after the change", body = SessionView),
+        BodyRefused, NoSession, StorageFailed,
+    )
+)]
+async fn update(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    RequiredJsonBody(body): RequiredJsonBody<UpdateBody>,
+) -> Answer<impl IntoResponse> {
+    let metadata = Some(body.metadata).filter(|metadata| !metadata.is_null());
+    let row = state.sessions.set_metadata(&id, metadata).await?;
     Ok(Json(view(&state, row).await?))
 }
 

@@ -112,12 +112,18 @@ async fn list(
     Ok(Json(WaitingList { items }))
 }
 
-/// `approve` takes nothing yet.
+/// How the call is to run.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ApproveBody {}
+struct ApproveBody {
+    /// Run it with these arguments instead of the model's (a JSON object, as the tool's
+    /// parameters say). Logged with the approval; the call's result tells the model.
+    #[schema(value_type = Option<Object>)]
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+}
 
-/// Approves a call that waits for a person: it runs now.
+/// Approves a call that waits for a person: it runs now, with the model's arguments or, when
+/// the body gives `arguments`, with those.
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/tool-calls/{call_id}/approve", operation_id = "approveToolCall",
     tag = "input", params(CallPath),
@@ -131,9 +137,10 @@ async fn approve(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path((id, call_id)): Path<(String, String)>,
-    JsonBody(ApproveBody {}): JsonBody<ApproveBody>,
+    JsonBody(ApproveBody { arguments }): JsonBody<ApproveBody>,
 ) -> Answer<impl IntoResponse> {
-    let answer = CallAnswer::Approve { by: caller.owner() };
+    let arguments = arguments.map(|arguments| serde_json::Value::Object(arguments).to_string());
+    let answer = CallAnswer::Approve { by: caller.owner(), arguments };
     answer_call(&state, &id, call_id, answer).await
 }
 

@@ -36,7 +36,7 @@ impl Approver {
             while let Some(call) = waiting.recv().await {
                 let call_id = call.call_id.clone();
                 let answer = match approve {
-                    Approve::All => CallAnswer::Approve { by: Some("cli".into()) },
+                    Approve::All => CallAnswer::Approve { by: Some("cli".into()), arguments: None },
                     Approve::None => deny("airlock run --approve none denies every call"),
                     Approve::Ask => match tokio::task::spawn_blocking(move || ask(&call)).await {
                         Ok(answer) => answer,
@@ -90,7 +90,7 @@ fn ask(call: &WaitingCall) -> CallAnswer {
             deny("nobody answered: stdin ended before a y or n")
         }
         Ok(_) if matches!(line.trim(), "y" | "Y" | "yes") => {
-            CallAnswer::Approve { by: Some("cli".into()) }
+            CallAnswer::Approve { by: Some("cli".into()), arguments: None }
         }
         Ok(_) => deny("the person answered no"),
     }

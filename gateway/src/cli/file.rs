@@ -115,8 +115,8 @@ impl File {
         Ok(Some(file))
     }
 
-    /// `command` (`serve`, `run`, `stdio` or `acp`) with the file's values as the defaults of
-    /// the flags it has; only `serve` takes [`SERVER_ONLY`]'s.
+    /// `command` (`serve`, `run`, `stdio` or `acp`, or the root for the global flags) with the
+    /// file's values as the defaults of the flags it has; only `serve` takes [`SERVER_ONLY`]'s.
     pub fn defaults(&self, command: clap::Command) -> clap::Command {
         let serving = command.get_name() == "serve";
         self.flags.iter().fold(command, |command, (key, values)| {
@@ -230,7 +230,10 @@ mod tests {
     /// whose value clap takes as it takes the flag's.
     #[test]
     fn every_serve_flag_is_an_airlock_toml_key_and_an_airlock_variable() {
-        let serve = Cli::command().find_subcommand("serve").expect("serve is a command").clone();
+        // Built, as when a command line is parsed: the global flags are `serve`'s too.
+        let mut cli = Cli::command();
+        cli.build();
+        let serve = cli.find_subcommand("serve").expect("serve is a command").clone();
         let flags = serve.get_arguments().filter(|arg| !matches!(arg.get_id().as_str(), "help"));
         for arg in flags {
             let long = arg.get_long().unwrap_or_else(|| panic!("{} has no --flag", arg.get_id()));

@@ -33,6 +33,9 @@ Model variables (for `--model openai:<model>`, `deepseek:<model>` and `anthropic
   AIRLOCK_THINKING_TOKENS   Anthropic's extended thinking: tokens a step may think (>= 1024)
   AIRLOCK_CONNECT_TIMEOUT_MS, AIRLOCK_FIRST_BYTE_TIMEOUT_MS, AIRLOCK_STALL_TIMEOUT_MS";
 
+/// `--help`'s heading over the flags every command takes.
+const PROCESS: &str = "Logging and cache";
+
 /// Airlock: an LLM agent loop in a WebAssembly sandbox.
 #[derive(Debug, Parser)]
 #[command(name = "airlock", version, about, after_help = MODEL_VARIABLES)]
@@ -40,12 +43,13 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Where compiled core machine code is cached (default: the user's cache dir).
-    #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR")]
+    #[arg(long, global = true, env = "AIRLOCK_CACHE_DIR", help_heading = PROCESS)]
     cache_dir: Option<PathBuf>,
     /// How the log on stderr is written: `text`, or `json` lines. `AIRLOCK_LOG` (or `RUST_LOG`)
     /// filters it: for `serve` by default Airlock's lines from `info` and other libraries' from
-    /// `warn` (`warn,airlock=info`), for the others `error`.
-    #[arg(long, global = true, env = "AIRLOCK_LOG_FORMAT", value_enum, default_value = "text")]
+    /// `warn`, rmcp not at all (`warn,airlock=info,rmcp=off`), for the others `error`.
+    #[arg(long, global = true, env = "AIRLOCK_LOG_FORMAT", value_enum, default_value = "text",
+        help_heading = PROCESS)]
     log_format: log::LogFormat,
 }
 
@@ -91,8 +95,10 @@ impl Cli {
             return Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         };
         let name = matches.subcommand_name().expect("a command was given");
-        // A fresh command: one clap has built cannot have its arguments changed.
-        let command = Cli::command().mut_subcommand(name, |given| file.defaults(given));
+        // A fresh command: one clap has built cannot have its arguments changed. The global
+        // flags (`--cache-dir`, `--log-format`) are the root's.
+        let command =
+            file.defaults(Cli::command()).mut_subcommand(name, |given| file.defaults(given));
         let matches = command.get_matches();
         let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         let given = matches.subcommand().expect("a command was given").1;

@@ -29,6 +29,7 @@ mod runs;
 mod scale;
 mod schedules;
 mod schemathesis;
+mod sessions;
 mod storage;
 mod subagents;
 mod traces;

@@ -13,6 +13,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions"),
     ("GET", "/v1/sessions"),
     ("GET", "/v1/sessions/{id}"),
+    ("PATCH", "/v1/sessions/{id}"),
     ("DELETE", "/v1/sessions/{id}"),
     ("GET", "/v1/sessions/{id}/status"),
     ("GET", "/v1/sessions/{id}/usage"),

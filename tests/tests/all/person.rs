@@ -85,6 +85,29 @@ async fn an_always_approval_call_waits_running_and_approve_runs_it_and_completes
 }
 
 #[tokio::test]
+async fn approve_with_other_arguments_runs_the_call_with_them_logs_them_and_tells_the_model() {
+    let w = world().await;
+    let (s, mut sse) = waiting_for_approval(&w).await;
+    let (code, body) = w.gw.post(&call(&s, "c1", "approve"), json!({"arguments": [1]})).await;
+    assert_eq!((code, body["error"]["code"].as_str()), (400, Some("bad-request")), "{body}");
+    assert_eq!(body["error"]["details"]["field"], "arguments", "{body}");
+    let edited = json!({"arguments": {"text": "bye"}});
+    let (code, body) = w.gw.post(&call(&s, "c1", "approve"), edited).await;
+    assert_eq!(code, 202, "{body}");
+    sse.until(|f| *f == Frame::Status("idle".into())).await;
+
+    let log = w.gw.log(&s).await;
+    let approved = of_type(&log, "tool/approval")[1];
+    assert_eq!(approved["data"]["arguments"], r#"{"text":"bye"}"#, "{approved}");
+    let result = &of_type(&log, "tool/result")[0]["data"]["message"]["content"][0]["content"];
+    assert_eq!(result[1]["text"], "echo: bye", "it ran with the person's arguments: {result}");
+    let told = result[0]["text"].as_str().unwrap();
+    assert!(told.starts_with("(A person approved this call with other arguments"), "{told}");
+    let asked = w.mock.requests()[1]["messages"].to_string();
+    assert!(asked.contains("A person approved this call with other arguments"), "{asked}");
+}
+
+#[tokio::test]
 async fn a_denied_call_sends_the_model_denied_by_user_and_the_reason() {
     let w = world().await;
     let (s, mut sse) = waiting_for_approval(&w).await;

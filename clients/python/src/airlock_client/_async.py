@@ -216,6 +216,10 @@ class AsyncAirlock:
         """Returns the subagent sessions the session started, oldest first."""
         return await self._do(api.children(session_id))
 
+    async def set_metadata(self, session_id: str, metadata: Any) -> m.Session:
+        """Replaces what the session keeps as ``metadata``; see ``Airlock.set_metadata``."""
+        return await self._do(api.set_metadata(session_id, metadata))
+
     async def dispose_session(self, session_id: str) -> None:
         """Disposes of a session; its log and receipts stay readable."""
         await self._do(api.dispose_session(session_id))

@@ -350,7 +350,8 @@ class Session:
     the queued items; ``created_at`` and ``updated_at`` are epoch milliseconds;
     ``forked_from`` names a fork's source (``None`` for a session that is not a fork);
     ``fallback`` the models its steps fail over to, when it was created with its own list;
-    ``budget`` its budget (``None``: none), and ``paused`` whether the budget holds it paused.
+    ``budget`` its budget (``None``: none), and ``paused`` whether the budget holds it paused;
+    ``metadata`` what it keeps for its client (any JSON; a subagent's is ``{"name": …}``).
     """
 
     session_id: str
@@ -368,6 +369,7 @@ class Session:
     fallback: list[str] | None = None
     budget: Budget | None = None
     paused: bool = False
+    metadata: Any = None
 
     @classmethod
     def from_json(cls, obj: Json) -> Session:
@@ -391,6 +393,7 @@ class Session:
             fallback=obj.get("fallback"),
             budget=Budget.from_json(budget) if budget is not None else None,
             paused=bool(obj.get("paused", False)),
+            metadata=obj.get("metadata"),
         )
 
 

@@ -115,6 +115,12 @@ def get_session(session_id: str) -> Call[m.Session]:
     return Call("GET", _session(session_id), m.Session.from_json)
 
 
+def set_metadata(session_id: str, metadata: Any) -> Call[m.Session]:
+    # Replaced whole; `None` (JSON null) keeps nothing.
+    body = {"metadata": metadata}
+    return Call("PATCH", _session(session_id), m.Session.from_json, body=body)
+
+
 def session_status(session_id: str) -> Call[m.SessionStatus]:
     return Call("GET", _session(session_id, "status"), m.SessionStatus.from_json)
 

@@ -230,6 +230,11 @@ class Airlock:
         """Returns the subagent sessions the session started, oldest first."""
         return self._do(api.children(session_id))
 
+    def set_metadata(self, session_id: str, metadata: Any) -> m.Session:
+        """Replaces what the session keeps as ``metadata`` (any JSON value; ``None`` for
+        nothing), e.g. ``{"title": …}``; returns the session after the change."""
+        return self._do(api.set_metadata(session_id, metadata))
+
     def dispose_session(self, session_id: str) -> None:
         """Disposes of a session: cancels its work and refuses input from now on; its log and
         receipts stay readable. Disposing twice is fine."""

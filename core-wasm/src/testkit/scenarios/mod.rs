@@ -31,6 +31,10 @@ pub const ALL: &[(&str, Scenario)] = &[
         an_approval_waits_while_the_session_runs_and_approve_runs_the_call,
     ),
     (
+        "an_approval_with_other_arguments_runs_the_call_with_them_and_the_model_is_told",
+        an_approval_with_other_arguments_runs_the_call_with_them_and_the_model_is_told,
+    ),
+    (
         "a_denied_call_gives_the_model_denied_by_user_and_the_reason",
         a_denied_call_gives_the_model_denied_by_user_and_the_reason,
     ),

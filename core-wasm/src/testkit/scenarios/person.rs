@@ -7,7 +7,7 @@ use crate::testkit::person_config;
 use crate::wire::ContentBlock;
 
 fn approve() -> CallAnswer {
-    CallAnswer::Approve { by: Some("alice".into()) }
+    CallAnswer::Approve { by: Some("alice".into()), arguments: None }
 }
 
 /// A call that needs an approval waits with the session `running` while the other calls of its
@@ -56,6 +56,44 @@ pub fn an_approval_waits_while_the_session_runs_and_approve_runs_the_call(
     );
     h.answer("c1", approve());
     assert_eq!(h.refusals.last(), Some(&RefusalCode::UnknownCall), "the turn is over");
+    h.log
+}
+
+/// `approve` with other arguments runs the call with them: they are logged with the approval,
+/// and the result the model reads first says so (its own call stays as it made it). Arguments
+/// that are no JSON object are refused.
+pub fn an_approval_with_other_arguments_runs_the_call_with_them_and_the_model_is_told(
+    b: &dyn Backend,
+) -> Vec<String> {
+    let mut h = Harness::with_config(b, person_config());
+    h.script([Reply::Calls(vec![("c1", "guarded", r#"{"path":"/tmp/x"}"#)]), Reply::Text("ok")]);
+    h.followup("m1", "go");
+    let mark = h.transcript.len();
+    let edited = |arguments: &str| CallAnswer::Approve {
+        by: Some("alice".into()),
+        arguments: Some(arguments.into()),
+    };
+    h.answer("c1", edited("[1]"));
+    assert_eq!(h.refusals, [RefusalCode::BadInput], "arguments that are no object");
+    assert_eq!(h.transcript.len(), mark, "a refused answer logs nothing");
+    h.answer("c1", edited(r#"{"path":"/tmp/y"}"#));
+    let note =
+        r#"(A person approved this call with other arguments; it ran with {\"path\":\"/tmp/y\"}.)"#;
+    assert_eq!(
+        h.since(mark)[..3],
+        [
+            r#"tool/approval c1 approved by="alice" arguments="{\"path\":\"/tmp/y\"}""#.to_owned(),
+            "waiting []".to_owned(),
+            format!(r#"tool/result c1 ["{note}" "echo: {{\"path\":\"/tmp/y\"}}"]"#),
+        ]
+    );
+    assert_eq!(
+        request_texts(&h, 1)[1..],
+        [
+            "assistant:call c1 guarded",
+            r#"tool:result c1 (A person approved this call with other arguments; it ran with {"path":"/tmp/y"}.) echo: {"path":"/tmp/y"}"#,
+        ]
+    );
     h.log
 }
 

@@ -84,7 +84,7 @@ impl Asker {
             let answer = match asker.cx.send_request(request).block_task().await {
                 Ok(response) => match response.outcome {
                     RequestPermissionOutcome::Selected(chosen) if &*chosen.option_id.0 == ALLOW => {
-                        CallAnswer::Approve { by: Some("acp".into()) }
+                        CallAnswer::Approve { by: Some("acp".into()), arguments: None }
                     }
                     RequestPermissionOutcome::Selected(_) => CallAnswer::Deny {
                         reason: Some("the person rejected it in the editor".into()),

@@ -147,7 +147,9 @@ pub(super) fn input_to(input: Input) -> Result<wit::Input, CoreError> {
         Input::Answer { call_id, answer } => wit::Input::Answer(wit::Answer {
             call_id,
             answer: match answer {
-                CallAnswer::Approve { by } => wit::CallAnswer::Approve(by),
+                CallAnswer::Approve { by, arguments } => {
+                    wit::CallAnswer::Approve(wit::Approve { by, arguments })
+                }
                 CallAnswer::Deny { reason, by } => wit::CallAnswer::Deny(wit::Deny { reason, by }),
                 CallAnswer::Result { content, is_error } => {
                     wit::CallAnswer::ClientResult(wit::ClientResult {

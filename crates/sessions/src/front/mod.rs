@@ -37,6 +37,8 @@ use crate::subagents::{AgentTool, Continuable, Settlements};
 pub struct Sessions {
     registry: Arc<Registry>,
     settlements: Arc<Settlements>,
+    /// Held while a session's stored spec is read, changed and written back.
+    spec_writes: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What a session is now: its stored row, and what its live actor knows (or, at rest, what the
@@ -79,7 +81,8 @@ impl Sessions {
             }
             tools
         });
-        Sessions { registry, settlements: settlements.expect("the registry built its tools") }
+        let settlements = settlements.expect("the registry built its tools");
+        Sessions { registry, settlements, spec_writes: Default::default() }
     }
 
     /// Brings back every stored session that was not at rest ([`Sessions::recover_stored`]),
@@ -269,6 +272,35 @@ impl Sessions {
             }
         };
         Ok(Overview { row, spec, status, last_seq, queue, goal, paused })
+    }
+
+    /// Replaces what a session keeps as `metadata` (`None`: nothing), e.g. the title a person
+    /// gave it; answers its row after the change. It is no input: a disposed session takes it.
+    pub async fn set_metadata(
+        &self,
+        session_id: &str,
+        metadata: Option<serde_json::Value>,
+    ) -> Result<SessionRow, RegistryError> {
+        self.rewrite_spec(session_id, |spec| spec.metadata = metadata).await?;
+        self.row(session_id).await
+    }
+
+    /// Changes a session's stored spec with `change`, one change at a time in this process (two
+    /// gateways sharing a store may still race: the later write wins).
+    async fn rewrite_spec(
+        &self,
+        session_id: &str,
+        change: impl FnOnce(&mut SessionSpec),
+    ) -> Result<(), RegistryError> {
+        let _one_at_a_time = self.spec_writes.lock().await;
+        let row = self.row(session_id).await?;
+        let mut spec: SessionSpec = serde_json::from_value(row.spec).map_err(|e| {
+            let message = format!("its stored spec does not read ({e})");
+            RegistryError::Unusable { session_id: session_id.to_owned(), message }
+        })?;
+        change(&mut spec);
+        let spec = serde_json::to_string(&spec).expect("specs serialize");
+        Ok(self.registry.store().set_spec(session_id, spec).await?)
     }
 
     /// Disposes a session: cancels it, clears its inbox (parked items too) and deletes its

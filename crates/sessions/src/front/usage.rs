@@ -5,7 +5,7 @@ use airlock_providers::model::ModelTable;
 use airlock_store::{ModelUsage, Tokens};
 
 use super::Sessions;
-use crate::registry::{RegistryError, SessionSpec};
+use crate::registry::RegistryError;
 use crate::session::{Budget, BudgetState, Spend, cost, seq_of};
 
 /// What some sessions spent: in all, and by model.
@@ -110,14 +110,7 @@ impl Sessions {
                 .map_err(|message| RegistryError::BadSpec { field: "budget", message })?;
         }
         let handle = self.open(session_id).await?;
-        let row = self.row(session_id).await?;
-        let mut spec: SessionSpec = serde_json::from_value(row.spec).map_err(|e| {
-            let message = format!("its stored spec does not read ({e})");
-            RegistryError::Unusable { session_id: session_id.to_owned(), message }
-        })?;
-        spec.budget = budget;
-        let spec = serde_json::to_string(&spec).expect("specs serialize");
-        self.registry.store().set_spec(session_id, spec).await?;
+        self.rewrite_spec(session_id, |spec| spec.budget = budget).await?;
         Ok(handle.set_budget(budget).await?)
     }
 }

@@ -59,7 +59,7 @@ async fn a_session_waiting_for_a_person_sleeps_and_wakes_on_the_answer_or_its_ti
     for (session, sleeps) in [(&mut awake, false), (&mut asleep, true)] {
         until_waiting(session, "m1", r#"/tool echo {"text":"hi"}"#, sleeps).await;
         let call_id = session.waiting().lock().unwrap()[0].call_id.clone();
-        let approve = CallAnswer::Approve { by: Some("alice".into()) };
+        let approve = CallAnswer::Approve { by: Some("alice".into()), arguments: None };
         session.feed(Input::Answer { call_id, answer: approve }).await.unwrap();
         session.run_until_idle().await.unwrap();
         // Nobody answers `pick`: its timer, kept while the core sleeps, wakes it.
@@ -88,7 +88,7 @@ async fn a_waiting_session_whose_snapshot_is_gone_wakes_as_after_a_restart() {
     let mut session = Session::create(parts).unwrap();
     until_waiting(&mut session, "m1", r#"/tool echo {"text":"hi"}"#, true).await;
     let call_id = session.waiting().lock().unwrap()[0].call_id.clone();
-    let approve = CallAnswer::Approve { by: None };
+    let approve = CallAnswer::Approve { by: None, arguments: None };
     session.feed(Input::Answer { call_id, answer: approve }).await.unwrap();
     session.run_until_idle().await.unwrap();
     let events = session.events().await.unwrap();

@@ -106,3 +106,23 @@ async fn the_session_list_is_searched_by_title_and_a_session_disposed_from_it() 
     assert_eq!(conversation(&mut page).await.len(), 3, "the open session stays as it was");
     page.assert_clean().await;
 }
+
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn a_session_renamed_from_its_header_keeps_the_title_in_its_metadata_across_a_reload() {
+    let (w, mut page) = opened().await;
+    let s = page.new_session().await;
+    w.mock.push(Reply::text("Sure.", 1));
+    page.send("plan the launch", "followup").await;
+    page.wait_text("#session-title", "plan the launch").await;
+    page.click("#rename").await;
+    page.fill("#rename-input", "Launch plan").await;
+    page.run(json!({"do": "press", "key": "Enter"})).await;
+    page.wait_text("#session-title", "Launch plan").await;
+    page.wait_text("#sessions a[aria-current='page'] .name", "Launch plan").await;
+    let (_, view) = w.gw.get(&format!("/v1/sessions/{s}")).await;
+    assert_eq!(view["metadata"], json!({"title": "Launch plan"}));
+    page.run(json!({"do": "reload"})).await;
+    page.wait_text("#session-title", "Launch plan").await;
+    page.assert_clean().await;
+}

@@ -250,7 +250,7 @@ async fn the_page_renders_sanitized_markdown_and_follows_the_newest_event_unless
     let code = page.texts(".msg.assistant pre code").await;
     assert_eq!(code, ["fn main() {\n    println!(\"hi\");\n}\n"]);
     let language = json!({"do": "classes", "selector": ".msg.assistant pre code"});
-    assert_eq!(page.run(language).await, json!(["language-rust"]));
+    assert_eq!(page.run(language).await, json!(["language-rust hljs"]), "highlighted as Rust");
     assert!(page.texts(".msg.assistant img, .msg.assistant script").await.is_empty());
     let shown = page.texts(".msg.assistant").await;
     assert!(!shown[0].contains("# Release") && !shown[0].contains("```"), "{shown:?}");

@@ -98,6 +98,28 @@ async fn at_390_px_the_page_fits_a_phone_and_the_session_list_slides_in() {
     page.assert_clean().await;
 }
 
+#[tokio::test]
+#[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
+async fn a_call_approved_with_edited_arguments_runs_with_them_and_the_card_says_so() {
+    let (w, mut page) = approving_echo().await;
+    let s = page.new_session().await;
+    w.mock
+        .push(Reply::tool_call("c1", "echo", r#"{"text":"hi"}"#, 1))
+        .push(Reply::text("Done.", 1));
+    page.send("echo hi", "followup").await;
+    page.click(".tool .approval .edit-arguments").await;
+    page.fill(".tool .approval textarea.arguments", r#"{"text": "bye"}"#).await;
+    page.click(".tool .approval .approve").await;
+    page.wait_text(".msg.assistant", "Done.").await;
+    page.wait_text(".tool .result", "echo: bye").await;
+    page.wait_text(".tool .decided", r#"approved with edited arguments: {"text":"bye"}"#).await;
+    let log = w.gw.log(&s).await;
+    let approved =
+        log.iter().find(|e| e["type"] == "tool/approval" && e["data"]["state"] == "approved");
+    assert_eq!(approved.unwrap()["data"]["arguments"], r#"{"text":"bye"}"#);
+    page.assert_clean().await;
+}
+
 /// A PNG of 2×1 pixels, in base64.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAADklEQVR4nGP4z8AAQv8BD/kD/YURmXYAAAAASUVORK5CYII=";
 

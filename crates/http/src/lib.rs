@@ -304,7 +304,8 @@ fn request_id(headers: &axum::http::HeaderMap) -> axum::http::HeaderValue {
 }
 
 /// Counts, times and logs every request by method, matched route and status; what is logged while
-/// it is handled carries its method, route, request id and, when its path names one, session.
+/// it is handled carries its method, route, request id, when its path names one its session, and
+/// behind a proxy the client it names (`X-Forwarded-For`, as the proxy says: a log field only).
 async fn measured(mut request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>();
     let route = route.map_or("unmatched", |route| route.as_str()).to_owned();
@@ -315,12 +316,14 @@ async fn measured(mut request: axum::extract::Request, next: axum::middleware::N
     request.headers_mut().insert(REQUEST_ID, id.clone());
     // The span keeps its own copy of each field: the path is only borrowed.
     let session = forward::session_in(request.uri().path());
+    let forwarded_for = request.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok());
     let span = tracing::info_span!(
         "request",
         method = labels[0].1,
         route = labels[1].1,
         request_id = id.to_str().unwrap_or_default(),
         session_id = session.as_deref(),
+        forwarded_for,
     );
     drop(session);
     let mut response = tracing::Instrument::instrument(next.run(request), span.clone()).await;

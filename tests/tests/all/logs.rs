@@ -55,7 +55,8 @@ async fn every_request_line_carries_a_request_id_echoed_in_the_answer_and_its_se
     let given =
         w.gw.client
             .get(w.gw.url(&format!("/v1/sessions/{s}")))
-            .header("x-request-id", "from-the-proxy-1");
+            .header("x-request-id", "from-the-proxy-1")
+            .header("x-forwarded-for", "203.0.113.7, 10.0.0.2");
     let given = given.send().await.unwrap();
     assert_eq!(given.headers()["x-request-id"], "from-the-proxy-1", "the id it came with");
     let made = w.gw.client.get(w.gw.url("/v1/sessions")).send().await.unwrap();
@@ -76,6 +77,8 @@ async fn every_request_line_carries_a_request_id_echoed_in_the_answer_and_its_se
         .find(|l| l["span"]["request_id"] == "from-the-proxy-1")
         .unwrap_or_else(|| panic!("the given id in {answered:#?}"));
     assert_eq!(of_session["span"]["session_id"], s.as_str(), "{of_session}");
+    assert_eq!(of_session["span"]["forwarded_for"], "203.0.113.7, 10.0.0.2", "who the proxy says");
     let listed = answered.iter().find(|l| l["span"]["request_id"] == made.as_str()).unwrap();
     assert!(listed["span"].get("session_id").is_none(), "no session named: {listed}");
+    assert!(listed["span"].get("forwarded_for").is_none(), "no proxy: {listed}");
 }

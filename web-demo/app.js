@@ -68,8 +68,7 @@ function connection(open) {
 function select(id, { disposed = false } = {}) {
   if (stream) stream.close();
   Object.assign(state, { current: id, status: null, disposed, child: false });
-  document.body.dataset.nav = "closed";
-  $("#nav-toggle").setAttribute("aria-expanded", "false");
+  showNav(false);
   lastSeq = -1;
   if (decodeURIComponent(location.hash.slice(1)) !== id) {
     history.pushState(null, "", `#${encodeURIComponent(id)}`);
@@ -400,10 +399,14 @@ $("#budget-form").addEventListener("submit", (event) => {
   setBudget();
 });
 $("#new-session").addEventListener("click", () => newSession().catch(report));
-$("#nav-toggle").addEventListener("click", () => {
-  const open = document.body.dataset.nav !== "open";
+// On a phone, the session list over the conversation ("Sessions"), or not.
+function showNav(open) {
   document.body.dataset.nav = open ? "open" : "closed";
   $("#nav-toggle").setAttribute("aria-expanded", String(open));
+}
+$("#nav-toggle").addEventListener("click", () => {
+  const open = document.body.dataset.nav !== "open";
+  showNav(open);
   if (open) $("#sessions a, #new-session")?.focus();
 });
 window.addEventListener("hashchange", openFromHash); // a session link, back or forward

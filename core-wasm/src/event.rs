@@ -209,6 +209,14 @@ pub struct ToolApproval {
     pub arguments: Option<String>,
 }
 
+impl ToolApproval {
+    /// The approval of `call_id` in `turn`.`step`, now `state`: no reason, answerer or arguments.
+    pub fn new(turn: u32, step: u32, call_id: &str, state: ApprovalState) -> ToolApproval {
+        let call_id = call_id.to_owned();
+        ToolApproval { turn, step, call_id, state, reason: None, by: None, arguments: None }
+    }
+}
+
 /// Where a call's approval stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

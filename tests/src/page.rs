@@ -64,6 +64,13 @@ impl Page {
         id.as_str().expect("the page shows the session's id").to_owned()
     }
 
+    /// The id of the session the page shows.
+    pub async fn shown_session(&mut self) -> String {
+        let id =
+            self.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));
+        id.await[0].as_str().expect("a session is shown").to_owned()
+    }
+
     /// Clicks the first element matching `selector`.
     pub async fn click(&mut self, selector: &str) {
         self.run(json!({"do": "click", "selector": selector})).await;

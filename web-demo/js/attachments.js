@@ -4,7 +4,11 @@
 
 import { $, button, element } from "./api.js";
 
-const TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+// The image types a message may carry (the gateway takes no other).
+export const TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+// An image block (or an attachment) as a URL an <img> shows, from the page itself.
+export const dataUrl = ({ mediaType, data }) => `data:${mediaType};base64,${data}`;
 
 const attached = []; // {mediaType, data (base64), name}
 const listeners = new Set();
@@ -48,7 +52,7 @@ function render() {
   strip.replaceChildren(...attached.map((image, index) => {
     const item = element("li");
     const thumb = element("img");
-    thumb.src = `data:${image.mediaType};base64,${image.data}`;
+    thumb.src = dataUrl(image);
     thumb.alt = image.name;
     const drop = button("×", () => {
       attached.splice(index, 1);

@@ -5,6 +5,7 @@
 // bottom (and from the moment a session opens); scrolling up stops that until they scroll back.
 
 import { $, count, element, limitsText, sessionLink, spentText, textOf } from "./api.js";
+import { TYPES as IMAGE_TYPES, dataUrl } from "./attachments.js";
 import { CODE_TOOLS, codeCall, codeResult } from "./files.js";
 import { renderMarkdown } from "./markdown.js";
 import * as person from "./person.js";
@@ -136,6 +137,7 @@ const kinds = {
   },
   "tool/approval": (data) => {
     const call = view.tools.get(data.callId);
+    if (call && data.state === "denied") call.denied = { reason: data.reason };
     person.approval(call?.card, data, call?.args);
   },
   "tool/result": (data) => {
@@ -153,7 +155,7 @@ const kinds = {
       const result = element("pre", "result", `← ${text}`);
       if (data.error) {
         call.card.classList.add("failed");
-        result.textContent = `← ${failure(data.error.code, text)}`;
+        result.textContent = `← ${failure(data.error.code, text, call.denied)}`;
       }
       call.card.append(result);
     }
@@ -234,23 +236,20 @@ function settleStreaming() {
 // A message's images, as the person sent them (a data URL of an image type only).
 function images(content) {
   const shown = (Array.isArray(content) ? content : []).filter((block) =>
-    block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mediaType));
+    block.type === "image" && IMAGE_TYPES.has(block.mediaType));
   return shown.map((block) => {
     const image = element("img", "attached");
-    image.src = `data:${block.mediaType};base64,${block.data}`;
+    image.src = dataUrl(block);
     image.alt = "an image sent with the message";
     return image;
   });
 }
 
 // A failed call's result as a person reads it: its code once (the text often starts with it), and
-// a denied call as what it is.
-function failure(code, text) {
+// a call its `tool/approval` `denied` as what it is, with the person's reason.
+function failure(code, text, denied) {
+  if (denied) return `denied, not run${denied.reason ? `: ${denied.reason}` : ""}`;
   const said = text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text === code ? "" : text;
-  if (code === "DENIED_BY_USER") {
-    const reason = said.replace(/^the user denied this call:?\s*/, "");
-    return `denied, not run${reason ? `: ${reason}` : ""}`;
-  }
   return said ? `${code}: ${said}` : code;
 }
 

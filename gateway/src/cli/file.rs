@@ -132,32 +132,33 @@ impl File {
 
     /// Fills what no flag of `serve` names: the `[models."NAME"]` tables, the operator's
     /// declarations, and the `[mcp.NAME]` servers unless `--mcp` or `AIRLOCK_MCP` named some.
-    pub fn apply_to_serve(mut self, args: &mut ServeArgs, matches: &ArgMatches) {
-        if let Some(servers) = self.mcp_unless_given(matches) {
-            args.sandbox.mcp = servers;
-        }
-        if let Some(models) = self.models {
-            args.models = models;
-        }
-        args.declared = self.declared;
+    pub fn apply_to_serve(self, args: &mut ServeArgs, matches: &ArgMatches) {
+        args.declared = self.apply(&mut args.sandbox.mcp, &mut args.models, matches);
     }
 
     /// As [`File::apply_to_serve`], for `run`, `stdio` and `acp`: the models and MCP servers.
-    pub fn apply_to_embedded(mut self, args: &mut EmbeddedArgs, matches: &ArgMatches) {
-        if let Some(servers) = self.mcp_unless_given(matches) {
-            args.sandbox.mcp = servers;
-        }
-        if let Some(models) = self.models {
-            args.models = models;
-        }
+    pub fn apply_to_embedded(self, args: &mut EmbeddedArgs, matches: &ArgMatches) {
+        self.apply(&mut args.sandbox.mcp, &mut args.models, matches);
     }
 
-    /// The file's MCP servers, unless the command line or the environment named some.
-    fn mcp_unless_given(&mut self, matches: &ArgMatches) -> Option<Vec<McpServer>> {
+    /// Sets `models` to the file's, and `mcp` to its servers unless the command line or the
+    /// environment named some; answers the operator's declarations.
+    fn apply(
+        self,
+        mcp: &mut Vec<McpServer>,
+        models: &mut ModelTable,
+        matches: &ArgMatches,
+    ) -> Declared {
         let given = matches.value_source("mcp").is_some_and(|source| {
             matches!(source, ValueSource::CommandLine | ValueSource::EnvVariable)
         });
-        self.mcp.take().filter(|_| !given)
+        if let (Some(servers), false) = (self.mcp, given) {
+            *mcp = servers;
+        }
+        if let Some(table) = self.models {
+            *models = table;
+        }
+        self.declared
     }
 }
 
@@ -255,10 +256,7 @@ mod tests {
             }
             let value = sample(&serve, arg);
             std::fs::write(&path, format!("{long} = {value:?}\n")).unwrap();
-            let config = path.to_str().unwrap();
-            let read = serve.clone().try_get_matches_from(["serve", "--config", config]).unwrap();
-            let file = File::read(&serve, &read).unwrap().expect("the file exists");
-            let matches = file.defaults(serve.clone()).try_get_matches_from(["serve"]).unwrap();
+            let (_, matches) = read(&serve, &path);
             let id = arg.get_id().as_str();
             let taken: Vec<_> = matches.get_raw(id).unwrap().map(|raw| raw.to_owned()).collect();
             assert_eq!(taken, [value.as_str()], "--{long}: the file's value is the flag's");
@@ -267,12 +265,19 @@ mod tests {
         }
     }
 
+    /// The file at `path`, read as `serve --config PATH` reads it, and `serve`'s matches with
+    /// the file's values as its defaults.
+    fn read(serve: &clap::Command, path: &std::path::Path) -> (File, clap::ArgMatches) {
+        let config = path.to_str().unwrap();
+        let given = serve.clone().try_get_matches_from(["serve", "--config", config]).unwrap();
+        let file = File::read(serve, &given).unwrap().expect("the file exists");
+        let matches = file.defaults(serve.clone()).try_get_matches_from(["serve"]).unwrap();
+        (file, matches)
+    }
+
     /// `serve`'s arguments with the file at `path`.
     fn serve_with(serve: &clap::Command, path: &std::path::Path) -> ServeArgs {
-        let config = path.to_str().unwrap();
-        let read = serve.clone().try_get_matches_from(["serve", "--config", config]).unwrap();
-        let file = File::read(serve, &read).unwrap().expect("the file exists");
-        let matches = file.defaults(serve.clone()).try_get_matches_from(["serve"]).unwrap();
+        let (file, matches) = read(serve, path);
         let mut args = ServeArgs::from_arg_matches(&matches).unwrap();
         file.apply_to_serve(&mut args, &matches);
         args

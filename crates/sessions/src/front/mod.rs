@@ -281,26 +281,26 @@ impl Sessions {
         session_id: &str,
         metadata: Option<serde_json::Value>,
     ) -> Result<SessionRow, RegistryError> {
-        self.rewrite_spec(session_id, |spec| spec.metadata = metadata).await?;
-        self.row(session_id).await
+        self.rewrite_spec(session_id, |spec| spec.metadata = metadata).await
     }
 
     /// Changes a session's stored spec with `change`, one change at a time in this process (two
-    /// gateways sharing a store may still race: the later write wins).
+    /// gateways sharing a store may still race: the later write wins); answers its row after.
     async fn rewrite_spec(
         &self,
         session_id: &str,
         change: impl FnOnce(&mut SessionSpec),
-    ) -> Result<(), RegistryError> {
+    ) -> Result<SessionRow, RegistryError> {
         let _one_at_a_time = self.spec_writes.lock().await;
-        let row = self.row(session_id).await?;
-        let mut spec: SessionSpec = serde_json::from_value(row.spec).map_err(|e| {
+        let mut row = self.row(session_id).await?;
+        let mut spec: SessionSpec = serde_json::from_value(row.spec.take()).map_err(|e| {
             let message = format!("its stored spec does not read ({e})");
             RegistryError::Unusable { session_id: session_id.to_owned(), message }
         })?;
         change(&mut spec);
-        let spec = serde_json::to_string(&spec).expect("specs serialize");
-        Ok(self.registry.store().set_spec(session_id, spec).await?)
+        row.spec = serde_json::to_value(&spec).expect("specs serialize");
+        self.registry.store().set_spec(session_id, row.spec.to_string()).await?;
+        Ok(row)
     }
 
     /// Disposes a session: cancels it, clears its inbox (parked items too) and deletes its

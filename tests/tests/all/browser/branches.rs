@@ -7,12 +7,6 @@ use serde_json::json;
 
 use super::{conversation, opened};
 
-/// The id of the session the page shows.
-async fn shown(page: &mut airlock_tests::page::Page) -> String {
-    let id = page.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));
-    id.await[0].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 #[ignore = "needs Chromium and playwright-core; .ci/run installs them"]
 async fn regenerate_and_edit_make_a_fork_from_before_the_turn_and_the_old_branch_stays() {
@@ -31,7 +25,7 @@ async fn regenerate_and_edit_make_a_fork_from_before_the_turn_and_the_old_branch
     w.mock.push(Reply::text("Second answer.", 1));
     page.click(".msg.assistant button[data-label='regenerate']").await;
     page.wait_text(".msg.assistant", "Second answer.").await;
-    let second = shown(&mut page).await;
+    let second = page.shown_session().await;
     assert_ne!(second, first);
     assert_eq!(page.texts(".msg.user").await, ["hello"]);
     assert_eq!(page.texts(".msg.assistant").await, ["Second answer."]);
@@ -45,7 +39,7 @@ async fn regenerate_and_edit_make_a_fork_from_before_the_turn_and_the_old_branch
     page.fill(".msg.user form.edit textarea", "hello again").await;
     page.click(".msg.user form.edit button[type='submit']").await;
     page.wait_text(".msg.assistant", "Third answer.").await;
-    let third = shown(&mut page).await;
+    let third = page.shown_session().await;
     assert!(third != first && third != second);
     assert_eq!(page.texts(".msg.user").await, ["hello again"]);
     let asked = w.mock.requests()[2]["messages"].to_string();
@@ -54,7 +48,7 @@ async fn regenerate_and_edit_make_a_fork_from_before_the_turn_and_the_old_branch
     // The old branches are as they were, a link away.
     page.click("#session-parent a.fork-link").await;
     page.wait_text(".msg.assistant", "Second answer.").await;
-    assert_eq!(shown(&mut page).await, second);
+    assert_eq!(page.shown_session().await, second);
     let log = w.gw.log(&first).await;
     let answers: Vec<_> = log.iter().filter(|e| e["type"] == "assistant/message").collect();
     assert_eq!(answers.len(), 1, "the first branch has its one answer still");

@@ -446,9 +446,7 @@ async fn the_page_approves_a_call_from_its_card_answers_ask_user_and_forks_from_
     let first = log.iter().find(|e| e["type"] == "user/message").unwrap()["seq"].clone();
     page.click(".msg.user button[data-label='fork from here']").await;
     page.run(json!({"do": "waitCount", "selector": format!("#main:not([data-session-id='{s}'])"), "count": 1})).await;
-    let fork =
-        page.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));
-    let fork = fork.await[0].as_str().unwrap().to_owned();
+    let fork = page.shown_session().await;
     let (_, view) = w.gw.get(&format!("/v1/sessions/{fork}")).await;
     assert_eq!(view["forkedFrom"], json!({"sessionId": s, "seq": first}));
     page.wait_text(".turn-end", "interrupted").await;

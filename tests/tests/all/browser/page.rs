@@ -21,8 +21,7 @@ async fn typing_into_an_empty_page_starts_a_session_whose_header_names_its_model
     w.mock.push(Reply::text("Started without a click.", 2));
     page.send("hello there", "followup").await;
     page.wait_text(".msg.assistant", "Started without a click.").await;
-    let id = page.run(json!({"do": "attributes", "selector": "#main", "name": "data-session-id"}));
-    let id = id.await[0].as_str().unwrap().to_owned();
+    let id = page.shown_session().await;
     let log = w.gw.log(&id).await;
     assert!(log.iter().any(|e| e["type"] == "user/message"), "the message went to {id}");
     page.wait_text("#sessions a[aria-current='page']", "hello there").await;

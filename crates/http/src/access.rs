@@ -273,6 +273,10 @@ pub enum ExposureError {
     Store(#[from] StoreError),
 }
 
+/// The paths that need a key when the gateway has keys: the API and the other protocols' faces
+/// (the page, its files, the health checks and the OpenAPI document do not).
+const KEYED: [&str; 2] = ["/v1/", "/ag-ui"];
+
 /// The middleware on every route: who is asking, and whether they may.
 pub async fn guard(
     State(state): State<AppState>,
@@ -296,7 +300,7 @@ pub async fn guard(
             return Err(cross_origin_refused());
         }
         Caller::Local
-    } else if request.uri().path().starts_with("/v1/") {
+    } else if KEYED.iter().any(|prefix| request.uri().path().starts_with(prefix)) {
         let key = match credential(request.headers()) {
             None => {
                 return Err(ApiError::unauthorized(

@@ -136,6 +136,16 @@ impl ApiError {
         }
     }
 
+    /// Its kebab-case code.
+    pub(crate) fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// Its sentence for a person.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+
     /// The error body as JSON text (for a stream that can no longer answer a status).
     pub fn body_json(self) -> String {
         serde_json::to_string(&self.body()).expect("error bodies serialize")
@@ -415,6 +425,10 @@ async fn json_body<T: DeserializeOwned>(
         return Err(ApiError::bad_request("body", message));
     }
     let body: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+    // Every body is an object: serde would also read a struct from a list of its fields.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::bad_request("body", "the request body must be a JSON object"));
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = e.path().to_string();

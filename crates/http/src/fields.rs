@@ -14,11 +14,11 @@ use super::ApiError;
 use airlock_sessions::IdempotencyKey;
 
 /// The image types a message may carry: the ones model providers read.
-const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+pub(super) const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// Padded standard base64, as [`is_base64`] reads it. `$(?![\s\S])` is an end that means the
 /// end in every regex dialect (a bare `$` may also match before a final newline).
-const BASE64_PATTERN: &str =
+pub(super) const BASE64_PATTERN: &str =
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$(?![\s\S])";
 
 /// Message content: a non-empty string (one text block) or a non-empty list of `text` and
@@ -84,7 +84,7 @@ fn input_block(block: serde_json::Value) -> Result<ContentBlock, String> {
 }
 
 /// Whether `data` is non-empty padded standard base64: what [`BASE64_PATTERN`] matches.
-fn is_base64(data: &str) -> bool {
+pub(super) fn is_base64(data: &str) -> bool {
     let body = data.trim_end_matches('=');
     data.len().is_multiple_of(4)
         && !data.is_empty()
@@ -238,11 +238,23 @@ pub(super) fn idempotency_key(
                 "the Idempotency-Key header must be 1 to 200 visible ASCII characters",
             )
         })?;
+    Ok(Some(scoped_key(tenant, scope, key, request, message_id)))
+}
+
+/// The idempotency key `key` as the store keeps it: scoped to `tenant` and `scope`, with a hash
+/// of `request` (see [`idempotency_key`]).
+pub(super) fn scoped_key(
+    tenant: Option<&str>,
+    scope: &str,
+    key: &str,
+    request: &impl Serialize,
+    message_id: &str,
+) -> IdempotencyKey {
     let hash = Sha256::digest(serde_json::to_vec(&(scope, request)).expect("requests serialize"));
-    Ok(Some(IdempotencyKey {
-        // Tenant names, scopes and keys hold no space.
+    IdempotencyKey {
+        // Tenant names and scopes hold no space.
         key: format!("{} {scope} {key}", tenant.unwrap_or_default()),
         request_hash: format!("{hash:x}"),
         message_id: message_id.to_owned(),
-    }))
+    }
 }

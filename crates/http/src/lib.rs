@@ -11,6 +11,7 @@ pub mod connections;
 mod schema;
 
 mod access;
+mod ag_ui;
 mod budget;
 mod demo;
 mod error;
@@ -179,6 +180,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(files::router())
         .merge(webhooks::router())
         .merge(schedules::router())
+        .merge(ag_ui::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

@@ -44,6 +44,8 @@ use super::{AppState, ErrorBody};
             sessions did: idle, waiting for a person, failed, a run completed, a turn ended."),
         (name = "schedules", description = "Messages sent to a session at each due time of a \
             cron expression, without a client asking."),
+        (name = "protocols", description = "Other protocols' faces over the same sessions: \
+            AG-UI (`docs/interfaces.md`)."),
         (name = "service", description = "Health, readiness and this document."),
     ),
     components(schemas(ErrorBody))

@@ -24,6 +24,7 @@ mod logs;
 mod metrics;
 mod openapi;
 mod person;
+mod protocols;
 mod queue_and_streams;
 mod runs;
 mod scale;

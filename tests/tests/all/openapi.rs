@@ -11,6 +11,7 @@ use serde_json::Value;
 /// Every route `api::app` serves, as (method, path): keep in step with the route modules.
 const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions"),
+    ("POST", "/ag-ui"),
     ("GET", "/v1/sessions"),
     ("GET", "/v1/sessions/{id}"),
     ("PATCH", "/v1/sessions/{id}"),

@@ -15,7 +15,26 @@ const SESSION_FRAMES: [(&str, &str); 5] = [
     ("subagent.finished", "SubagentFinished"),
 ];
 
-/// The schemas of the three streams and of the notices their frames carry.
+/// The AG-UI events `POST /ag-ui` sends.
+const AG_UI_EVENTS: [&str; 15] = [
+    "RUN_STARTED",
+    "TEXT_MESSAGE_START",
+    "TEXT_MESSAGE_CONTENT",
+    "TEXT_MESSAGE_END",
+    "REASONING_START",
+    "REASONING_MESSAGE_START",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_END",
+    "REASONING_END",
+    "TOOL_CALL_START",
+    "TOOL_CALL_ARGS",
+    "TOOL_CALL_END",
+    "TOOL_CALL_RESULT",
+    "RUN_FINISHED",
+    "RUN_ERROR",
+];
+
+/// The schemas of the streams and of the notices their frames carry.
 pub fn components() -> Map<String, Value> {
     let run: Vec<(&str, &str)> = SESSION_FRAMES
         .into_iter()
@@ -90,6 +109,28 @@ pub fn components() -> Map<String, Value> {
                     "stopReason": {"type": "string", "description": "The child's last turn end reason kind."},
                     "lastAssistantMessage": {"type": "string"},
                 }),
+            ),
+        ),
+        (
+            "AgUiStream",
+            object(
+                &["event", "data"],
+                json!({
+                    "event": {"type": "string", "description": "The AG-UI event's `type`."},
+                    "id": {"type": "string", "pattern": "^[0-9]+$", "description": "On the last frame of a log event's AG-UI events: its seq, to post the run again after it with `Last-Event-ID`."},
+                    "data": {
+                        "type": "string",
+                        "contentMediaType": "application/json",
+                        "contentSchema": reference("AgUiEvent"),
+                    },
+                }),
+            ),
+        ),
+        (
+            "AgUiEvent",
+            object(
+                &["type"],
+                json!({"type": {"type": "string", "enum": AG_UI_EVENTS, "description": "What the event is; its other fields are AG-UI's (`@ag-ui/core`)."}}),
             ),
         ),
     ];

@@ -155,6 +155,12 @@ impl SessionHandle {
         end.await.map_err(|_| SessionError::Gone)
     }
 
+    /// Resolves once the actor has finished what it was doing: a batch of events being fed is
+    /// committed and announced whole, and [`SessionHandle::view`] shows what it left.
+    pub async fn settled(&self) -> Result<(), SessionError> {
+        self.command(None, None, None, Work::Admitted).await.map(drop)
+    }
+
     /// Feeds new work as the owner of the interval it starts: from its first event through the
     /// next whole-agent idle. The end is told even if the agent goes idle before this returns.
     /// With an idempotency key seen before for the same request, nothing is fed: the answer is

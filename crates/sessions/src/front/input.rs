@@ -2,7 +2,8 @@
 //! calls and goal changes. Each is durable before it is answered.
 
 use airlock_core::{
-    CallAnswer, CancelCause, ContentBlock, Delivery, Input, Message, Status, Target,
+    CallAnswer, CancelCause, ContentBlock, Delivery, Event, EventData, Input, Message, Status,
+    Target,
 };
 
 use super::Sessions;
@@ -240,6 +241,25 @@ impl Sessions {
             session_id: session_id.to_owned(),
             call_id: call_id.to_owned(),
         })
+    }
+
+    /// The ids of every message ever sent to the session: each one its inbox took, claimed,
+    /// pending or removed since.
+    pub async fn sent_ids(
+        &self,
+        session_id: &str,
+    ) -> Result<std::collections::HashSet<String>, RegistryError> {
+        let splices =
+            self.registry.store().events_of_type(session_id, "agent/inbox/spliced").await?;
+        let mut ids = std::collections::HashSet::new();
+        for json in splices {
+            if let Ok(Some(Event { data: EventData::InboxSpliced(splice), .. })) =
+                Event::parse(&json)
+            {
+                ids.extend(splice.inserted.into_iter().map(|message| message.id));
+            }
+        }
+        Ok(ids)
     }
 
     /// Whether the session's log has a `tool/call` with this id.

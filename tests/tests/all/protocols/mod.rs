@@ -1,0 +1,28 @@
+//! Other protocols' faces (`docs/interfaces.md`), each driven by that protocol's own client
+//! package as its users run it. The tests that need the package are ignored by default:
+//! `.ci/run` installs them (pinned by `tests/protocols/package-lock.json`) and runs
+//! `cargo test --workspace --test all -- --ignored protocols::`.
+
+mod ag_ui;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Runs `tests/protocols/SCRIPT BASE SCENARIO` with node; answers what it printed (one JSON
+/// object), failing with its output unless it succeeded.
+fn node(script: &str, base: &str, scenario: &str) -> Value {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("protocols");
+    assert!(here.join("node_modules").exists(), "run `npm ci --prefix tests/protocols` first");
+    let out = Command::new("node")
+        .arg(here.join(script))
+        .args([base, scenario])
+        .output()
+        .unwrap_or_else(|e| panic!("node does not run: {e}"));
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{script} {scenario} failed:\n{stdout}\n{stderr}");
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{script} {scenario} printed no JSON ({e}):\n{stdout}"))
+}

@@ -6,7 +6,8 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
+use axum::extract::FromRequest;
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, StatusCode, header};
 use axum::middleware::Next;
@@ -15,6 +16,7 @@ use futures::StreamExt;
 
 use super::AppState;
 use super::error::ApiError;
+use airlock_sessions::RegistryError;
 use airlock_store::Owner;
 
 /// Marks a forwarded request: its receiver answers it itself, whoever runs the session by then.
@@ -35,13 +37,20 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     if !store.shared() || request.headers().contains_key(&FORWARDED) {
         return next.run(request).await;
     }
-    let Some(session_id) = session_in(request.uri().path()) else {
-        return next.run(request).await;
+    let (session_id, request, named_in_body) = match session_in(request.uri().path()) {
+        Some(session_id) => (session_id.into_owned(), request, false),
+        None if request.uri().path() == "/ag-ui" => match thread_in(request, &state).await {
+            Ok((Some(thread), request)) => (thread, request, true),
+            Ok((None, request)) => return next.run(request).await,
+            Err(refused) => return refused,
+        },
+        None => return next.run(request).await,
     };
-    let session_id = session_id.into_owned();
     let session_id = session_id.as_str();
     match state.sessions.locate(session_id).await {
         Ok(Owner::Here) => next.run(request).await,
+        // A thread is made on first use, by the gateway asked.
+        Err(RegistryError::NotFound(_)) if named_in_body => next.run(request).await,
         Ok(Owner::Elsewhere { address }) => {
             let session_id = session_id.to_owned();
             let lease = store.lease().unwrap_or_default();
@@ -68,6 +77,33 @@ pub(crate) fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
     let rest = path.strip_prefix("/v1/sessions/")?;
     let id = rest.split('/').next().filter(|id| !id.is_empty())?;
     percent_encoding::percent_decode_str(id).decode_utf8().ok()
+}
+
+/// The thread an AG-UI run names in its body (`threadId`), and the request to pass on, its body
+/// read whole; `None` for a body that names none (the route itself says what is wrong with it).
+/// A body that cannot be read (over the limit) is answered here.
+async fn thread_in(
+    request: Request,
+    state: &AppState,
+) -> Result<(Option<String>, Request), Response> {
+    #[derive(serde::Deserialize)]
+    struct Thread {
+        #[serde(rename = "threadId")]
+        thread_id: String,
+    }
+    let (head, body) = request.into_parts();
+    let read = Bytes::from_request(Request::from_parts(head.clone(), body), state);
+    let bytes = match tokio::time::timeout(state.body_timeout, read).await {
+        Ok(read) => read.map_err(IntoResponse::into_response)?,
+        Err(_) => {
+            let why = "the request body did not arrive in time; send it at once";
+            return Err(
+                ApiError::new(StatusCode::REQUEST_TIMEOUT, "request-timeout", why).into_response()
+            );
+        }
+    };
+    let thread = serde_json::from_slice::<Thread>(&bytes).ok().map(|t| t.thread_id);
+    Ok((thread, Request::from_parts(head, Body::from(bytes))))
 }
 
 /// One client for every forward: connections to the other gateways are kept and reused.

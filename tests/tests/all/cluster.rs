@@ -415,3 +415,30 @@ async fn thirty_random_pauses_of_a_gateway_under_load_lose_nothing_and_silence_n
     let total = settle_and_check(&cluster, &mut followers, &receipts).await;
     assert_eq!(total, sent, "every acknowledged send is in a log once");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn an_ag_ui_run_through_any_gateway_is_run_by_the_one_that_holds_its_thread() {
+    let test = "an_ag_ui_run_through_any_gateway_is_run_by_the_one_that_holds_its_thread";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    // The thread is named in the body, not the path: the gateway asked reads it from there.
+    let run = |gateway: &airlock_tests::gateway::Gateway, run: &str, text: &str| {
+        let input = json!({"threadId": "shared-thread", "runId": run,
+            "messages": [{"id": format!("{run}-m"), "role": "user", "content": text}]});
+        let request = gateway.client.post(gateway.url("/ag-ui")).json(&input);
+        async move {
+            let res = request.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.text().await.unwrap()
+        }
+    };
+    let first = run(a, "r1", "made on a").await;
+    assert!(first.contains("RUN_FINISHED"), "{first}");
+    let second = run(b, "r2", "sent through b").await;
+    assert!(second.contains("RUN_FINISHED") && second.contains("sent through b"), "{second}");
+    assert_eq!(cluster.holder("shared-thread"), a.base, "b forwarded; a kept the thread");
+    let log = a.log("shared-thread").await;
+    let turns = log.iter().filter(|e| e["type"] == "turn/end").count();
+    assert_eq!(turns, 2, "{log:#?}");
+}

@@ -82,15 +82,15 @@ async fn run(
         None => None,
     };
     let thread = input.thread_id.as_str();
-    let handle = open_thread(&state, &caller, &input).await?;
+    let (handle, client_tools) = open_thread(&state, &caller, &input).await?;
     let slot = state.sessions.hold_stream(caller.tenant())?;
     let trailing = input.trailing();
     let key = trailing.last().map(|last| {
         let scope = format!("{thread} ag-ui");
         fields::scoped_key(caller.tenant(), &scope, &input.run_id, &trailing, &last.id)
     });
-    let known: HashSet<String> =
-        input.messages.iter().map(|message| message.id().to_owned()).collect();
+    let known = input.messages.iter().map(|message| message.id().to_owned()).collect();
+    let translator = Translator::new(handle.id(), known, client_tools);
 
     // A retried run: the same interval again.
     if let (Some(key), Some(last)) = (&key, trailing.last())
@@ -102,7 +102,8 @@ async fn run(
             .await
             .map_err(run_conflict)?;
         let first = run.first_seq;
-        let stream = Stream::new(state, handle, &input, known, slot, follower, End::Owned(run));
+        let stream =
+            Stream::new(state, handle, &input, translator, slot, follower, End::Owned(run));
         return Ok(stream.start(first, Vec::new(), after));
     }
 
@@ -117,7 +118,7 @@ async fn run(
     let Some((last, earlier)) = fresh.split_last() else {
         let follower = state.sessions.follow(&handle, view.next_seq.checked_sub(1));
         let end = if view.next_seq == 0 { End::Empty } else { End::Idle(handle.clone()) };
-        let stream = Stream::new(state, handle, &input, known, slot, follower, end);
+        let stream = Stream::new(state, handle, &input, translator, slot, follower, end);
         return Ok(stream.start(view.next_seq, waiting, after));
     };
     for message in earlier {
@@ -129,7 +130,7 @@ async fn run(
         .await
         .map_err(run_conflict)?;
     let first = run.first_seq;
-    let stream = Stream::new(state, handle, &input, known, slot, follower, End::Owned(run));
+    let stream = Stream::new(state, handle, &input, translator, slot, follower, End::Owned(run));
     Ok(stream.start(first, waiting, after))
 }
 
@@ -144,32 +145,34 @@ fn run_conflict(error: InputError) -> ApiError {
     }
 }
 
-/// The thread's session: made on first use in the caller's tenant, with the frontend's tools
-/// as its client tools; another tenant's is not found.
+/// The thread's session, made on first use in the caller's tenant with the frontend's tools as
+/// its client tools (another tenant's is not found), and the names of its client tools.
 async fn open_thread(
     state: &AppState,
     caller: &Caller,
     input: &RunAgentInput,
-) -> Result<SessionHandle, ApiError> {
+) -> Result<(SessionHandle, HashSet<String>), ApiError> {
     let id = &input.thread_id;
-    let mine = |tenant: Option<&str>| caller.only().is_none_or(|only| tenant == Some(only));
-    match state.sessions.row(id).await {
-        Ok(row) if mine(row.tenant.as_deref()) => return Ok(state.sessions.open(id).await?),
-        Ok(_) => return Err(ApiError::session_not_found(id)),
-        Err(RegistryError::NotFound(_)) => {}
+    let row = match state.sessions.row(id).await {
+        Ok(row) => row,
+        Err(RegistryError::NotFound(_)) => {
+            state.sessions.turn_room(caller.tenant())?;
+            let spec = SessionSpec {
+                model: state.sessions.default_model().to_owned(),
+                client_tools: input.client_tools(),
+                ..SessionSpec::default()
+            };
+            state.sessions.create(id.clone(), spec, caller.owner()).await?.0
+        }
         Err(error) => return Err(error.into()),
-    }
-    state.sessions.turn_room(caller.tenant())?;
-    let spec = SessionSpec {
-        model: state.sessions.default_model().to_owned(),
-        client_tools: input.client_tools(),
-        ..SessionSpec::default()
     };
-    let (row, _) = state.sessions.create(id.clone(), spec, caller.owner()).await?;
-    match mine(row.tenant.as_deref()) {
-        true => Ok(state.sessions.open(id).await?),
-        false => Err(ApiError::session_not_found(id)), // made by another tenant meanwhile
+    // Another tenant's thread, made before or meanwhile.
+    if caller.only().is_some_and(|only| row.tenant.as_deref() != Some(only)) {
+        return Err(ApiError::session_not_found(id));
     }
+    let spec = serde_json::from_value::<SessionSpec>(row.spec).ok();
+    let tools = spec.and_then(|spec| spec.client_tools).into_iter().flatten();
+    Ok((state.sessions.open(id).await?, tools.map(|tool| tool.name).collect()))
 }
 
 /// Answers the approvals the resume entries name: `resolved` approves (with the payload's
@@ -281,13 +284,13 @@ impl Stream {
         state: AppState,
         handle: SessionHandle,
         input: &RunAgentInput,
-        known: HashSet<String>,
+        translator: Translator,
         slot: Slot,
         follower: Follower,
         end: End,
     ) -> Stream {
         Stream {
-            translator: Translator::new(handle.id(), known),
+            translator,
             state,
             handle,
             thread_id: input.thread_id.clone(),
@@ -348,14 +351,17 @@ impl Stream {
             let Some(update) = update else { return Ok(()) }; // the session is gone
             let airlock_sessions::Update::Event(event) = update else { continue };
             next = event.seq + 1;
-            let mut events = self.translator.event(&event.json);
-            if silent {
-                if after.is_some_and(|after| event.seq <= after) {
-                    continue;
+            let events = self.translator.event(&event.json);
+            let events = match silent {
+                // The client has the events through `after`: once there, what is open then is
+                // opened again, at once (the run may be waiting for its model).
+                true if after.is_some_and(|after| event.seq < after) => continue,
+                true => {
+                    silent = false;
+                    self.translator.reopen()
                 }
-                silent = false;
-                events.splice(0..0, self.translator.reopen());
-            }
+                false => events,
+            };
             if !send(tx, &events, Some(event.seq)).await {
                 return Ok(());
             }

@@ -20,6 +20,8 @@ pub(super) struct Translator {
     session_id: String,
     /// The messages the frontend sent with the run, which it has: not echoed back.
     known: HashSet<String>,
+    /// The names of the frontend's tools.
+    client_tools: HashSet<String>,
     /// The assistant text being streamed: its AG-UI message id.
     text: Option<String>,
     /// The reasoning being streamed: its AG-UI message id.
@@ -57,11 +59,17 @@ enum Wait {
 }
 
 impl Translator {
-    /// A translator for `session_id`'s events, for a frontend that has the messages `known`.
-    pub(super) fn new(session_id: &str, known: HashSet<String>) -> Translator {
+    /// A translator for `session_id`'s events, for a frontend that has the messages `known` and
+    /// runs the tools `client_tools`.
+    pub(super) fn new(
+        session_id: &str,
+        known: HashSet<String>,
+        client_tools: HashSet<String>,
+    ) -> Translator {
         Translator {
             session_id: session_id.to_owned(),
             known,
+            client_tools,
             text: None,
             reasoning: None,
             streaming: Vec::new(),
@@ -72,11 +80,12 @@ impl Translator {
         }
     }
 
-    /// Takes the calls that wait as the run starts: calls logged before it.
+    /// Takes the calls that wait as the run starts: calls logged before it. (One that waits for
+    /// an approval is a frontend tool's if the frontend has a tool of its name.)
     pub(super) fn waiting(&mut self, calls: Vec<WaitingCall>) {
         for call in calls {
-            let client = call.kind == WaitKind::Client;
-            let wait = if client { Wait::Client } else { Wait::Approval };
+            let client = call.kind == WaitKind::Client || self.client_tools.contains(&call.name);
+            let wait = if call.kind == WaitKind::Client { Wait::Client } else { Wait::Approval };
             self.waiting.insert(call.call_id.clone(), wait);
             let open = OpenCall { name: call.name, arguments: call.arguments, client };
             self.open.insert(call.call_id, open);
@@ -371,7 +380,7 @@ mod tests {
 
     #[test]
     fn a_run_waits_for_the_frontend_only_once_no_call_of_the_group_still_runs() {
-        let mut t = Translator::new("s", HashSet::new());
+        let mut t = Translator::new("s", HashSet::new(), HashSet::new());
         let call = |seq, id: &str| {
             event(
                 seq,
@@ -407,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_stream_joined_in_the_middle_opens_again_what_is_open() {
-        let mut t = Translator::new("s", HashSet::new());
+        let mut t = Translator::new("s", HashSet::new(), HashSet::new());
         let chunk = |seq, chunk: Value| {
             event(seq, "assistant/chunk", json!({"turn": 1, "step": 1, "chunk": chunk}))
         };

@@ -256,3 +256,54 @@ async fn an_ag_ui_run_with_nothing_to_send_finishes_at_once() {
     let types: Vec<&Value> = run.iter().map(|(_, e)| &e["type"]).collect();
     assert_eq!(types, ["RUN_STARTED", "RUN_FINISHED"]);
 }
+
+#[tokio::test]
+async fn an_ag_ui_run_in_flight_is_joined_again_after_a_dropped_stream_with_no_gap() {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mock = airlock_tests::MockModel::start().await;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    mock.push(airlock_tests::Reply::text("Held, then finished.", 3).hold_until(gate.clone()));
+    let env = [("AIRLOCK_MODEL", "openai:mock")];
+    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), &env);
+    let input = input("in-flight", "run-1", "take your time");
+    // The first connection sees the first chunk, then drops while the model is held.
+    let mut first = post(&gw, &input, None).await.bytes_stream().eventsource();
+    let mut seen = Vec::new();
+    let last_id = loop {
+        let frame = first.next().await.unwrap().unwrap();
+        let event: Value = serde_json::from_str(&frame.data).unwrap();
+        seen.push(event.clone());
+        if event["type"] == "TEXT_MESSAGE_CONTENT" {
+            break frame.id.parse::<u64>().unwrap();
+        }
+    };
+    drop(first);
+    // The same run, posted again after that event, joins it where it is.
+    let mut joined = post(&gw, &input, Some(last_id)).await.bytes_stream().eventsource();
+    let mut rest = Vec::new();
+    loop {
+        let frame = joined.next().await.unwrap().unwrap();
+        let event: Value = serde_json::from_str(&frame.data).unwrap();
+        if event["type"] == "TEXT_MESSAGE_START" {
+            gate.notify_one(); // reopened: now let the model go on
+        }
+        let done = event["type"] == "RUN_FINISHED";
+        rest.push(event);
+        if done {
+            break;
+        }
+    }
+    let text = |events: &[Value]| -> String {
+        let deltas = events.iter().filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT");
+        deltas.map(|e| e["delta"].as_str().unwrap()).collect()
+    };
+    assert_eq!(text(&seen) + &text(&rest), "Held, then finished.", "{seen:?} {rest:?}");
+    let types: Vec<&str> = rest.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types[..2], ["RUN_STARTED", "TEXT_MESSAGE_START"], "{types:?}");
+    assert_eq!(types.last(), Some(&"RUN_FINISHED"));
+    let log = gw.log("in-flight").await;
+    assert_eq!(log.iter().filter(|e| e["type"] == "user/message").count(), 1, "one run");
+}

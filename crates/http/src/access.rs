@@ -99,6 +99,8 @@ pub struct Access {
     origins: Vec<String>,
     /// The origin of `--public-url`: the gateway's own, as pages reach it.
     public_origin: Option<String>,
+    /// `--public-url` itself, without a trailing `/`.
+    public_url: Option<String>,
     /// The sign-in cookie is `Secure` whatever the request says.
     secure: bool,
 }
@@ -123,6 +125,7 @@ impl Access {
             lookup: tokio::sync::Mutex::new(()),
             origins: settings.origins,
             public_origin: settings.public_url.as_deref().map(origin_of),
+            public_url: settings.public_url.map(|url| url.trim_end_matches('/').to_owned()),
             secure,
         })
     }
@@ -136,6 +139,7 @@ impl Access {
             lookup: tokio::sync::Mutex::new(()),
             origins,
             public_origin: None,
+            public_url: None,
             secure: false,
         }
     }
@@ -164,6 +168,11 @@ impl Access {
             false => *self.no_keys_at.lock().expect("access lock") = Instant::now(),
         }
         Ok(has)
+    }
+
+    /// `--public-url`, without a trailing `/`: where clients reach the gateway, when it was set.
+    pub(crate) fn public_url(&self) -> Option<&str> {
+        self.public_url.as_deref()
     }
 
     /// Whether the gateway is known to have keys, without asking the store.
@@ -275,7 +284,7 @@ pub enum ExposureError {
 
 /// The paths that need a key when the gateway has keys: the API and the other protocols' faces
 /// (the page, its files, the health checks and the OpenAPI document do not).
-const KEYED: [&str; 2] = ["/v1/", "/ag-ui"];
+const KEYED: [&str; 3] = ["/v1/", "/ag-ui", "/a2a"];
 
 /// The middleware on every route: who is asking, and whether they may.
 pub async fn guard(

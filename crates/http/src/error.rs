@@ -136,6 +136,11 @@ impl ApiError {
         }
     }
 
+    /// Its HTTP status.
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// Its kebab-case code.
     pub(crate) fn code(&self) -> &'static str {
         self.code

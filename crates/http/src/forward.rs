@@ -39,17 +39,19 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     }
     let (session_id, request, named_in_body) = match session_in(request.uri().path()) {
         Some(session_id) => (session_id.into_owned(), request, false),
-        None if request.uri().path() == "/ag-ui" => match thread_in(request, &state).await {
-            Ok((Some(thread), request)) => (thread, request, true),
-            Ok((None, request)) => return next.run(request).await,
-            Err(refused) => return refused,
+        None => match named_by(request.uri().path()) {
+            Some(name) => match named_in_body(request, &state, name).await {
+                Ok((Some(named), request)) => (named, request, true),
+                Ok((None, request)) => return next.run(request).await,
+                Err(refused) => return refused,
+            },
+            None => return next.run(request).await,
         },
-        None => return next.run(request).await,
     };
     let session_id = session_id.as_str();
     match state.sessions.locate(session_id).await {
         Ok(Owner::Here) => next.run(request).await,
-        // A thread is made on first use, by the gateway asked.
+        // A thread or context is made on first use, by the gateway asked.
         Err(RegistryError::NotFound(_)) if named_in_body => next.run(request).await,
         Ok(Owner::Elsewhere { address }) => {
             let session_id = session_id.to_owned();
@@ -79,18 +81,24 @@ pub(crate) fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
     percent_encoding::percent_decode_str(id).decode_utf8().ok()
 }
 
-/// The thread an AG-UI run names in its body (`threadId`), and the request to pass on, its body
-/// read whole; `None` for a body that names none (the route itself says what is wrong with it).
-/// A body that cannot be read (over the limit) is answered here.
-async fn thread_in(
+/// How the routes that name their session in the body name it: AG-UI's `threadId`, A2A's
+/// context or task.
+fn named_by(path: &str) -> Option<fn(&serde_json::Value) -> Option<String>> {
+    match path {
+        "/ag-ui" => Some(|body| body["threadId"].as_str().map(str::to_owned)),
+        "/a2a" => Some(super::a2a::session_named),
+        _ => None,
+    }
+}
+
+/// The session a request names in its body, and the request to pass on, its body read whole;
+/// `None` for a body that names none (the route itself says what is wrong with it). A body that
+/// cannot be read (over the limit) is answered here.
+async fn named_in_body(
     request: Request,
     state: &AppState,
+    name: fn(&serde_json::Value) -> Option<String>,
 ) -> Result<(Option<String>, Request), Response> {
-    #[derive(serde::Deserialize)]
-    struct Thread {
-        #[serde(rename = "threadId")]
-        thread_id: String,
-    }
     let (head, body) = request.into_parts();
     let read = Bytes::from_request(Request::from_parts(head.clone(), body), state);
     let bytes = match tokio::time::timeout(state.body_timeout, read).await {
@@ -102,8 +110,8 @@ async fn thread_in(
             );
         }
     };
-    let thread = serde_json::from_slice::<Thread>(&bytes).ok().map(|t| t.thread_id);
-    Ok((thread, Request::from_parts(head, Body::from(bytes))))
+    let named = serde_json::from_slice(&bytes).ok().as_ref().and_then(name);
+    Ok((named, Request::from_parts(head, Body::from(bytes))))
 }
 
 /// One client for every forward: connections to the other gateways are kept and reused.

@@ -10,6 +10,7 @@
 pub mod connections;
 mod schema;
 
+mod a2a;
 mod access;
 mod ag_ui;
 mod budget;
@@ -21,7 +22,9 @@ mod files;
 mod forks;
 mod forward;
 mod goals;
+mod interval;
 mod messages;
+mod named;
 mod openapi;
 mod responses;
 mod runs;
@@ -181,6 +184,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(webhooks::router())
         .merge(schedules::router())
         .merge(ag_ui::router())
+        .merge(a2a::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

@@ -45,7 +45,8 @@ use super::{AppState, ErrorBody};
         (name = "schedules", description = "Messages sent to a session at each due time of a \
             cron expression, without a client asking."),
         (name = "protocols", description = "Other protocols' faces over the same sessions: \
-            AG-UI (`docs/interfaces.md`)."),
+            AG-UI, and A2A's agent card (its JSON-RPC binding, at `POST /a2a`, is one URL for \
+            every method and is not listed; `docs/interfaces.md`)."),
         (name = "service", description = "Health, readiness and this document."),
     ),
     components(schemas(ErrorBody))

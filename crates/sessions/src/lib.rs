@@ -40,7 +40,7 @@ pub use front::{
 };
 pub use goal::{Goal, GoalError, GoalOp, GoalReason, Phase};
 pub use owned::{OwnError, OwnedRun, RunResult, Summary, summarize};
-pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec};
+pub use registry::{Eviction, ForkedFrom, RegistryError, Rules, SessionSpec, valid_session_id};
 pub use session::{
     Budget, BudgetState, Committed, IdempotencyKey, QueueItem, QueueSnapshot, Refusal, RefusalCode,
     SessionError, Spend, Tap, Tapped, seq_of,

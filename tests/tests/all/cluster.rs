@@ -442,3 +442,37 @@ async fn an_ag_ui_run_through_any_gateway_is_run_by_the_one_that_holds_its_threa
     let turns = log.iter().filter(|e| e["type"] == "turn/end").count();
     assert_eq!(turns, 2, "{log:#?}");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set AIRLOCK_TEST_POSTGRES (.ci/run does)"]
+async fn an_a2a_task_through_any_gateway_is_run_by_the_one_that_holds_its_context() {
+    let test = "an_a2a_task_through_any_gateway_is_run_by_the_one_that_holds_its_context";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    // The context is named in the JSON-RPC body: the gateway asked reads it from there.
+    let call = |gateway: &airlock_tests::gateway::Gateway, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let request = gateway.client.post(gateway.url("/a2a")).json(&body);
+        async move {
+            let res = request.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.json::<Value>().await.unwrap()
+        }
+    };
+    let say = |id: &str, text: &str| {
+        json!({"message": {"messageId": id, "contextId": "shared-context", "role": "ROLE_USER",
+            "parts": [{"text": text}]}})
+    };
+    let first = call(a, "SendMessage", say("m1", "made on a")).await;
+    let task = &first["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{first}");
+    let second = call(b, "SendMessage", say("m2", "sent through b")).await;
+    let answer = &second["result"]["task"]["artifacts"][0]["parts"][0]["text"];
+    assert!(answer.as_str().unwrap().contains("sent through b"), "{second}");
+    let got = call(b, "GetTask", json!({"id": task["id"]})).await;
+    assert_eq!(got["result"], *task, "a task read through b is the one a ran");
+    assert_eq!(cluster.holder("shared-context"), a.base, "b forwarded; a kept the context");
+    let log = a.log("shared-context").await;
+    let turns = log.iter().filter(|e| e["type"] == "turn/end").count();
+    assert_eq!(turns, 2, "{log:#?}");
+}

@@ -12,6 +12,7 @@ use serde_json::Value;
 const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/sessions"),
     ("POST", "/ag-ui"),
+    ("GET", "/.well-known/agent-card.json"),
     ("GET", "/v1/sessions"),
     ("GET", "/v1/sessions/{id}"),
     ("PATCH", "/v1/sessions/{id}"),

@@ -34,11 +34,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::events::Tx;
+use super::interval::End;
 use super::responses::{BodyRefused, Limited, SessionFailed};
-use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, fields, sse};
-use airlock_sessions::{
-    Follower, InputError, OwnedRun, RegistryError, SessionHandle, SessionSpec, Slot,
-};
+use super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, fields, named, sse};
+use airlock_sessions::{Follower, InputError, RegistryError, SessionHandle, SessionSpec, Slot};
 use input::{InputMessage, ResumeEntry, ResumeStatus, RunAgentInput, ToolMessage};
 use translate::Translator;
 
@@ -113,7 +112,8 @@ async fn run(
     let waiting = view.waiting();
     answer_interrupts(&state, thread, &input.resume, &waiting).await?;
     answer_tools(&state, thread, &input.messages, &waiting).await?;
-    let sent = state.sessions.sent_ids(thread).await?;
+    let sent: HashSet<String> =
+        state.sessions.inserted(thread).await?.into_iter().map(|(_, m)| m.id).collect();
     let fresh: Vec<Message> = trailing.into_iter().filter(|m| !sent.contains(&m.id)).collect();
     let Some((last, earlier)) = fresh.split_last() else {
         let follower = state.sessions.follow(&handle, view.next_seq.checked_sub(1));
@@ -145,34 +145,18 @@ fn run_conflict(error: InputError) -> ApiError {
     }
 }
 
-/// The thread's session, made on first use in the caller's tenant with the frontend's tools as
-/// its client tools (another tenant's is not found), and the names of its client tools.
+/// The thread's session, made on first use with the frontend's tools as its client tools, and
+/// the names of its client tools.
 async fn open_thread(
     state: &AppState,
     caller: &Caller,
     input: &RunAgentInput,
 ) -> Result<(SessionHandle, HashSet<String>), ApiError> {
-    let id = &input.thread_id;
-    let row = match state.sessions.row(id).await {
-        Ok(row) => row,
-        Err(RegistryError::NotFound(_)) => {
-            state.sessions.turn_room(caller.tenant())?;
-            let spec = SessionSpec {
-                model: state.sessions.default_model().to_owned(),
-                client_tools: input.client_tools(),
-                ..SessionSpec::default()
-            };
-            state.sessions.create(id.clone(), spec, caller.owner()).await?.0
-        }
-        Err(error) => return Err(error.into()),
-    };
-    // Another tenant's thread, made before or meanwhile.
-    if caller.only().is_some_and(|only| row.tenant.as_deref() != Some(only)) {
-        return Err(ApiError::session_not_found(id));
-    }
+    let spec = SessionSpec { client_tools: input.client_tools(), ..SessionSpec::default() };
+    let (handle, row) = named::open_or_make(state, caller, &input.thread_id, spec).await?;
     let spec = serde_json::from_value::<SessionSpec>(row.spec).ok();
     let tools = spec.and_then(|spec| spec.client_tools).into_iter().flatten();
-    Ok((state.sessions.open(id).await?, tools.map(|tool| tool.name).collect()))
+    Ok((handle, tools.map(|tool| tool.name).collect()))
 }
 
 /// Answers the approvals the resume entries name: `resolved` approves (with the payload's
@@ -243,27 +227,6 @@ async fn answer_tools(
         answer_call(state, thread, tool_call_id, answer).await?;
     }
     Ok(())
-}
-
-/// Where a run ends when nothing waits for the frontend.
-enum End {
-    /// The owned interval of the message it sent.
-    Owned(OwnedRun),
-    /// The next whole-agent idle (a run that sent no message: it answered, or asked nothing).
-    Idle(SessionHandle),
-    /// At once: a session whose log is empty, which nothing was sent.
-    Empty,
-}
-
-impl End {
-    /// The seq after the run's last event.
-    async fn after(&mut self) -> Result<u64, ApiError> {
-        match self {
-            End::Owned(run) => Ok(run.last_seq().await? + 1),
-            End::Idle(handle) => Ok(handle.idle().await.map_err(RegistryError::Session)? + 1),
-            End::Empty => Ok(0),
-        }
-    }
 }
 
 /// One AG-UI run being streamed.

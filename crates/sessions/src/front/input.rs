@@ -243,23 +243,20 @@ impl Sessions {
         })
     }
 
-    /// The ids of every message ever sent to the session: each one its inbox took, claimed,
-    /// pending or removed since.
-    pub async fn sent_ids(
-        &self,
-        session_id: &str,
-    ) -> Result<std::collections::HashSet<String>, RegistryError> {
+    /// Every message ever sent to the session, with the seq of its receipt: each one its inbox
+    /// took, claimed, pending or removed since.
+    pub async fn inserted(&self, session_id: &str) -> Result<Vec<(u64, Message)>, RegistryError> {
         let splices =
             self.registry.store().events_of_type(session_id, "agent/inbox/spliced").await?;
-        let mut ids = std::collections::HashSet::new();
+        let mut messages = Vec::new();
         for json in splices {
-            if let Ok(Some(Event { data: EventData::InboxSpliced(splice), .. })) =
+            if let Ok(Some(Event { seq, data: EventData::InboxSpliced(splice), .. })) =
                 Event::parse(&json)
             {
-                ids.extend(splice.inserted.into_iter().map(|message| message.id));
+                messages.extend(splice.inserted.into_iter().map(|message| (seq, message)));
             }
         }
-        Ok(ids)
+        Ok(messages)
     }
 
     /// Whether the session's log has a `tool/call` with this id.

@@ -6,13 +6,7 @@ use airlock_tests::gateway::{Gateway, keyed_client};
 use airlock_tests::world::tenants;
 use serde_json::{Value, json};
 
-use super::node;
-
-/// A gateway with the demo model; `echo` needs an approval when `approval` says so.
-fn gateway(dir: &tempfile::TempDir, approval: bool) -> Gateway {
-    let env: &[(&str, &str)] = if approval { &[("AIRLOCK_APPROVAL_FOR", "echo")] } else { &[] };
-    Gateway::start_with(&dir.path().join("airlock.db"), "", env)
-}
+use super::{gateway, held, node};
 
 /// The AG-UI events of a run's types.
 fn types(run: &Value) -> Vec<&str> {
@@ -263,11 +257,7 @@ async fn an_ag_ui_run_in_flight_is_joined_again_after_a_dropped_stream_with_no_g
     use futures::StreamExt;
 
     let dir = tempfile::tempdir().unwrap();
-    let mock = airlock_tests::MockModel::start().await;
-    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
-    mock.push(airlock_tests::Reply::text("Held, then finished.", 3).hold_until(gate.clone()));
-    let env = [("AIRLOCK_MODEL", "openai:mock")];
-    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), &env);
+    let (gw, _mock, gate) = held(&dir).await;
     let input = input("in-flight", "run-1", "take your time");
     // The first connection sees the first chunk, then drops while the model is held.
     let mut first = post(&gw, &input, None).await.bytes_stream().eventsource();

@@ -3,12 +3,32 @@
 //! `.ci/run` installs them (pinned by `tests/protocols/package-lock.json`) and runs
 //! `cargo test --workspace --test all -- --ignored protocols::`.
 
+mod a2a;
 mod ag_ui;
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 
+use airlock_tests::gateway::Gateway;
+use airlock_tests::{MockModel, Reply};
 use serde_json::Value;
+
+/// A gateway with the demo model; `echo` needs an approval when `approval` says so.
+fn gateway(dir: &tempfile::TempDir, approval: bool) -> Gateway {
+    let env: &[(&str, &str)] = if approval { &[("AIRLOCK_APPROVAL_FOR", "echo")] } else { &[] };
+    Gateway::start_with(&dir.path().join("airlock.db"), "", env)
+}
+
+/// A gateway whose model holds its answer until `gate` is notified.
+async fn held(dir: &tempfile::TempDir) -> (Gateway, MockModel, Arc<tokio::sync::Notify>) {
+    let mock = MockModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    mock.push(Reply::text("Held, then finished.", 3).hold_until(gate.clone()));
+    let env = [("AIRLOCK_MODEL", "openai:mock")];
+    let gw = Gateway::start_with(&dir.path().join("airlock.db"), &mock.base_url(), &env);
+    (gw, mock, gate)
+}
 
 /// Runs `tests/protocols/SCRIPT BASE SCENARIO` with node; answers what it printed (one JSON
 /// object), failing with its output unless it succeeded.

@@ -284,7 +284,7 @@ pub enum ExposureError {
 
 /// The paths that need a key when the gateway has keys: the API and the other protocols' faces
 /// (the page, its files, the health checks and the OpenAPI document do not).
-const KEYED: [&str; 3] = ["/v1/", "/ag-ui", "/a2a"];
+const KEYED: [&str; 4] = ["/v1/", "/ag-ui", "/a2a", "/langgraph/"];
 
 /// The middleware on every route: who is asking, and whether they may.
 pub async fn guard(
@@ -379,13 +379,19 @@ pub(crate) enum Credential<'r> {
     Login(&'r str),
 }
 
-/// The credential a request carries: the `Authorization` header before the cookie.
+/// The credential a request carries: the `Authorization` header, then `x-api-key`, then the
+/// cookie.
 pub(crate) fn credential(headers: &HeaderMap) -> Option<Credential<'_>> {
     let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
         let (scheme, key) = v.trim_start().split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| Credential::Key(key.trim()))
     });
-    bearer.or_else(|| login_token(headers).map(Credential::Login))
+    // LangGraph's SDK sends its key as `x-api-key`.
+    let api_key = || {
+        let key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim);
+        key.filter(|key| !key.is_empty()).map(Credential::Key)
+    };
+    bearer.or_else(api_key).or_else(|| login_token(headers).map(Credential::Login))
 }
 
 /// The sign-in cookie's token, when the request carries one.

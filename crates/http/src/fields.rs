@@ -258,3 +258,10 @@ pub(super) fn scoped_key(
         message_id: message_id.to_owned(),
     }
 }
+
+/// Milliseconds since the epoch as RFC 3339 (`2026-12-07T06:11:38.687Z`), as the other
+/// protocols write times.
+pub(super) fn rfc3339(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    jiff::Timestamp::from_millisecond(ms).map(|t| t.to_string()).unwrap_or_default()
+}

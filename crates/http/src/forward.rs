@@ -37,8 +37,12 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     if !store.shared() || request.headers().contains_key(&FORWARDED) {
         return next.run(request).await;
     }
-    let (session_id, request, named_in_body) = match session_in(request.uri().path()) {
-        Some(session_id) => (session_id.into_owned(), request, false),
+    // Whether a session not found yet may be made by the route (a thread, a context).
+    let (session_id, request, made_on_use) = match session_in(request.uri().path()) {
+        Some(session_id) => {
+            let langgraph = request.uri().path().starts_with("/langgraph/");
+            (session_id.into_owned(), request, langgraph)
+        }
         None => match named_by(request.uri().path()) {
             Some(name) => match named_in_body(request, &state, name).await {
                 Ok((Some(named), request)) => (named, request, true),
@@ -52,7 +56,7 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     match state.sessions.locate(session_id).await {
         Ok(Owner::Here) => next.run(request).await,
         // A thread or context is made on first use, by the gateway asked.
-        Err(RegistryError::NotFound(_)) if named_in_body => next.run(request).await,
+        Err(RegistryError::NotFound(_)) if made_on_use => next.run(request).await,
         Ok(Owner::Elsewhere { address }) => {
             let session_id = session_id.to_owned();
             let lease = store.lease().unwrap_or_default();
@@ -73,10 +77,12 @@ pub async fn forward(State(state): State<AppState>, request: Request, next: Next
     }
 }
 
-/// The session a path is about: `/v1/sessions/{id}` and everything under it, its id
-/// percent-decoded as the route's own `{id}` is.
+/// The session a path is about: `/v1/sessions/{id}` and LangGraph's `/langgraph/threads/{id}`,
+/// and everything under them, its id percent-decoded as the route's own `{id}` is.
 pub(crate) fn session_in(path: &str) -> Option<std::borrow::Cow<'_, str>> {
-    let rest = path.strip_prefix("/v1/sessions/")?;
+    let rest = path
+        .strip_prefix("/v1/sessions/")
+        .or_else(|| path.strip_prefix("/langgraph/threads/").filter(|rest| *rest != "search"))?;
     let id = rest.split('/').next().filter(|id| !id.is_empty())?;
     percent_encoding::percent_decode_str(id).decode_utf8().ok()
 }
@@ -226,5 +232,7 @@ mod tests {
         assert_eq!(session_in("/v1/sessions/"), None);
         assert_eq!(session_in("/v1/sessions"), None);
         assert_eq!(session_in("/v1/runs"), None);
+        assert_eq!(session_in("/langgraph/threads/t/runs/stream").as_deref(), Some("t"));
+        assert_eq!(session_in("/langgraph/threads/search"), None);
     }
 }

@@ -23,6 +23,7 @@ mod forks;
 mod forward;
 mod goals;
 mod interval;
+mod langgraph;
 mod messages;
 mod named;
 mod openapi;
@@ -185,6 +186,7 @@ pub fn app(state: AppState, max_body: usize, cors: Option<CorsLayer>) -> Router 
         .merge(schedules::router())
         .merge(ag_ui::router())
         .merge(a2a::router())
+        .merge(langgraph::router())
         .merge(signin::router())
         .routes(routes!(healthz))
         .routes(routes!(readyz))

@@ -19,18 +19,29 @@ pub(super) async fn open_or_make(
     id: &str,
     spec: SessionSpec,
 ) -> Result<(SessionHandle, SessionRow), ApiError> {
-    let row = match state.sessions.row(id).await {
-        Ok(row) => row,
+    let (row, _) = make(state, caller, id, spec).await?;
+    Ok((state.sessions.open(id).await?, row))
+}
+
+/// The session `id`'s row, made now with `spec` and the default model unless it exists; and
+/// whether it was made now.
+pub(super) async fn make(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    spec: SessionSpec,
+) -> Result<(SessionRow, bool), ApiError> {
+    let (row, made) = match state.sessions.row(id).await {
+        Ok(row) => (row, false),
         Err(RegistryError::NotFound(_)) => {
             state.sessions.turn_room(caller.tenant())?;
             let spec = SessionSpec { model: state.sessions.default_model().to_owned(), ..spec };
-            state.sessions.create(id.to_owned(), spec, caller.owner()).await?.0
+            state.sessions.create(id.to_owned(), spec, caller.owner()).await?
         }
         Err(error) => return Err(error.into()),
     };
     // Another tenant's, made before or meanwhile.
-    let row = reached(caller, row)?;
-    Ok((state.sessions.open(id).await?, row))
+    Ok((reached(caller, row)?, made))
 }
 
 /// The stored session `id`, when the caller reaches it.

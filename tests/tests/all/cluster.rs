@@ -476,3 +476,23 @@ async fn an_a2a_task_through_any_gateway_is_run_by_the_one_that_holds_its_contex
     let turns = log.iter().filter(|e| e["type"] == "turn/end").count();
     assert_eq!(turns, 2, "{log:#?}");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set AIRLOCK_TEST_POSTGRES (.ci/run does)"]
+async fn a_langgraph_run_through_any_gateway_is_run_by_the_one_that_holds_its_thread() {
+    let test = "a_langgraph_run_through_any_gateway_is_run_by_the_one_that_holds_its_thread";
+    let Some(cluster) = Cluster::start(2, test).await else { return };
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    let made = a.client.post(a.url("/langgraph/threads")).json(&json!({"thread_id": "lg-shared"}));
+    assert_eq!(made.send().await.unwrap().status(), 200);
+    // The thread is named in the path, as a session is on /v1.
+    let body = json!({"assistant_id": "agent",
+        "input": {"messages": [{"type": "human", "content": "sent through b"}]}});
+    let run = b.client.post(b.url("/langgraph/threads/lg-shared/runs/stream")).json(&body);
+    let stream = run.send().await.unwrap().text().await.unwrap();
+    assert!(stream.contains("event: values") && stream.contains("sent through b"), "{stream}");
+    assert_eq!(cluster.holder("lg-shared"), a.base, "b forwarded; a kept the thread");
+    let state = b.client.get(b.url("/langgraph/threads/lg-shared/state")).send().await.unwrap();
+    let state: Value = state.json().await.unwrap();
+    assert_eq!(state["values"]["messages"].as_array().unwrap().len(), 2, "{state}");
+}

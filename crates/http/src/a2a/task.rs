@@ -7,6 +7,9 @@ use std::fmt;
 
 use airlock_core::{ContentBlock, Event, EventData, Message, TurnEndReason, WaitingCall, text_of};
 use airlock_sessions::valid_session_id;
+
+use super::super::fields::rfc3339;
+use super::super::interval::LogEnd;
 use serde_json::{Value, json};
 
 /// A task's id: `SESSION:SEQ`, its context (a session) and the seq of its message's receipt.
@@ -111,12 +114,10 @@ pub(super) struct Task {
     time: u64,
     /// A turn started after the receipt.
     taken: bool,
-    /// The last turn's end, and whether it is the last event read (the next one says whether
-    /// the agent went idle there).
+    /// The last turn's end.
     last_end: Option<TurnEndReason>,
-    at_end: bool,
-    /// The interval is over.
-    ended: bool,
+    /// Where the interval ends.
+    end: LogEnd,
     /// The agent's messages: their seq and text.
     said: Vec<(u64, String)>,
     /// The calls that wait for a person now.
@@ -136,8 +137,7 @@ impl Task {
             time: event.time,
             taken: false,
             last_end: None,
-            at_end: false,
-            ended: false,
+            end: LogEnd::default(),
             said: Vec::new(),
             waiting: Vec::new(),
         })
@@ -147,27 +147,19 @@ impl Task {
     pub(super) fn read(&mut self, json: &str) -> Read {
         let Ok(Some(event)) = Event::parse(json) else {
             // One this gateway does not know, ignorable: it is in the interval all the same.
-            if let (false, Ok(seq)) = (self.ended, airlock_sessions::seq_of(json)) {
+            if let (false, Ok(seq)) = (self.end.ended(), airlock_sessions::seq_of(json)) {
                 self.next = seq + 1;
             }
             return Read::In;
         };
-        if self.ended {
-            return Read::Past;
-        }
-        if self.at_end && !matches!(event.data, EventData::TurnStart(_)) {
-            self.ended = true;
+        if self.end.past(&event.data) {
             return Read::Past;
         }
         self.next = event.seq + 1;
         self.time = event.time;
-        self.at_end = false;
         match event.data {
             EventData::TurnStart(_) => self.taken = true,
-            EventData::TurnEnd(end) => {
-                self.last_end = Some(end.reason);
-                self.at_end = true;
-            }
+            EventData::TurnEnd(end) => self.last_end = Some(end.reason),
             EventData::AssistantMessage(said) => {
                 let text = text_of(&said.message.content);
                 if !text.is_empty() {
@@ -187,12 +179,12 @@ impl Task {
 
     /// The agent is idle now, with every event read: the interval is over.
     pub(super) fn idle(&mut self) {
-        self.ended = true;
+        self.end.idle();
     }
 
     /// The interval is over.
     pub(super) fn ended(&self) -> bool {
-        self.ended
+        self.end.ended()
     }
 
     /// The calls that wait for a person now.
@@ -207,7 +199,7 @@ impl Task {
 
     /// Where it stands.
     pub(super) fn state(&self) -> State {
-        if !self.ended {
+        if !self.end.ended() {
             return match (self.waiting.is_empty(), self.taken) {
                 (false, _) => State::InputRequired,
                 (true, true) => State::Working,
@@ -235,7 +227,7 @@ impl Task {
             (State::Canceled, _) => Some(said(json!([{"text": "the task was canceled"}]))),
             _ => None,
         };
-        let mut status = json!({"state": state.wire(), "timestamp": timestamp(self.time)});
+        let mut status = json!({"state": state.wire(), "timestamp": rfc3339(self.time)});
         if let Some(message) = message {
             status["message"] = message;
         }
@@ -323,12 +315,6 @@ fn failure(reason: &TurnEndReason) -> String {
         TurnEndReason::Blocked => "a policy blocked the work before the model was asked".to_owned(),
         reason => format!("the turn ended {}", reason.kind()),
     }
-}
-
-/// RFC 3339, as A2A's `Timestamp` is written.
-fn timestamp(ms: u64) -> String {
-    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
-    jiff::Timestamp::from_millisecond(ms).map(|t| t.to_string()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -80,58 +80,62 @@ async fn run(
         Some(value) => Some(fields::parse_last_event_id(value.as_bytes())?),
         None => None,
     };
-    let thread = input.thread_id.as_str();
     let (handle, client_tools) = open_thread(&state, &caller, &input).await?;
     let slot = state.sessions.hold_stream(caller.tenant())?;
+    let known = input.messages.iter().map(|message| message.id().to_owned()).collect();
+    let translator = Translator::new(handle.id(), known, client_tools);
+    let (follower, end, first, waiting) = begin(&state, &caller, &handle, &input).await?;
+    let stream = Stream::new(state, handle, &input, translator, slot, follower, end);
+    Ok(stream.start(first, waiting, after))
+}
+
+/// Starts the run: sends what the session has not taken, answers what waits, and says where the
+/// run's stream starts (its first seq, a follower from there, the calls waiting then) and ends.
+async fn begin(
+    state: &AppState,
+    caller: &Caller,
+    handle: &SessionHandle,
+    input: &RunAgentInput,
+) -> Result<(Follower, End, u64, Vec<WaitingCall>), ApiError> {
+    let thread = input.thread_id.as_str();
     let trailing = input.trailing();
     let key = trailing.last().map(|last| {
         let scope = format!("{thread} ag-ui");
         fields::scoped_key(caller.tenant(), &scope, &input.run_id, &trailing, &last.id)
     });
-    let known = input.messages.iter().map(|message| message.id().to_owned()).collect();
-    let translator = Translator::new(handle.id(), known, client_tools);
+    let run = |message: Message, key| async move {
+        let sent = state.sessions.run(handle, message, Delivery::Followup, key).await;
+        let (run, follower) = sent.map_err(run_conflict)?;
+        Ok::<_, ApiError>((follower, run.first_seq, End::Owned(run)))
+    };
 
     // A retried run: the same interval again.
     if let (Some(key), Some(last)) = (&key, trailing.last())
         && state.sessions.keyed_session(key).await.map_err(run_conflict)?.is_some()
     {
-        let (run, follower) = state
-            .sessions
-            .run(&handle, last.clone(), Delivery::Followup, Some(key.clone()))
-            .await
-            .map_err(run_conflict)?;
-        let first = run.first_seq;
-        let stream =
-            Stream::new(state, handle, &input, translator, slot, follower, End::Owned(run));
-        return Ok(stream.start(first, Vec::new(), after));
+        let (follower, first, end) = run(last.clone(), Some(key.clone())).await?;
+        return Ok((follower, end, first, Vec::new()));
     }
 
     // What waits now, and where the log is: the run reads on from there.
     handle.settled().await.map_err(RegistryError::Session)?;
     let view = handle.view();
     let waiting = view.waiting();
-    answer_interrupts(&state, thread, &input.resume, &waiting).await?;
-    answer_tools(&state, thread, &input.messages, &waiting).await?;
+    answer_interrupts(state, thread, &input.resume, &waiting).await?;
+    answer_tools(state, thread, &input.messages, &waiting).await?;
     let sent: HashSet<String> =
         state.sessions.inserted(thread).await?.into_iter().map(|(_, m)| m.id).collect();
     let fresh: Vec<Message> = trailing.into_iter().filter(|m| !sent.contains(&m.id)).collect();
     let Some((last, earlier)) = fresh.split_last() else {
-        let follower = state.sessions.follow(&handle, view.next_seq.checked_sub(1));
+        let follower = state.sessions.follow(handle, view.next_seq.checked_sub(1));
         let end = if view.next_seq == 0 { End::Empty } else { End::Idle(handle.clone()) };
-        let stream = Stream::new(state, handle, &input, translator, slot, follower, end);
-        return Ok(stream.start(view.next_seq, waiting, after));
+        return Ok((follower, end, view.next_seq, waiting));
     };
     for message in earlier {
         state.sessions.send(thread, message.clone(), Delivery::Followup, None).await?;
     }
-    let (run, follower) = state
-        .sessions
-        .run(&handle, last.clone(), Delivery::Followup, key)
-        .await
-        .map_err(run_conflict)?;
-    let first = run.first_seq;
-    let stream = Stream::new(state, handle, &input, translator, slot, follower, End::Owned(run));
-    Ok(stream.start(first, waiting, after))
+    let (follower, first, end) = run(last.clone(), key).await?;
+    Ok((follower, end, first, waiting))
 }
 
 /// `runId` reused with other messages is 409.

@@ -250,3 +250,38 @@ async fn subscribe_to_task_joins_an_a2a_task_in_flight() {
     let again = call(&gw, "SubscribeToTask", json!({"id": task["id"]})).await;
     assert_eq!(again["error"]["code"], -32004, "an ended task has nothing to subscribe to");
 }
+
+#[tokio::test]
+async fn list_tasks_pages_an_a2a_contexts_tasks_newest_first_and_filters_by_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(&dir, false);
+    let mut ids = Vec::new();
+    for n in 1..=3 {
+        let mut params = say(&format!("message {n}"), &format!("m{n}"));
+        params["message"]["contextId"] = json!("listed");
+        ids.push(call(&gw, "SendMessage", params).await["result"]["task"]["id"].clone());
+    }
+    let list = |params: Value| call(&gw, "ListTasks", params);
+    let first = &list(json!({"contextId": "listed", "pageSize": 2})).await["result"];
+    let listed: Vec<&Value> = first["tasks"].as_array().unwrap().iter().map(|t| &t["id"]).collect();
+    assert_eq!(listed, [&ids[2], &ids[1]], "newest first: {first}");
+    assert_eq!((&first["totalSize"], &first["pageSize"]), (&json!(3), &json!(2)));
+    assert_eq!(first["tasks"][0]["artifacts"], json!([]), "artifacts only when asked");
+    let token = first["nextPageToken"].clone();
+    let params = json!({"contextId": "listed", "pageSize": 2, "pageToken": token,
+        "includeArtifacts": true, "historyLength": 1});
+    let rest = &list(params).await["result"];
+    assert_eq!(rest["tasks"].as_array().unwrap().len(), 1, "{rest}");
+    assert_eq!(rest["tasks"][0]["id"], ids[0]);
+    assert_eq!(rest["nextPageToken"], "", "the last page");
+    assert!(answer(&rest["tasks"][0]).contains("message 1"), "{rest}");
+    assert_eq!(rest["tasks"][0]["history"].as_array().unwrap().len(), 1);
+    let done = &list(json!({"contextId": "listed", "status": "TASK_STATE_COMPLETED"})).await;
+    assert_eq!(done["result"]["totalSize"], 3, "{done}");
+    let working = &list(json!({"contextId": "listed", "status": "TASK_STATE_WORKING"})).await;
+    assert_eq!(
+        working["result"],
+        json!({"tasks": [], "nextPageToken": "", "pageSize": 50,
+        "totalSize": 0})
+    );
+}

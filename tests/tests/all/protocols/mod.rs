@@ -5,6 +5,7 @@
 
 mod a2a;
 mod ag_ui;
+mod langgraph;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -59,16 +59,15 @@ const scenarios = {
     // The model is held: the run goes on until it is canceled.
     const thread = await client.threads.create();
     const events = [];
-    let canceled = false;
+    // The SDK calls onRunCreated without waiting for it: the cancel is awaited below.
+    let cancel = null;
     const stream = client.runs.stream(thread.thread_id, "agent", {
       ...human("take your time"),
       streamMode: "values",
-      onRunCreated: async ({ run_id }) => {
-        await client.runs.cancel(thread.thread_id, run_id, true);
-        canceled = true;
-      },
+      onRunCreated: ({ run_id }) => (cancel = client.runs.cancel(thread.thread_id, run_id, true)),
     });
     for await (const part of stream) events.push(part.event);
+    const canceled = cancel !== null && (await cancel, true);
     return { events, canceled, after: await client.threads.get(thread.thread_id) };
   },
 

@@ -98,7 +98,9 @@ pub(super) async fn stream(
         None if view.next_seq == 0 => End::Empty,
         None => End::Idle(handle.clone()),
     };
-    let run = RunStream { state, handle, conversation, follower, end, first, modes, _slot: slot };
+    let waits = !handle.view().waiting().is_empty();
+    let run =
+        RunStream { state, handle, conversation, follower, end, first, modes, waits, _slot: slot };
     let location = format!("/threads/{thread}/runs/{first}");
     let modes = fields_query(&names);
     let mut response = run.start(None);
@@ -149,7 +151,9 @@ pub(super) async fn join(
     let (conversation, read) = conversation(&state, &thread, first).await?;
     let follower = state.sessions.follow(&handle, read);
     let end = End::Idle(handle.clone());
-    let run = RunStream { state, handle, conversation, follower, end, first, modes, _slot: slot };
+    let waits = !handle.view().waiting().is_empty();
+    let run =
+        RunStream { state, handle, conversation, follower, end, first, modes, waits, _slot: slot };
     Ok(run.start(after))
 }
 

@@ -61,6 +61,9 @@ pub(super) struct RunStream {
     pub first: u64,
     /// What is sent.
     pub modes: Modes,
+    /// A call waits for a person as the run starts: once the run has read what the log holds,
+    /// it ends with the interrupts of the calls still waiting (new input queues behind them).
+    pub waits: bool,
     /// Its place among the tenant's streams, held until it ends.
     pub _slot: Slot,
 }
@@ -86,7 +89,7 @@ impl RunStream {
             return Ok(());
         }
         let mut shutdown = self.state.shutdown.clone();
-        let (mut next, mut end_at, mut asked) = (self.first, None, false);
+        let (mut next, mut end_at, mut asked) = (self.first, None, self.waits);
         let mut log_end = LogEnd::default();
         let mut failed = false;
         loop {

@@ -232,3 +232,33 @@ async fn a_langgraph_run_in_flight_is_joined_after_a_dropped_stream_with_no_gap(
     assert_eq!(seen + &rest, "Held, then finished.", "every chunk once");
     assert_eq!(text(last(&last_values)), "Held, then finished.");
 }
+
+#[tokio::test]
+async fn a_langgraph_run_on_an_interrupted_thread_ends_at_once_with_the_interrupts_still_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(&dir, true);
+    let made = gw.client.post(gw.url("/langgraph/threads")).json(&json!({"thread_id": "asks"}));
+    assert_eq!(made.send().await.unwrap().status(), 200);
+    let run = |text: &str| {
+        let body = json!({"assistant_id": "agent", "stream_mode": "values",
+            "input": {"messages": [{"type": "human", "content": text}]}});
+        let request = gw.client.post(gw.url("/langgraph/threads/asks/runs/stream")).json(&body);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    let asked = run("/tool echo {\"text\":\"may I?\"}").await;
+    assert!(asked.contains("__interrupt__"), "{asked}");
+    // Typed instead of answering: the message queues behind the call, and the run says so.
+    let typed = run("what now?").await;
+    let last = typed.split("\n\n").filter(|f| f.contains("event: values")).last().unwrap();
+    assert!(last.contains("__interrupt__") && last.contains("may I?"), "{typed}");
+    let queue: Value = gw
+        .client
+        .get(gw.url("/v1/sessions/asks/queue"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(queue["items"].as_array().map(Vec::len), Some(1), "{queue}");
+}

@@ -284,7 +284,7 @@ pub enum ExposureError {
 
 /// The paths that need a key when the gateway has keys: the API and the other protocols' faces
 /// (the page, its files, the health checks and the OpenAPI document do not).
-const KEYED: [&str; 4] = ["/v1/", "/ag-ui", "/a2a", "/langgraph/"];
+pub(crate) const KEYED: [&str; 4] = ["/v1/", "/ag-ui", "/a2a", "/langgraph/"];
 
 /// The middleware on every route: who is asking, and whether they may.
 pub async fn guard(

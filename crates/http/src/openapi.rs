@@ -77,6 +77,7 @@ pub fn serve(
     plain_parameters(&mut json);
     add_schemas(&mut json);
     drop_null_alternatives(&mut json);
+    required_bodies(&mut json);
     link(&mut json);
     guarded(&mut json);
     let tools: Vec<String> = state.sessions.tools().specs().into_iter().map(|t| t.name).collect();
@@ -90,13 +91,20 @@ pub fn serve(
     router.layer(Extension(Document { open, keyed }))
 }
 
-/// Who may call, for a gateway with keys: every `/v1` operation takes an API key as a bearer
-/// token or the browser's sign-in cookie (`POST /v1/login` takes the key alone).
+/// Who may call, for a gateway with keys: every keyed operation (`/v1` and the other protocols'
+/// faces) takes an API key as a bearer token, as `x-api-key` (LangGraph's SDK sends it so) or
+/// the browser's sign-in cookie (`POST /v1/login` takes the key alone).
 fn secured(doc: &mut Value) {
     doc["components"]["securitySchemes"]["apiKey"] = json!({
         "type": "http",
         "scheme": "bearer",
         "description": "An API key from `airlock keys create`.",
+    });
+    doc["components"]["securitySchemes"]["apiKeyHeader"] = json!({
+        "type": "apiKey",
+        "in": "header",
+        "name": "x-api-key",
+        "description": "An API key from `airlock keys create`, as LangGraph's SDK sends it.",
     });
     doc["components"]["securitySchemes"]["signIn"] = json!({
         "type": "apiKey",
@@ -105,7 +113,7 @@ fn secured(doc: &mut Value) {
         "description": "The sign-in token `POST /v1/login` sets for a browser page.",
     });
     for (path, operation) in operations(doc) {
-        if !path.starts_with("/v1/") {
+        if !super::access::KEYED.iter().any(|prefix| path.starts_with(prefix)) {
             continue;
         }
         let login = operation.get("operationId").is_some_and(|id| id == "login");
@@ -113,7 +121,7 @@ fn secured(doc: &mut Value) {
             "security".to_owned(),
             match login {
                 true => json!([{"apiKey": []}]),
-                false => json!([{"apiKey": []}, {"signIn": []}]),
+                false => json!([{"apiKey": []}, {"apiKeyHeader": []}, {"signIn": []}]),
             },
         );
     }
@@ -302,6 +310,23 @@ fn drop_null_alternatives(doc: &mut Value) {
                     media["schema"] = only.clone();
                 }
             }
+        }
+    }
+}
+
+/// A body whose schema requires a field cannot be left out: says so where utoipa cannot (a body
+/// given by reference to a schema written out in `schema/`).
+fn required_bodies(doc: &mut Value) {
+    let schemas = doc.pointer("/components/schemas").cloned().unwrap_or_default();
+    for (_, operation) in operations(doc) {
+        let Some(body) = operation.get_mut("requestBody") else { continue };
+        let schema = body.pointer("/content/application~1json/schema").unwrap_or(&Value::Null);
+        let schema = match schema["$ref"].as_str() {
+            Some(name) => &schemas[name.trim_start_matches("#/components/schemas/")],
+            None => schema,
+        };
+        if schema["required"].as_array().is_some_and(|required| !required.is_empty()) {
+            body["required"] = Value::Bool(true);
         }
     }
 }

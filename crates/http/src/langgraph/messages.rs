@@ -139,53 +139,6 @@ fn content(blocks: &[ContentBlock]) -> Value {
     Value::Array(parts)
 }
 
-/// A LangChain message from a client, as the session takes it: a `human` (or `user`) message's
-/// text and images, with its id (a fresh one when it has none). `None` for another role, whose
-/// messages are the session's own.
-pub(super) fn incoming(message: &Value) -> Result<Option<Message>, String> {
-    let role = message.get("type").or_else(|| message.get("role")).and_then(Value::as_str);
-    if !matches!(role, Some("human" | "user")) {
-        return match role {
-            Some("ai" | "assistant" | "tool" | "system" | "developer") => Ok(None),
-            _ => Err("a message must have type \"human\" (or role \"user\")".to_owned()),
-        };
-    }
-    let id = match message.get("id") {
-        None | Some(Value::Null) => airlock_base::clock::fresh_id(),
-        Some(Value::String(id)) if (1..=200).contains(&id.len()) => id.clone(),
-        Some(_) => return Err("a message id must be 1 to 200 characters".to_owned()),
-    };
-    let blocks = match message.get("content") {
-        Some(Value::String(text)) => vec![ContentBlock::Text { text: text.clone() }],
-        Some(Value::Array(parts)) => parts.iter().map(part).collect::<Result<_, _>>()?,
-        _ => return Err("a human message's content must be text or a list of parts".to_owned()),
-    };
-    Ok(Some(Message::user(id, blocks)))
-}
-
-/// One of a human message's parts: `{type: "text", text}` or an image as a `data:` URL.
-fn part(part: &Value) -> Result<ContentBlock, String> {
-    if let Some(text) = part.as_str() {
-        return Ok(ContentBlock::Text { text: text.to_owned() });
-    }
-    match part.get("type").and_then(Value::as_str) {
-        Some("text") => match part.get("text").and_then(Value::as_str) {
-            Some(text) => Ok(ContentBlock::Text { text: text.to_owned() }),
-            None => Err("a text part needs its text".to_owned()),
-        },
-        Some("image_url") => {
-            let url = part["image_url"].get("url").or(part.get("image_url"));
-            let url = url.and_then(Value::as_str).unwrap_or_default();
-            let (media_type, data) = url
-                .strip_prefix("data:")
-                .and_then(|rest| rest.split_once(";base64,"))
-                .ok_or_else(|| "an image must be a data: URL (Airlock fetches nothing for a client)".to_owned())?;
-            Ok(ContentBlock::Image { media_type: media_type.to_owned(), data: data.to_owned() })
-        }
-        _ => Err("a part must be {type: \"text\", text} or {type: \"image_url\", image_url: {url: \"data:…\"}}".to_owned()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,22 +196,5 @@ mod tests {
         assert_eq!(thread.messages.len(), 3);
         assert_eq!(thread.checkpoints.iter().map(|c| c.0).collect::<Vec<_>>(), [3, 8, 9]);
         assert_eq!(thread.read(&event(10, "step/end", json!({"turn": 1, "step": 1}))), None);
-    }
-
-    #[test]
-    fn a_human_message_from_a_client_is_text_or_parts_and_other_roles_are_passed_over() {
-        let message =
-            incoming(&json!({"type": "human", "content": "hi", "id": "m"})).unwrap().unwrap();
-        assert_eq!(
-            message,
-            Message::user("m".into(), vec![ContentBlock::Text { text: "hi".into() }])
-        );
-        let image = json!({"role": "user", "content": [{"type": "text", "text": "see"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]});
-        assert_eq!(incoming(&image).unwrap().unwrap().content.len(), 2);
-        assert_eq!(incoming(&json!({"type": "ai", "content": "x"})).unwrap(), None);
-        assert!(incoming(&json!({"content": "x"})).is_err());
-        let remote = json!({"type": "human", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]});
-        assert!(incoming(&remote).unwrap_err().contains("data: URL"));
     }
 }

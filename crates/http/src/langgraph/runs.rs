@@ -6,39 +6,65 @@
 
 use airlock_core::{CallAnswer, Delivery, Event, Message, WaitKind, WaitingCall};
 use axum::Extension;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::Value;
 
 use super::super::interval::{End, LogEnd};
-use super::super::{Answer, ApiError, AppState, Caller, JsonBody, fields, named};
-use super::messages::incoming;
+use super::super::responses::{BodyRefused, Limited, SessionFailed, StorageFailed};
+use super::super::{Answer, ApiError, AppState, Caller, ErrorBody, JsonBody, QueryParams};
+use super::super::{fields, named};
+use super::input::{Decision, Resume, Typed, Word};
 use super::stream::{Modes, RunStream};
+use super::wire::{
+    CancelQuery, Flag, IfNotExists, JoinQuery, NewRun, RunPath, Strategy, StreamMode, ThreadPath,
+    checkpoint_seq,
+};
 use super::{conversation, known_assistant};
 use airlock_sessions::{InputError, RegistryError, SessionHandle, SessionSpec};
 
-/// `POST /threads/{id}/runs/stream`.
+/// Runs the agent on a thread and streams the run.
+///
+/// Answers the interrupts `command.resume` names, sends `input`'s human messages (those the
+/// thread has not taken) and streams the interval of the last one as the stream modes ask:
+/// `values`, `messages-tuple` and `updates` (others send nothing). The run ends at whole-agent
+/// idle, or with the interrupts of the calls that wait for a person. Its id is in
+/// `Content-Location`; `Location` joins it again. A frame of a log event has its seq as `id`.
+#[utoipa::path(
+    post, path = "/langgraph/threads/{thread_id}/runs/stream", operation_id = "langGraphStreamRun", tag = "protocols",
+    params(ThreadPath),
+    request_body = ref("#/components/schemas/LangGraphRunCreate"),
+    responses(
+        (status = 200, description = "The run as LangGraph's stream parts", content(
+            (ref("#/components/schemas/LangGraphStream") = "text/event-stream"),
+        ), headers(
+            ("Content-Location" = String, description = "The run: `/threads/{thread_id}/runs/{run_id}`"),
+            ("Location" = String, description = "Its stream, to join again (relative to the SDK's `apiUrl`)"),
+        )),
+        (status = 404, description = "`session-not-found` (send `if_not_exists: \"create\"` to make the thread), `assistant-not-found`", body = ErrorBody),
+        (status = 409, description = "`thread-busy` (see `multitask_strategy`), `session-disposed` or `child-session`", body = ErrorBody),
+        BodyRefused, Limited, SessionFailed,
+    )
+)]
 pub(super) async fn stream(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(thread): Path<String>,
-    JsonBody(body): JsonBody<Value>,
+    Path(ThreadPath { thread_id: thread }): Path<ThreadPath>,
+    JsonBody(body): JsonBody<NewRun>,
 ) -> Answer<Response> {
-    let assistant = body["assistant_id"].as_str().unwrap_or_default();
-    known_assistant(assistant)?;
-    let (modes, names) = Modes::parse(&body["stream_mode"])?;
-    let strategy = body["multitask_strategy"].as_str().unwrap_or("reject");
-    if !matches!(strategy, "reject" | "enqueue" | "interrupt") {
-        return Err(ApiError::bad_request(
-            "multitask_strategy",
-            "multitask_strategy must be \"reject\", \"enqueue\" or \"interrupt\"; a rollback is not possible, the log is append-only",
-        ));
-    }
-    let human = human_messages(&body["input"])?;
+    known_assistant(&body.assistant_id)?;
+    let (modes, names) = Modes::parse(body.stream_mode);
+    let strategy = body.multitask_strategy.unwrap_or(Strategy::Reject);
+    let human = body.input.map(|input| input.human()).transpose()?.unwrap_or_default();
+    let checkpoint = match &body.checkpoint {
+        Some(checkpoint) => checkpoint.seq("checkpoint")?,
+        None => checkpoint_seq(body.checkpoint_id.as_deref(), "checkpoint_id")?,
+    };
     match named::stored(&state, &caller, &thread).await {
         Err(error)
-            if error.status() == StatusCode::NOT_FOUND && body["if_not_exists"] == "create" =>
+            if error.status() == StatusCode::NOT_FOUND
+                && body.if_not_exists == Some(IfNotExists::Create) =>
         {
             named::make(&state, &caller, &thread, SessionSpec::default()).await?;
         }
@@ -48,15 +74,13 @@ pub(super) async fn stream(
     let slot = state.sessions.hold_stream(caller.tenant())?;
     handle.settled().await.map_err(RegistryError::Session)?;
     let (conversation, read) = conversation(&state, &thread, u64::MAX).await?;
-    let checkpoint =
-        body["checkpoint"]["checkpoint_id"].as_str().or(body["checkpoint_id"].as_str());
-    let head = conversation.checkpoints.last().map(|(seq, _)| seq.to_string());
-    if checkpoint.is_some_and(|checkpoint| Some(checkpoint) != head.as_deref()) {
+    let head = conversation.checkpoints.last().map(|&(seq, _)| seq);
+    if checkpoint.is_some_and(|checkpoint| Some(checkpoint) != head) {
         return Err(ApiError::bad_request(
             "checkpoint",
             format!(
                 "a run goes on from the thread's head checkpoint ({}); to branch from an earlier one, POST /v1/sessions/{thread}/fork makes a new thread from it",
-                head.as_deref().unwrap_or("none yet")
+                head.map_or("none yet".to_owned(), |seq| seq.to_string())
             ),
         ));
     }
@@ -66,7 +90,7 @@ pub(super) async fn stream(
     let busy = view.status == airlock_core::Status::Running && view.waiting().is_empty();
     if busy && !human.is_empty() {
         match strategy {
-            "reject" => {
+            Strategy::Reject => {
                 return Err(ApiError::conflict(
                     "thread-busy",
                     format!(
@@ -74,12 +98,12 @@ pub(super) async fn stream(
                     ),
                 ));
             }
-            "interrupt" => state.sessions.cancel(&thread, true).await?,
-            _ => {}
+            Strategy::Interrupt => state.sessions.cancel(&thread, true).await?,
+            Strategy::Enqueue => {}
         }
     }
     let mut first = view.next_seq;
-    if let Some(resume) = body["command"].get("resume") {
+    if let Some(resume) = body.command.and_then(|command| command.resume) {
         resume_with(&state, &thread, resume, &view.waiting()).await?;
     }
     let sent = state.sessions.inserted(&thread).await?;
@@ -115,33 +139,39 @@ pub(super) async fn stream(
 }
 
 /// The modes as the `stream_mode` query parameter: a JSON list, percent-encoded.
-fn fields_query(names: &[String]) -> String {
-    form_urlencoded::byte_serialize(Value::from(names.to_vec()).to_string().as_bytes()).collect()
+fn fields_query(modes: &[StreamMode]) -> String {
+    let list = serde_json::to_string(modes).expect("modes serialize");
+    form_urlencoded::byte_serialize(list.as_bytes()).collect()
 }
 
-/// `GET /threads/{id}/runs/{run}/stream`: the run from its start, or after `Last-Event-ID`.
+/// Joins a run again: its stream from its start, or after `Last-Event-ID` (`-1`: from the
+/// start), until it ends.
+#[utoipa::path(
+    get, path = "/langgraph/threads/{thread_id}/runs/{run_id}/stream", operation_id = "langGraphJoinRun", tag = "protocols",
+    params(RunPath,
+        ("stream_mode" = Option<String>, Query,
+            pattern = "^(values|messages|messages-tuple|updates|events|debug|custom|tasks|checkpoints|\\[(\"(values|messages|messages-tuple|updates|events|debug|custom|tasks|checkpoints)\"(,\"(values|messages|messages-tuple|updates|events|debug|custom|tasks|checkpoints)\")*)?\\])$(?![\\s\\S])",
+            description = "A stream mode, or a JSON list of them (`values` unless given)"),
+        ("Last-Event-ID" = Option<String>, Header, pattern = "^(-1|[0-9]{1,18})$",
+            description = "The `id` of the last frame received: the run goes on after it")),
+    responses(
+        (status = 200, description = "The run as LangGraph's stream parts", content(
+            (ref("#/components/schemas/LangGraphStream") = "text/event-stream"),
+        )),
+        (status = 400, description = "`bad-request`: `stream_mode` or `Last-Event-ID` is not one", body = ErrorBody),
+        (status = 404, description = "`session-not-found`, `run-not-found`", body = ErrorBody),
+        (status = 409, description = "`session-disposed`: the thread was disposed on `/v1`", body = ErrorBody),
+        Limited, StorageFailed,
+    )
+)]
 pub(super) async fn join(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path((thread, run)): Path<(String, String)>,
-    RawQuery(query): RawQuery,
+    Path(RunPath { thread_id: thread, run_id: run }): Path<RunPath>,
+    QueryParams(query): QueryParams<JoinQuery>,
     headers: HeaderMap,
 ) -> Answer<Response> {
-    let mut asked = Value::Null;
-    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        if key == "stream_mode" {
-            let value = serde_json::from_str(&value).unwrap_or(Value::String(value.into_owned()));
-            asked = match (asked, value) {
-                (Value::Null, value) => value,
-                (Value::Array(mut modes), value) => {
-                    modes.push(value);
-                    Value::Array(modes)
-                }
-                (mode, value) => Value::Array(vec![mode, value]),
-            };
-        }
-    }
-    let (modes, _) = Modes::parse(&asked)?;
+    let (modes, _) = Modes::parse(query.modes()?);
     let after = match headers.get("last-event-id").map(HeaderValue::as_bytes) {
         None | Some(b"-1") => None,
         Some(value) => Some(fields::parse_last_event_id(value)?),
@@ -157,24 +187,30 @@ pub(super) async fn join(
     Ok(run.start(after))
 }
 
-/// `POST /threads/{id}/runs/{run}/cancel?wait=0|1&action=interrupt`: cancels the thread's
-/// running turn and clears its inbox; with `wait=1` answers once the agent is idle.
+/// Cancels a run: the thread's running turn, and its inbox cleared. With `wait=1` it answers
+/// once the agent is idle.
+#[utoipa::path(
+    post, path = "/langgraph/threads/{thread_id}/runs/{run_id}/cancel", operation_id = "langGraphCancelRun", tag = "protocols",
+    params(RunPath,
+        ("wait" = Option<String>, Query, pattern = "^(0|1|true|false)$(?![\\s\\S])",
+            description = "`1` answers once the agent is idle (204); `0`, the default, at once (202)"),
+        ("action" = Option<String>, Query, pattern = "^interrupt$(?![\\s\\S])",
+            description = "`interrupt`, the only one: a rollback is not possible, the log is append-only")),
+    responses(
+        (status = 202, description = "Cancelled; the turn is stopping"),
+        (status = 204, description = "Cancelled; the agent is idle"),
+        (status = 400, description = "`bad-request`: `wait` or `action` is not one", body = ErrorBody),
+        (status = 404, description = "`session-not-found`, `run-not-found`", body = ErrorBody),
+        (status = 409, description = "`run-ended`: there is nothing to cancel; or `session-disposed`", body = ErrorBody),
+        SessionFailed,
+    )
+)]
 pub(super) async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path((thread, run)): Path<(String, String)>,
-    RawQuery(query): RawQuery,
+    Path(RunPath { thread_id: thread, run_id: run }): Path<RunPath>,
+    QueryParams(query): QueryParams<CancelQuery>,
 ) -> Answer<StatusCode> {
-    let query: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    let param = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    if param("action").is_some_and(|action| action != "interrupt") {
-        return Err(ApiError::bad_request(
-            "action",
-            "action must be \"interrupt\": a rollback is not possible, the log is append-only",
-        ));
-    }
     let (handle, first) = open_run(&state, &caller, &thread, &run).await?;
     if ended(&state, &handle, first).await? {
         return Err(ApiError::conflict(
@@ -183,7 +219,7 @@ pub(super) async fn cancel(
         ));
     }
     state.sessions.cancel(&thread, false).await?;
-    if matches!(param("wait"), Some("1" | "true")) {
+    if query.wait == Some(Flag::On) {
         handle.idle().await.map_err(RegistryError::Session)?;
         return Ok(StatusCode::NO_CONTENT);
     }
@@ -232,59 +268,24 @@ async fn ended(state: &AppState, handle: &SessionHandle, first: u64) -> Result<b
     }
 }
 
-/// The human messages of a run's `input` (`{messages: [...]}`), as the session takes them.
-fn human_messages(input: &Value) -> Result<Vec<Message>, ApiError> {
-    let messages = match input {
-        Value::Null => return Ok(Vec::new()),
-        Value::Object(input) => input.get("messages").cloned().unwrap_or(Value::Null),
-        _ => return Err(ApiError::bad_request("input", "input must be {messages: [...]}")),
-    };
-    let messages = match messages {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(messages) => messages,
-        one @ Value::Object(_) => vec![one],
-        _ => {
-            return Err(ApiError::bad_request(
-                "input",
-                "input.messages must be a list of messages",
-            ));
-        }
-    };
-    let mut human = Vec::new();
-    for message in &messages {
-        let taken = incoming(message).map_err(|why| ApiError::bad_request("input", why))?;
-        human.extend(taken);
-    }
-    Ok(human)
-}
-
-/// Answers the calls waiting for a person with `resume`: one decision for them all, a map of
-/// call id to decision, or LangChain's `{decisions: [...]}` in the order the interrupts came.
+/// Answers the calls waiting for a person with `resume`: one decision for them all, LangChain's
+/// decisions in the order the interrupts came, or a decision per interrupt id (an id of a call
+/// that no longer waits is passed over, as a retried resume's would be).
 async fn resume_with(
     state: &AppState,
     thread: &str,
-    resume: &Value,
+    resume: Resume,
     waiting: &[WaitingCall],
 ) -> Result<(), ApiError> {
-    let approvals: Vec<&WaitingCall> =
-        waiting.iter().filter(|call| call.kind == WaitKind::Approval).collect();
-    let by_id = resume.as_object().filter(|map| {
-        !map.is_empty() && map.keys().all(|key| approvals.iter().any(|call| &call.call_id == key))
-    });
-    for (i, call) in approvals.iter().enumerate() {
-        let decision = match (by_id, resume["decisions"].as_array()) {
-            (Some(map), _) => match map.get(&call.call_id) {
-                Some(decision) => decision,
-                None => continue,
-            },
-            (None, Some(decisions)) => match decisions.get(i) {
-                Some(decision) => decision,
-                None => continue,
-            },
-            (None, None) => resume,
+    let approvals = waiting.iter().filter(|call| call.kind == WaitKind::Approval);
+    for (i, call) in approvals.enumerate() {
+        let decision = match &resume {
+            Resume::One(decision) => Some(decision),
+            Resume::Decisions(list) => list.decisions.get(i),
+            Resume::ById(by_id) => by_id.get(&call.call_id),
         };
-        let answer = answer_of(decision)?;
-        match state.sessions.answer(thread, &call.call_id, answer).await {
+        let Some(decision) = decision else { continue };
+        match state.sessions.answer(thread, &call.call_id, answer_of(decision)).await {
             Ok(()) | Err(InputError::NotWaiting(_)) => {}
             Err(error) => return Err(error.into()),
         }
@@ -293,43 +294,20 @@ async fn resume_with(
 }
 
 /// A person's decision on one call.
-fn answer_of(decision: &Value) -> Result<CallAnswer, ApiError> {
-    let kind = match decision {
-        Value::Bool(true) => "approve",
-        Value::Bool(false) => "reject",
-        Value::String(word) => word.as_str(),
-        Value::Object(map) => {
-            match (map.get("type").and_then(Value::as_str), map.get("approved")) {
-                (Some(kind), _) => kind,
-                (None, Some(Value::Bool(true))) => "approve",
-                (None, Some(Value::Bool(false))) => "reject",
-                _ => "",
-            }
+fn answer_of(decision: &Decision) -> CallAnswer {
+    let approve = |arguments| CallAnswer::Approve { by: None, arguments };
+    match decision {
+        Decision::Yes(true)
+        | Decision::Word(Word::Approve)
+        | Decision::Typed(Typed::Approve {}) => approve(None),
+        Decision::Typed(Typed::Edit { edited_action }) => {
+            approve(Some(Value::Object(edited_action.args.clone()).to_string()))
         }
-        _ => "",
-    };
-    let reason =
-        ["message", "reason"].iter().find_map(|key| decision[*key].as_str()).map(str::to_owned);
-    match kind.to_ascii_lowercase().as_str() {
-        "approve" | "approved" | "accept" | "yes" => {
-            Ok(CallAnswer::Approve { by: None, arguments: None })
+        Decision::Yes(false) | Decision::Word(Word::Reject) => {
+            CallAnswer::Deny { reason: None, by: None }
         }
-        "edit" => {
-            let args = decision["edited_action"].get("args").or(decision.get("args"));
-            let args = args.filter(|args| args.is_object()).ok_or_else(|| {
-                ApiError::bad_request(
-                    "command",
-                    "an edit decision needs edited_action.args, an object",
-                )
-            })?;
-            Ok(CallAnswer::Approve { by: None, arguments: Some(args.to_string()) })
+        Decision::Typed(Typed::Reject { message }) => {
+            CallAnswer::Deny { reason: message.clone(), by: None }
         }
-        "reject" | "deny" | "denied" | "no" | "ignore" | "response" => {
-            Ok(CallAnswer::Deny { reason, by: None })
-        }
-        _ => Err(ApiError::bad_request(
-            "command",
-            "command.resume must decide each call: true or false, \"approve\" or \"reject\", {type: \"approve\" | \"edit\" | \"reject\"}, a map of interrupt id to one of those, or {decisions: [...]}",
-        )),
     }
 }

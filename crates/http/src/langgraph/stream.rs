@@ -11,6 +11,7 @@ use super::super::events::Tx;
 use super::super::interval::{End, LogEnd};
 use super::super::{ApiError, AppState, sse};
 use super::messages::{Change, Conversation};
+use super::wire::{StreamMode, StreamModes};
 use super::{interrupts, values};
 use airlock_sessions::{Follower, RegistryError, SessionHandle, Slot, Update};
 
@@ -24,25 +25,20 @@ pub(super) struct Modes {
 }
 
 impl Modes {
-    /// `stream_mode`: one mode or a list (`values` when absent).
-    pub(super) fn parse(value: &Value) -> Result<(Modes, Vec<String>), ApiError> {
-        let names: Vec<String> = match value {
-            Value::Null => vec!["values".to_owned()],
-            Value::String(mode) => vec![mode.clone()],
-            Value::Array(modes) => {
-                modes.iter().filter_map(Value::as_str).map(str::to_owned).collect()
-            }
-            _ => {
-                return Err(ApiError::bad_request(
-                    "stream_mode",
-                    "stream_mode must be a mode or a list of modes",
-                ));
-            }
+    /// `stream_mode`: one mode or a list (`values` when absent); and the modes as a list.
+    pub(super) fn parse(asked: Option<StreamModes>) -> (Modes, Vec<StreamMode>) {
+        let asked = match asked {
+            None => vec![StreamMode::Values],
+            Some(StreamModes::One(mode)) => vec![mode],
+            Some(StreamModes::Many(modes)) => modes,
         };
-        let has = |mode: &str| names.iter().any(|name| name == mode);
-        let modes =
-            Modes { values: has("values"), tuples: has("messages-tuple"), updates: has("updates") };
-        Ok((modes, names))
+        let has = |mode| asked.contains(&mode);
+        let modes = Modes {
+            values: has(StreamMode::Values),
+            tuples: has(StreamMode::MessagesTuple),
+            updates: has(StreamMode::Updates),
+        };
+        (modes, asked)
     }
 }
 

@@ -1,9 +1,11 @@
 //! OpenAPI schemas of types that have none of their own, since their crates do not depend on
 //! utoipa: the few enums of `airlock-core` the API shows; written out as JSON in `schema/log.rs`
-//! and `schema/frames.rs`, the log's events and the streams' frames; and a session's tool policy
+//! and `schema/frames.rs`, the log's events and the streams' frames, and in
+//! `schema/langgraph.rs`, the LangGraph face's bodies and answers; and a session's tool policy
 //! (`schema/tools.rs`).
 
 mod frames;
+mod langgraph;
 mod log;
 mod sessions;
 mod tools;
@@ -87,6 +89,7 @@ pub fn usage_schema() -> Ref {
 pub fn components() -> Map<String, Value> {
     let mut schemas = log::components();
     schemas.extend(frames::components());
+    schemas.extend(langgraph::components());
     schemas
 }
 

@@ -164,9 +164,24 @@ async fn a_langgraph_request_is_refused_saying_what_is_wrong() {
     assert_eq!(code, 400, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("fork"), "{body}");
     let (code, body) = run(json!({"assistant_id": "agent", "command": {"resume": 42}})).await;
+    assert_eq!(code, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("decision"), "{body}");
+    let (code, body) = run(json!({"assistant_id": "agent", "command": {"resume": true}})).await;
     assert_eq!(code, 200, "nothing waits: a resume answers nothing ({body})");
+    let (code, body) = run(json!({"assistant_id": "agent", "stream_mode": ["values", "x"]})).await;
+    assert_eq!((code, &body["error"]["details"]["field"]), (400, &json!("stream_mode")), "{body}");
+    let (code, body) = post("/langgraph/threads/search", json!({"limit": 5000})).await;
+    assert_eq!((code, &body["error"]["details"]["field"]), (400, &json!("limit")), "{body}");
     let (code, body) = post("/langgraph/threads/t/runs/99/cancel", json!({})).await;
     assert_eq!((code, &body["error"]["code"]), (404, &json!("run-not-found")), "{body}");
+    for query in ["action=rollback", "wait=maybe"] {
+        let (code, body) =
+            post(&format!("/langgraph/threads/t/runs/0/cancel?{query}"), json!({})).await;
+        assert_eq!(code, 400, "{query}: {body}");
+    }
+    let join = gw.client.get(gw.url("/langgraph/threads/t/runs/0/stream?stream_mode=nope"));
+    let res = join.send().await.unwrap();
+    assert_eq!(res.status(), 400, "an unknown stream mode is refused");
     let (code, _) =
         post("/langgraph/threads/nothing/runs/stream", json!({"assistant_id": "agent"})).await;
     assert_eq!(code, 404, "runs need a thread made first (or if_not_exists: create)");

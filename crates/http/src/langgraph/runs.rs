@@ -22,6 +22,7 @@ use super::wire::{
     checkpoint_seq,
 };
 use super::{conversation, known_assistant};
+use airlock_base::clock::fresh_id;
 use airlock_sessions::{InputError, RegistryError, SessionHandle, SessionSpec};
 
 /// Runs the agent on a thread and streams the run.
@@ -31,6 +32,8 @@ use airlock_sessions::{InputError, RegistryError, SessionHandle, SessionSpec};
 /// `values`, `messages-tuple` and `updates` (others send nothing). The run ends at whole-agent
 /// idle, or with the interrupts of the calls that wait for a person. Its id is in
 /// `Content-Location`; `Location` joins it again. A frame of a log event has its seq as `id`.
+/// From an earlier `checkpoint` than the head, the run goes on a new thread forked there, named
+/// in the `metadata` frame and `Content-Location`.
 #[utoipa::path(
     post, path = "/langgraph/threads/{thread_id}/runs/stream", operation_id = "langGraphStreamRun", tag = "protocols",
     params(ThreadPath),
@@ -70,20 +73,14 @@ pub(super) async fn stream(
         }
         stored => drop(stored?),
     }
+    let thread = match checkpoint {
+        Some(at) => branch(&state, &caller, thread, at).await?,
+        None => thread,
+    };
     let handle = state.sessions.open(&thread).await?;
     let slot = state.sessions.hold_stream(caller.tenant())?;
     handle.settled().await.map_err(RegistryError::Session)?;
     let (conversation, read) = conversation(&state, &thread, u64::MAX).await?;
-    let head = conversation.checkpoints.last().map(|&(seq, _)| seq);
-    if checkpoint.is_some_and(|checkpoint| Some(checkpoint) != head) {
-        return Err(ApiError::bad_request(
-            "checkpoint",
-            format!(
-                "a run goes on from the thread's head checkpoint ({}); to branch from an earlier one, POST /v1/sessions/{thread}/fork makes a new thread from it",
-                head.map_or("none yet".to_owned(), |seq| seq.to_string())
-            ),
-        ));
-    }
     // Subscribed before anything is sent: the run misses none of its events.
     let follower = state.sessions.follow(&handle, read);
     let view = handle.view();
@@ -136,6 +133,32 @@ pub(super) async fn stream(
         headers.insert(header::LOCATION, value);
     }
     Ok(response)
+}
+
+/// The thread a run from checkpoint `at` of `thread` goes on: the thread itself from its head;
+/// from an earlier checkpoint, a new thread forked there (in the caller's tenant, with its
+/// metadata), since a thread's log does not branch in place.
+async fn branch(
+    state: &AppState,
+    caller: &Caller,
+    thread: String,
+    at: u64,
+) -> Result<String, ApiError> {
+    let (conversation, _) = conversation(state, &thread, u64::MAX).await?;
+    let checkpoints = &conversation.checkpoints;
+    if checkpoints.last().is_some_and(|&(head, _)| head == at) {
+        return Ok(thread);
+    }
+    if !checkpoints.iter().any(|&(seq, _)| seq == at) {
+        return Err(ApiError::bad_request(
+            "checkpoint",
+            format!(
+                "thread {thread:?} has no checkpoint {at}; the states of POST /threads/{thread}/history name those it has"
+            ),
+        ));
+    }
+    let fork = state.sessions.fork(&thread, Some(at), fresh_id(), caller.owner()).await?;
+    Ok(fork.session_id)
 }
 
 /// The modes as the `stream_mode` query parameter: a JSON list, percent-encoded.

@@ -161,8 +161,8 @@ async fn a_langgraph_request_is_refused_saying_what_is_wrong() {
     assert_eq!(code, 400, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("human"), "{body}");
     let (code, body) = run(json!({"assistant_id": "agent", "checkpoint_id": "7"})).await;
-    assert_eq!(code, 400, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("fork"), "{body}");
+    assert_eq!((code, &body["error"]["details"]["field"]), (400, &json!("checkpoint")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("history"), "{body}");
     let (code, body) = run(json!({"assistant_id": "agent", "command": {"resume": 42}})).await;
     assert_eq!(code, 400, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("decision"), "{body}");
@@ -246,6 +246,60 @@ async fn a_langgraph_run_in_flight_is_joined_after_a_dropped_stream_with_no_gap(
     }
     assert_eq!(seen + &rest, "Held, then finished.", "every chunk once");
     assert_eq!(text(last(&last_values)), "Held, then finished.");
+}
+
+#[tokio::test]
+async fn a_langgraph_run_from_an_earlier_checkpoint_goes_on_a_new_thread_forked_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(&dir, false);
+    let made = gw.client.post(gw.url("/langgraph/threads"));
+    let made = made.json(&json!({"thread_id": "trunk", "metadata": {"app": "x"}}));
+    assert_eq!(made.send().await.unwrap().status(), 200);
+    let run = |body: Value| {
+        let request = gw.client.post(gw.url("/langgraph/threads/trunk/runs/stream")).json(&body);
+        async move {
+            let res = request.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            let at = res.headers()["content-location"].to_str().unwrap().to_owned();
+            let frames = res.text().await.unwrap();
+            let data = |event: &str| {
+                let frame =
+                    frames.split("\n\n").filter(|f| f.contains(&format!("event: {event}\n")));
+                let data =
+                    frame.last().and_then(|f| f.lines().find_map(|l| l.strip_prefix("data: ")));
+                serde_json::from_str::<Value>(data.unwrap_or("null")).unwrap()
+            };
+            (at, data("metadata"), data("values"))
+        }
+    };
+    let ask = |text: &str| json!({"assistant_id": "agent", "input": {"messages": [{"type": "human", "content": text}]}});
+    run(ask("first question")).await;
+    run(ask("second question")).await;
+    let history = gw.client.post(gw.url("/langgraph/threads/trunk/history")).json(&json!({}));
+    let history: Value = history.send().await.unwrap().json().await.unwrap();
+    let states = history.as_array().unwrap();
+    let after_first =
+        states.iter().find(|s| s["values"]["messages"].as_array().unwrap().len() == 2);
+    let checkpoint = after_first.unwrap()["checkpoint"].clone();
+
+    let mut branch = ask("another way");
+    branch["checkpoint"] = checkpoint;
+    let (at, metadata, values) = run(branch).await;
+    let fork = metadata["thread_id"].as_str().unwrap();
+    assert_ne!(fork, "trunk", "{metadata}");
+    assert!(at.starts_with(&format!("/threads/{fork}/runs/")), "{at}");
+    let said: Vec<&str> = values["messages"].as_array().unwrap().iter().map(text).collect();
+    assert_eq!(said.len(), 4, "{values}");
+    assert_eq!((said[0], said[2]), ("first question", "another way"), "{values}");
+    // The fork is a thread of its own, with the trunk's metadata; the trunk is as it was.
+    let thread = gw.client.get(gw.url(&format!("/langgraph/threads/{fork}")));
+    let thread: Value = thread.send().await.unwrap().json().await.unwrap();
+    assert_eq!(thread["metadata"]["app"], "x", "{thread}");
+    let trunk = gw.client.get(gw.url("/langgraph/threads/trunk/state"));
+    let trunk: Value = trunk.send().await.unwrap().json().await.unwrap();
+    let said: Vec<&str> =
+        trunk["values"]["messages"].as_array().unwrap().iter().map(text).collect();
+    assert_eq!((said.len(), said[2]), (4, "second question"), "{trunk}");
 }
 
 #[tokio::test]

@@ -229,3 +229,20 @@ async fn keys_on_postgres_are_found_by_their_secret_until_revoked() {
     assert_eq!(store.live_key(&made.secret).await.unwrap(), None);
     assert!(store.has_keys().await.unwrap(), "a revoked key still keeps auth on");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL (AIRLOCK_TEST_POSTGRES); .ci/run starts one"]
+async fn a_lease_given_up_late_never_ends_a_newer_lease_of_the_session() {
+    let Some(server) = postgres::server("a_lease_given_up_late") else { return };
+    let database = postgres::database(&server);
+    let store = gateway(&database, "a", Duration::from_secs(30)).await;
+    assert_eq!(store.acquire("s").await.unwrap(), Owner::Here);
+    // The session leaves memory: its lease is given up in the background, here late.
+    let late = store.release("s");
+    // Woken and evicted again meanwhile, the second release done at once; then woken again.
+    assert_eq!(store.acquire("s").await.unwrap(), Owner::Here);
+    store.release("s").await.unwrap();
+    assert_eq!(store.acquire("s").await.unwrap(), Owner::Here);
+    late.await.unwrap();
+    store.append("s", vec![event(0)], Index::default()).await.unwrap();
+}

@@ -4,6 +4,8 @@
 //! leases together well within the lease time, and gives one up when the session leaves memory.
 //! A lease that ran out may be taken by any gateway; taking it moves the epoch on, and an append
 //! checks its gateway's epoch under the row's lock, so the gateway that lost it is fenced off.
+//! Epochs come from one sequence and are never used twice, so giving up a lease (which matches
+//! its epoch, and may run late, in the background) never ends a newer one.
 
 use super::{Postgres, StoreError};
 
@@ -27,9 +29,10 @@ impl Postgres {
             .prepare_cached(
                 "WITH before AS (SELECT node FROM leases WHERE session_id = $1) \
                  INSERT INTO leases (session_id, node, address, epoch, expires_at) \
-                 VALUES ($1, $2, $3, 1, now() + $4::float8 * interval '1 millisecond') \
+                 VALUES ($1, $2, $3, nextval('lease_epochs'), \
+                 now() + $4::float8 * interval '1 millisecond') \
                  ON CONFLICT (session_id) DO UPDATE SET node = EXCLUDED.node, \
-                 address = EXCLUDED.address, epoch = leases.epoch + 1, \
+                 address = EXCLUDED.address, epoch = EXCLUDED.epoch, \
                  expires_at = EXCLUDED.expires_at \
                  WHERE leases.expires_at < now() OR leases.node = EXCLUDED.node \
                  RETURNING epoch, (SELECT node FROM before)",

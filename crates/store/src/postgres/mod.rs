@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0004_hooks.sql"),
     include_str!("../../migrations/postgres/0005_snapshot_heads.sql"),
     include_str!("../../migrations/postgres/0006_nodes.sql"),
+    include_str!("../../migrations/postgres/0007_lease_epochs.sql"),
 ];
 
 /// Connections one gateway keeps to the database at most, unless told otherwise.

@@ -1,6 +1,7 @@
 //! AG-UI's `RunAgentInput` as Airlock reads it, with its OpenAPI schema: what a frontend sends,
 //! checked whole before anything is done with it.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use airlock_core::{ContentBlock, Message};
@@ -8,7 +9,9 @@ use airlock_providers::tools::{ClientTool, valid_name};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::schema::{
+    ArrayBuilder, Discriminator, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
 use utoipa::openapi::{Ref, RefOr};
 
 use super::super::ApiError;
@@ -152,10 +155,11 @@ struct Context {
 }
 
 /// A message of the conversation, by `role`. The session keeps its own assistant, system,
-/// developer, reasoning and activity messages: of those only the id is read.
-#[derive(Deserialize, ToSchema)]
+/// developer, reasoning and activity messages: of those only the id is read. Its schema is
+/// written by hand: utoipa's for a tagged enum wraps each member in an `allOf`, which client
+/// generators cannot take.
+#[derive(Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
-#[schema(as = AgUiMessage)]
 pub(super) enum InputMessage {
     /// The person's.
     User(UserMessage),
@@ -173,24 +177,79 @@ pub(super) enum InputMessage {
     Activity(OtherMessage),
 }
 
+/// Each role, the name of its member of [`InputMessage`]'s schema, and what it is.
+const ROLES: [(&str, &str, &str); 7] = [
+    ("user", "AgUiUserMessage", "The person's: the run's input."),
+    ("tool", "AgUiToolMessage", "A frontend tool's result."),
+    ("assistant", "AgUiAssistantMessage", "The agent's: the session has its own."),
+    ("system", "AgUiSystemMessage", "The system's: the session has its own."),
+    ("developer", "AgUiDeveloperMessage", "The developer's: the session has its own."),
+    ("reasoning", "AgUiReasoningMessage", "The agent's reasoning: the session has its own."),
+    ("activity", "AgUiActivityMessage", "Progress a frontend shows: not the agent's."),
+];
+
+impl utoipa::PartialSchema for InputMessage {
+    fn schema() -> RefOr<Schema> {
+        let mut one_of = OneOfBuilder::new().description(Some(
+            "A message of the conversation, by `role`. The session keeps its own assistant, \
+             system, developer, reasoning and activity messages: of those only the id is read.",
+        ));
+        for (_, name, _) in ROLES {
+            one_of = one_of.item(Ref::from_schema_name(name));
+        }
+        let mapping = ROLES.map(|(role, name, _)| (role, format!("#/components/schemas/{name}")));
+        one_of.discriminator(Some(Discriminator::with_mapping("role", mapping))).into()
+    }
+}
+
+impl ToSchema for InputMessage {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("AgUiMessage")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        <UserContent as ToSchema>::schemas(schemas);
+        let string = || ObjectBuilder::new().schema_type(Type::String);
+        for (role, name, description) in ROLES {
+            let mut member = ObjectBuilder::new()
+                .description(Some(description))
+                .property("role", string().enum_values(Some([role])))
+                .required("role")
+                .property("id", string().min_length(Some(1)).max_length(Some(200)))
+                .required("id");
+            if matches!(role, "user" | "tool") {
+                member = member
+                    .property("content", <UserContent as utoipa::PartialSchema>::schema())
+                    .required("content");
+            }
+            if role == "tool" {
+                let error = ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                    .description(Some("Set when the tool failed."));
+                member = member
+                    .property("toolCallId", string().description(Some("The call it answers.")))
+                    .required("toolCallId")
+                    .property("error", error);
+            }
+            schemas.push((name.to_owned(), member.build().into()));
+        }
+    }
+}
+
 /// The person's message.
-#[derive(Deserialize, ToSchema)]
-#[schema(as = AgUiUserMessage)]
+#[derive(Deserialize)]
 pub(super) struct UserMessage {
     /// 1 to 200 characters: the message's id in the session.
-    #[schema(min_length = 1, max_length = 200)]
     pub id: String,
     /// What it says.
     pub content: UserContent,
 }
 
 /// A frontend tool's result.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = AgUiToolMessage)]
 pub(super) struct ToolMessage {
     /// 1 to 200 characters.
-    #[schema(min_length = 1, max_length = 200)]
     pub id: String,
     /// What the tool returned.
     pub content: UserContent,
@@ -202,11 +261,9 @@ pub(super) struct ToolMessage {
 }
 
 /// A message the session has its own of.
-#[derive(Deserialize, ToSchema)]
-#[schema(as = AgUiOtherMessage)]
+#[derive(Deserialize)]
 pub(super) struct OtherMessage {
     /// 1 to 200 characters.
-    #[schema(min_length = 1, max_length = 200)]
     id: String,
 }
 

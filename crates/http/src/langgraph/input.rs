@@ -38,12 +38,12 @@ impl RunInput {
                 }
             };
             let blocks = content.blocks()?;
+            if id.as_ref().is_some_and(|id| !(1..=200).contains(&id.len())) {
+                let why = "a message id must be 1 to 200 characters";
+                return Err(ApiError::bad_request("input", why));
+            }
             if person {
                 let id = id.unwrap_or_else(airlock_base::clock::fresh_id);
-                if !(1..=200).contains(&id.len()) {
-                    let why = "a message id must be 1 to 200 characters";
-                    return Err(ApiError::bad_request("input", why));
-                }
                 human.push(Message::user(id, blocks));
             }
         }
@@ -282,6 +282,8 @@ mod tests {
         let taken = human(json!({"messages": [ai, image]})).unwrap();
         assert_eq!(taken.len(), 1);
         assert_eq!(taken[0].content.len(), 2);
+        let no_id = human(json!({"messages": [{"type": "ai", "id": "", "content": "x"}]}));
+        assert!(no_id.unwrap_err().contains("1 to 200"), "an id is checked whoever wrote it");
         let no_role = human(json!({"messages": [{"content": "x"}]})).unwrap_err();
         assert!(no_role.contains("type: \"human\""), "{no_role}");
         let remote = json!({"type": "human", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]});

@@ -60,9 +60,10 @@ pub(super) async fn stream(
     let (modes, names) = Modes::parse(body.stream_mode);
     let strategy = body.multitask_strategy.unwrap_or(Strategy::Reject);
     let human = body.input.map(|input| input.human()).transpose()?.unwrap_or_default();
+    let own = checkpoint_seq(body.checkpoint_id.as_deref(), "checkpoint_id")?;
     let checkpoint = match &body.checkpoint {
-        Some(checkpoint) => checkpoint.seq("checkpoint")?,
-        None => checkpoint_seq(body.checkpoint_id.as_deref(), "checkpoint_id")?,
+        Some(checkpoint) => checkpoint.seq("checkpoint")?.or(own),
+        None => own,
     };
     match named::stored(&state, &caller, &thread).await {
         Err(error)

@@ -142,10 +142,12 @@ struct Configurable {
 }
 
 impl CheckpointRef {
-    /// The seq the checkpoint names, if it names one; `field` is where it was given.
+    /// The seq the checkpoint names, if it names one (the config's before its own id; each
+    /// given must be one); `field` is where it was given.
     pub(super) fn seq(&self, field: &str) -> Result<Option<u64>, ApiError> {
-        let id = self.configurable.as_ref().and_then(|c| c.checkpoint_id.as_deref());
-        checkpoint_seq(id.or(self.checkpoint_id.as_deref()), field)
+        let own = checkpoint_seq(self.checkpoint_id.as_deref(), field)?;
+        let configured = self.configurable.as_ref().and_then(|c| c.checkpoint_id.as_deref());
+        Ok(checkpoint_seq(configured, field)?.or(own))
     }
 }
 
@@ -303,6 +305,13 @@ mod tests {
         assert!(history(json!({"before": {"configurable": {"checkpoint_id": "7"}}})));
         assert!(!history(json!({"before": [null, null]})));
         assert!(!history(json!({"before": {"configurable": [null]}})));
+        let both = |own: &str| {
+            let before = json!({"checkpoint_id": own, "configurable": {"checkpoint_id": "7"}});
+            let query: HistoryQuery = serde_json::from_value(json!({"before": before})).unwrap();
+            query.before.unwrap().seq("before").ok().flatten()
+        };
+        assert_eq!(both("3"), Some(7), "the config's id first");
+        assert_eq!(both("x"), None, "each id given must be one");
         let run = |body: Value| serde_json::from_value::<NewRun>(body).is_ok();
         assert!(run(json!({"assistant_id": "agent", "input": null, "command": {"resume": true}})));
         for nested in ["input", "command", "checkpoint"] {
